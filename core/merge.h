@@ -1,0 +1,52 @@
+// Merging (SPEC section 5): finished units and trusted imports -> delay records and class
+// records, final below the covered prefix P, candidates above it; even records derived by
+// rule 1 (2m is a delay record iff m is one and the next record after m is >= 2m;
+// classrec(d) = min(smallest odd n with delay d, 2 classrec(d-1))).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/unit.h"
+
+namespace collatz {
+
+// Records trusted to be complete over [1, complete_below).
+struct TrustedImport {
+  u128 complete_below = 1;
+  std::vector<Record> delay_records;  // every delay record below complete_below (any order)
+  std::vector<Record> class_records;  // every class record below complete_below: (n, delay)
+};
+
+struct FinishedUnit {
+  u128 begin = 0;
+  u128 end = 0;
+  Kinds kinds = Kinds::kDelayAndClass;
+  UnitResult result;
+};
+
+struct MergedRecords {
+  u128 covered_prefix = 1;          // P: [1, P) is covered
+  u128 class_covered_prefix = 1;    // the same, counting only class-searched units and imports
+  std::vector<Record> delay_final;       // ascending n, n < P
+  std::vector<Record> delay_candidates;  // ascending n, n >= P
+  std::vector<Record> class_final;       // ascending delay, n < class P
+  std::vector<Record> class_candidates;  // ascending delay
+};
+
+MergedRecords MergeRecords(const std::vector<TrustedImport>& imports, const std::vector<FinishedUnit>& units);
+
+// What a unit starting at `begin` is searched with, from everything known: floor, open
+// holes and the record table for early termination.
+struct LeaseContext {
+  uint32_t floor = 0;
+  std::vector<uint32_t> open_holes;
+  std::vector<Record> known_records;
+  u128 records_complete_below = 0;
+};
+LeaseContext ComputeLeaseContext(const MergedRecords& merged, u128 begin, Kinds kinds);
+
+// The end of the contiguous covered prefix [1, P) of a set of half-open intervals.
+u128 CoveredPrefix(std::vector<std::pair<u128, u128>> intervals);
+
+}  // namespace collatz

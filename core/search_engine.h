@@ -1,0 +1,29 @@
+// The interface every unit-search engine (CPU, GPU) implements. For the same spec and the
+// same sieve, every engine returns an identical UnitResult.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "core/status.h"
+#include "core/unit.h"
+
+namespace collatz {
+
+// Reports numbers of the unit done so far and the unit's size; called from the thread
+// that called Search.
+using ProgressFn = std::function<void(uint64_t done, uint64_t total)>;
+
+class SearchEngine {
+ public:
+  virtual ~SearchEngine() = default;
+  // Searches the whole unit [spec.begin, spec.end). Returns Unavailable if cancelled.
+  virtual Status Search(const UnitSpec& spec, UnitResult* result, const ProgressFn& progress = nullptr,
+                        const std::atomic<bool>* cancel = nullptr) = 0;
+  // "cpu (2 threads)", "gpu 0 (NVIDIA H100 80GB HBM3)".
+  virtual std::string Describe() const = 0;
+};
+
+}  // namespace collatz

@@ -1,0 +1,42 @@
+// Searching one unit on the CPU: the reference engine (single thread, one chunk at a
+// time) that the multithreaded engine and the GPU engine must agree with bit for bit.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "core/delay.h"
+#include "core/early_termination.h"
+#include "core/sieve.h"
+#include "core/unit.h"
+
+namespace collatz {
+
+// Everything a search needs that does not change between units: the sieve and its
+// offset tables, the step and tail tables.
+struct SearchTables {
+  std::shared_ptr<const Sieve> sieve;
+  std::shared_ptr<const OffsetTable> delay_offsets;  // modulus 9 variants (delay-only)
+  std::shared_ptr<const FastDelay> delay;
+
+  // Defaults: 19-bit sieve, 19-bit steps, 20-bit tail.
+  static Status Build(int sieve_bits, int step_bits, int tail_bits, std::shared_ptr<const SearchTables>* out);
+  static Status FromSieve(std::shared_ptr<const Sieve> sieve, int step_bits, int tail_bits,
+                          std::shared_ptr<const SearchTables>* out);
+};
+
+// Searches [from, to) (a sub-range of the unit [spec.begin, spec.end)) and returns the
+// partial result; partial results of consecutive sub-ranges combine with
+// UnitResultCombiner. `progress`, if not null, is increased by the numbers of the
+// range as they are done.
+UnitResult SearchRange(const SearchTables& tables, const UnitSpec& spec, const EarlyTermination& et,
+                       u128 from, u128 to, std::atomic<uint64_t>* progress = nullptr,
+                       const std::atomic<bool>* cancel = nullptr);
+
+// The plain version for tests: every odd N of the range that the sieve keeps is computed
+// with SlowDelay or FastDelay, no early termination.
+UnitResult SearchRangeSimple(const SearchTables& tables, const UnitSpec& spec, u128 from, u128 to);
+
+}  // namespace collatz
