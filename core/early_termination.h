@@ -38,7 +38,7 @@ class EarlyTermination {
     if (hi > floor_) return false;
     if (!check_classes_) return true;
     const uint32_t lo = s + static_cast<uint32_t>(BitLength(v)) - 1;
-    return hole_prefix_[hi + 1] == hole_prefix_[lo];
+    return lo <= hi && hole_prefix_[hi + 1] == hole_prefix_[lo];
   }
 
   // The bucketed bound table, (bitlen << kSubBits | sub-bucket) -> bound; for GPU copies.

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,8 @@ struct Record {
   uint32_t delay = 0;
   bool operator==(const Record& o) const { return n == o.n && delay == o.delay; }
 };
+// For test failure messages: "n:delay".
+inline void PrintTo(const Record& r, std::ostream* os) { *os << ToDecimal(r.n) << ":" << r.delay; }
 
 // What a unit is searched with. Everything here is known at lease time.
 struct UnitSpec {

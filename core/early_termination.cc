@@ -1,0 +1,46 @@
+#include "core/early_termination.h"
+
+#include <algorithm>
+
+namespace collatz {
+
+namespace {
+
+// Largest delay of any n <= x: the delay of the last record at or below x.
+uint32_t MaxDelayAtMost(const std::vector<Record>& records, u128 x) {
+  auto it = std::upper_bound(records.begin(), records.end(), x, [](u128 v, const Record& r) { return v < r.n; });
+  return it == records.begin() ? 0 : std::prev(it)->delay;
+}
+
+}  // namespace
+
+EarlyTermination::EarlyTermination(const UnitSpec& spec)
+    : check_classes_(spec.kinds == Kinds::kDelayAndClass), floor_(spec.floor) {
+  hole_prefix_.assign(static_cast<size_t>(floor_) + 2, 0);
+  size_t h = 0;
+  for (uint32_t d = 0; d <= floor_ + 1; ++d) {
+    while (h < spec.open_holes.size() && spec.open_holes[h] < d) ++h;
+    hole_prefix_[d] = static_cast<uint32_t>(h);
+  }
+  bound_.assign(static_cast<size_t>(129) << kSubBits, kNoBound);
+  const u128 complete = spec.records_complete_below;
+  enabled_ = complete > 1 && !spec.known_records.empty() && spec.known_records.front().n == 1;
+  if (!enabled_) return;
+  for (unsigned b = 1; b <= 128; ++b) {
+    for (unsigned j = 0; j < (1u << kSubBits); ++j) {
+      // Largest value of the bucket: [2^(b-1) + j w, 2^(b-1) + (j+1) w) with w = 2^(b-1-kSubBits),
+      // or the whole octave when it is narrower than 2^kSubBits.
+      u128 last;
+      if (b - 1 >= static_cast<unsigned>(kSubBits)) {
+        last = (Pow2(b - 1) - 1) + static_cast<u128>(j + 1) * Pow2(b - 1 - kSubBits);
+      } else {
+        last = (b == 128) ? kU128Max : Pow2(b) - 1;
+      }
+      if (last >= complete) continue;
+      const uint32_t r = MaxDelayAtMost(spec.known_records, last);
+      if (r < kNoBound) bound_[(b << kSubBits) | j] = static_cast<uint16_t>(r);
+    }
+  }
+}
+
+}  // namespace collatz

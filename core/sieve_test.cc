@@ -1,0 +1,134 @@
+#include "core/sieve.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+
+#include "core/step_table.h"
+#include "core/tail_table.h"
+
+namespace collatz {
+namespace {
+
+std::shared_ptr<const Sieve> Generated(int bits) {
+  std::shared_ptr<const Sieve> s;
+  EXPECT_TRUE(Sieve::Generate(bits, &s).ok());
+  return s;
+}
+
+// SPEC section 2: all residues / odd residues that survive.
+TEST(SieveTest, SurvivorCountsOfTheSpec) {
+  const std::map<int, std::pair<uint64_t, uint64_t>> expected = {
+      {3, {7, 3}}, {8, {127, 61}}, {12, {1535, 786}}, {16, {19275, 10146}}, {19, {130306, 69578}}, {20, {246912, 132429}}};
+  for (const auto& [k, counts] : expected) {
+    if (k <= 20) {
+      const auto direct = DirectSieveSurvivors(k);
+      EXPECT_EQ(direct.size(), counts.first) << "k=" << k;
+      EXPECT_EQ(std::count_if(direct.begin(), direct.end(), [](uint64_t r) { return r & 1; }),
+                static_cast<long>(counts.second)) << "k=" << k;
+    }
+    EXPECT_EQ(Generated(k)->size(), counts.second) << "k=" << k;
+  }
+}
+
+TEST(SieveTest, LiftingEqualsDirectDefinition) {
+  for (int k = 1; k <= 18; ++k) {
+    auto direct = DirectSieveSurvivors(k);
+    std::vector<uint64_t> odd;
+    for (uint64_t r : direct) if (r & 1) odd.push_back(r);
+    auto s = Generated(k);
+    EXPECT_EQ(s->residues(), odd) << "k=" << k;
+    for (size_t j = 0; j < s->size(); ++j) {
+      uint32_t p;
+      uint64_t c;
+      TStepsOfResidue(s->residues()[j], k, &p, &c);
+      ASSERT_EQ(s->p()[j], p);
+      ASSERT_EQ(s->c()[j], c);
+    }
+  }
+}
+
+TEST(SieveTest, KeepsTheSpecFractions) {
+  auto s = Generated(19);
+  const double odd_fraction = static_cast<double>(s->size()) / (1 << 19);
+  EXPECT_NEAR(odd_fraction, 0.133, 0.0005);
+  // With rule 2 as well: 8.85% (SPEC 2).
+  OffsetTable mod3(s, 3);
+  double kept = 0;
+  for (unsigned h = 0; h < 3; ++h) kept += mod3.Variant(h).size();
+  EXPECT_NEAR(kept / 3 / (1 << 19), 0.0885, 0.0005);
+}
+
+TEST(SieveTest, FromResiduesRoundTripAndRejectsBadInput) {
+  auto s = Generated(12);
+  std::shared_ptr<const Sieve> back;
+  ASSERT_TRUE(Sieve::FromResidues(12, s->residues(), &back).ok());
+  EXPECT_EQ(back->residues(), s->residues());
+  EXPECT_EQ(back->c(), s->c());
+  EXPECT_EQ(back->p(), s->p());
+  EXPECT_FALSE(Sieve::FromResidues(12, {1, 4}, &back).ok());
+  EXPECT_FALSE(Sieve::FromResidues(12, {3, 1}, &back).ok());
+  EXPECT_FALSE(Sieve::FromResidues(12, {1, 5000}, &back).ok());
+  EXPECT_FALSE(Sieve::FromResidues(0, {1}, &back).ok());
+  EXPECT_FALSE(Sieve::Generate(41, &back).ok());
+}
+
+TEST(SieveTest, OffsetVariantsHoldExactlyTheComputedNumbers) {
+  auto s = Generated(10);
+  for (unsigned modulus : {1u, 3u, 9u}) {
+    OffsetTable table(s, modulus);
+    for (uint64_t h = 1; h < 30; ++h) {
+      std::vector<uint64_t> expected, got;
+      for (uint64_t r : s->residues()) {
+        const uint64_t n = (h << 10) + r;
+        if (OddNumberIsComputed(static_cast<unsigned>(n % 9), Kinds::kDelay, modulus)) expected.push_back(n);
+      }
+      for (uint32_t j : table.Variant(static_cast<unsigned>(h % modulus))) got.push_back((h << 10) + s->residues()[j]);
+      EXPECT_EQ(got, expected) << "modulus " << modulus << " h " << h;
+    }
+  }
+}
+
+// Every skip rule keeps every record of [1, 2^24): odd records survive the sieve (when
+// >= 2^k) and delay records pass the mod rules; even records are doublings of records.
+TEST(SieveTest, SkipRulesKeepEveryRecordBelow2p24) {
+  TailTable exact(24);  // exact delays of every n < 2^24
+  std::vector<uint64_t> delay_records;
+  std::map<uint32_t, uint64_t> class_records;
+  uint32_t best = 0;
+  for (uint64_t n = 1; n < exact.limit(); ++n) {
+    const uint32_t d = exact[n];
+    if (n == 1 || d > best) {
+      delay_records.push_back(n);
+      best = d;
+    }
+    class_records.emplace(d, n);  // keeps the first (smallest) n of each delay
+  }
+  for (int k : {8, 12, 16, 19}) {
+    auto s = Generated(k);
+    auto survives = [&](uint64_t n) {
+      return n < (uint64_t{1} << k) || std::binary_search(s->residues().begin(), s->residues().end(), n & ((uint64_t{1} << k) - 1));
+    };
+    for (uint64_t n : delay_records) {
+      if (n % 2 == 0) {
+        EXPECT_TRUE(std::binary_search(delay_records.begin(), delay_records.end(), n / 2)) << n;
+        continue;
+      }
+      EXPECT_TRUE(survives(n)) << "delay record " << n << " k=" << k;
+      EXPECT_TRUE(OddNumberIsComputed(static_cast<unsigned>(n % 9), Kinds::kDelay, 9)) << "delay record " << n;
+    }
+    for (const auto& [d, n] : class_records) {
+      if (n % 2 == 0) {
+        EXPECT_EQ(class_records.at(d - 1), n / 2) << "class " << d;
+        continue;
+      }
+      EXPECT_TRUE(survives(n)) << "class record " << n << " k=" << k;
+    }
+  }
+  EXPECT_GT(delay_records.size(), 50u);
+  EXPECT_GT(class_records.size(), 500u);
+}
+
+}  // namespace
+}  // namespace collatz

@@ -1,0 +1,198 @@
+#include "core/unit_search.h"
+
+#include <algorithm>
+
+namespace collatz {
+
+Status SearchTables::FromSieve(std::shared_ptr<const Sieve> sieve, int step_bits, int tail_bits,
+                               std::shared_ptr<const SearchTables>* out) {
+  if (step_bits < 1 || step_bits > StepTable::kMaxBits) return Status::InvalidArgument("step bits must be in 1..20");
+  if (tail_bits < step_bits || tail_bits > TailTable::kMaxBits) {
+    return Status::InvalidArgument("tail bits must be in step bits..32");
+  }
+  auto t = std::make_shared<SearchTables>();
+  t->sieve = std::move(sieve);
+  t->delay_offsets = std::make_shared<OffsetTable>(t->sieve, 9);
+  t->delay = std::make_shared<FastDelay>(std::make_shared<StepTable>(step_bits), std::make_shared<TailTable>(tail_bits));
+  *out = std::move(t);
+  return Status::Ok();
+}
+
+Status SearchTables::Build(int sieve_bits, int step_bits, int tail_bits, std::shared_ptr<const SearchTables>* out) {
+  std::shared_ptr<const Sieve> sieve;
+  Status st = Sieve::Generate(sieve_bits, &sieve);
+  if (!st.ok()) return st;
+  return FromSieve(std::move(sieve), step_bits, tail_bits, out);
+}
+
+namespace {
+
+// Collects what a chunk reports, visiting computed N in ascending order.
+class ChunkAccumulator {
+ public:
+  explicit ChunkAccumulator(const UnitSpec& spec)
+      : floor_(spec.floor), running_max_(spec.floor), classes_(spec.kinds == Kinds::kDelayAndClass) {
+    if (classes_) {
+      is_hole_.assign(static_cast<size_t>(spec.floor) + 1, false);
+      for (uint32_t d : spec.open_holes) is_hole_[d] = true;
+    }
+  }
+
+  bool IsOpen(uint32_t d) const { return d > floor_ || (classes_ && is_hole_[d]); }
+
+  void AddFinished(u128 n, uint32_t d) {
+    if (!IsOpen(d)) return;
+    ++result_.tally_count;
+    result_.tally_sum += d;
+    if (d > running_max_) {
+      result_.ladder.push_back({n, d});
+      running_max_ = d;
+    }
+    if (classes_) {
+      if (d >= seen_class_.size()) seen_class_.resize(std::max<size_t>(d + 1, 2 * seen_class_.size()), false);
+      if (!seen_class_[d]) {
+        seen_class_[d] = true;
+        result_.class_minima.push_back({n, d});
+      }
+    }
+  }
+
+  void AddCandidate(uint64_t v1_low) {
+    ++result_.candidates;
+    result_.work_hash += Mix64(v1_low);
+  }
+
+  UnitResult Finish() {
+    std::sort(result_.class_minima.begin(), result_.class_minima.end(),
+              [](const Record& a, const Record& b) { return a.delay < b.delay; });
+    return std::move(result_);
+  }
+
+ private:
+  uint32_t floor_;
+  uint32_t running_max_;
+  bool classes_;
+  std::vector<bool> is_hole_;
+  std::vector<bool> seen_class_;
+  UnitResult result_;
+};
+
+// Walks a number that has reached v after s steps: true with its exact delay, or false
+// when early termination proves its delay is not open.
+inline bool Walk(const FastDelay& fast, const EarlyTermination& et, u128 v, uint32_t s, uint32_t* delay) {
+  const StepTable& steps = fast.steps();
+  const int bits = steps.bits();
+  const uint64_t mask = steps.mask();
+  const uint64_t* table = steps.packed().data();
+  const u128 limit = fast.tail().limit();
+  while (true) {
+    if (et.CanStop(s, v)) return false;
+    if (v < limit) {
+      *delay = s + fast.tail()[static_cast<uint64_t>(v)];
+      return true;
+    }
+    const uint64_t e = table[Lo64(v) & mask];
+    const uint32_t p = static_cast<uint32_t>(e >> 32);
+    u128 next;
+    if (!MulAddChecked(v >> bits, kPow3[p], static_cast<uint32_t>(e), &next)) {
+      *delay = s + WideDelay(v, &fast);
+      return true;
+    }
+    v = next;
+    s += static_cast<uint32_t>(bits) + p;
+  }
+}
+
+}  // namespace
+
+UnitResult SearchRange(const SearchTables& tables, const UnitSpec& spec, const EarlyTermination& et, u128 from,
+                       u128 to, std::atomic<uint64_t>* progress, const std::atomic<bool>* cancel) {
+  ChunkAccumulator acc(spec);
+  const Sieve& sieve = *tables.sieve;
+  const FastDelay& fast = *tables.delay;
+  const int k = sieve.bits();
+  const u128 block = Pow2(static_cast<unsigned>(k));
+  const bool classes = spec.kinds == Kinds::kDelayAndClass;
+  if (from < 1) from = 1;
+
+  // The first block [1, 2^k) is computed without the join sieve (SPEC 2, rule 3).
+  const u128 first_end = std::min(to, block);
+  for (u128 n = from | 1; n < first_end; n += 2) {
+    if (!OddNumberIsComputed(static_cast<unsigned>(n % 9), spec.kinds, 9)) continue;
+    acc.AddCandidate(Lo64(n));
+    uint32_t d;
+    if (Walk(fast, et, n, 0, &d)) acc.AddFinished(n, d);
+  }
+  if (progress != nullptr && first_end > from) progress->fetch_add(static_cast<uint64_t>(first_end - from));
+
+  const u128 start = std::max(from, block);
+  if (start < to) {
+    const auto& residues = sieve.residues();
+    const auto& cs = sieve.c();
+    const auto& ps = sieve.p();
+    const u128 h_first = start >> k, h_last = (to - 1) >> k;
+    std::vector<uint32_t> all;
+    if (classes) {
+      all.resize(residues.size());
+      for (size_t j = 0; j < all.size(); ++j) all[j] = static_cast<uint32_t>(j);
+    }
+    for (u128 h = h_first; h <= h_last; ++h) {
+      if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) break;
+      const u128 base = h << k;
+      const u128 lo = std::max(start, base);
+      const uint64_t lo_res = static_cast<uint64_t>(lo - base);
+      const uint64_t hi_res = (to - base < block) ? static_cast<uint64_t>(to - base) : static_cast<uint64_t>(block);
+      const std::vector<uint32_t>& variant =
+          classes ? all : tables.delay_offsets->Variant(static_cast<unsigned>(h % 9));
+      auto it = variant.begin();
+      if (lo_res > 0) {
+        it = std::lower_bound(variant.begin(), variant.end(), lo_res,
+                              [&](uint32_t j, uint64_t r) { return residues[j] < r; });
+      }
+      const uint64_t h_low = Lo64(h);
+      for (; it != variant.end(); ++it) {
+        const uint32_t j = *it;
+        const uint64_t r = residues[j];
+        if (r >= hi_res) break;
+        const uint32_t p = ps[j];
+        const uint64_t m = kPow3[p];
+        acc.AddCandidate(m * h_low + cs[j]);  // low 64 bits of 3^p h + c
+        const u128 n = base + r;
+        u128 v1;
+        uint32_t d;
+        if (MulAddChecked(h, m, cs[j], &v1)) {
+          if (Walk(fast, et, v1, static_cast<uint32_t>(k) + p, &d)) acc.AddFinished(n, d);
+        } else {
+          // The first jump itself leaves 128 bits: finish exactly from N (no early stop needed).
+          acc.AddFinished(n, fast.Delay(n));
+        }
+      }
+      if (progress != nullptr) progress->fetch_add(static_cast<uint64_t>(hi_res - lo_res));
+    }
+  }
+  return acc.Finish();
+}
+
+UnitResult SearchRangeSimple(const SearchTables& tables, const UnitSpec& spec, u128 from, u128 to) {
+  ChunkAccumulator acc(spec);
+  const Sieve& sieve = *tables.sieve;
+  const int k = sieve.bits();
+  const u128 block = Pow2(static_cast<unsigned>(k));
+  for (u128 n = std::max<u128>(from, 1) | 1; n < to; n += 2) {
+    if (!OddNumberIsComputed(static_cast<unsigned>(n % 9), spec.kinds, 9)) continue;
+    uint64_t v1_low = Lo64(n);
+    if (n >= block) {
+      const uint64_t i = static_cast<uint64_t>(n & (block - 1));
+      if (!std::binary_search(sieve.residues().begin(), sieve.residues().end(), i)) continue;
+      uint32_t p;
+      uint64_t c;
+      TStepsOfResidue(i, k, &p, &c);
+      v1_low = kPow3[p] * Lo64(n >> k) + c;
+    }
+    acc.AddCandidate(v1_low);
+    acc.AddFinished(n, tables.delay->Delay(n));
+  }
+  return acc.Finish();
+}
+
+}  // namespace collatz

@@ -1,0 +1,196 @@
+#include "core/unit_search.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "core/cpu_engine.h"
+#include "core/test_support.h"
+
+namespace collatz {
+namespace {
+
+using testing_support::PublishedDelayRecords;
+using testing_support::SpecFromKnowledge;
+
+class UnitSearchTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    ASSERT_TRUE(SearchTables::Build(19, 19, 20, &tables19_).ok());
+    ASSERT_TRUE(SearchTables::Build(8, 11, 14, &tables8_).ok());
+    published_ = new MergedRecords(MergeRecords({PublishedDelayRecords()}, {}));
+  }
+  static void TearDownTestSuite() {
+    tables19_.reset();
+    tables8_.reset();
+    delete published_;
+  }
+
+  // The engine with small chunks (many chunk boundaries) against the plain version.
+  static void ExpectAgreement(const std::shared_ptr<const SearchTables>& tables, const UnitSpec& spec) {
+    CpuEngine engine(tables, CpuEngineOptions{2, 1 << 12});
+    UnitResult fast;
+    ASSERT_TRUE(engine.Search(spec, &fast).ok());
+    const UnitResult simple = SearchRangeSimple(*tables, spec, spec.begin, spec.end);
+    ASSERT_EQ(fast, simple) << "unit [" << ToDecimal(spec.begin) << ", " << ToDecimal(spec.end) << ") floor " << spec.floor
+                            << "\nengine: " << DescribeUnitResult(fast) << "\nsimple: " << DescribeUnitResult(simple);
+    EXPECT_GT(fast.candidates, 0u);
+  }
+
+  static std::shared_ptr<const SearchTables> tables19_, tables8_;
+  static MergedRecords* published_;
+};
+std::shared_ptr<const SearchTables> UnitSearchTest::tables19_, UnitSearchTest::tables8_;
+MergedRecords* UnitSearchTest::published_ = nullptr;
+
+TEST_F(UnitSearchTest, FloorZeroInTheFirstBlockAndAcrossIt) {
+  for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
+    UnitSpec spec;
+    spec.kinds = kinds;
+    spec.begin = 1;
+    spec.end = Pow2(21) + 12345;
+    ExpectAgreement(tables19_, spec);
+    spec.begin = Pow2(19) - 1000;
+    ExpectAgreement(tables19_, spec);
+    ExpectAgreement(tables8_, spec);
+  }
+}
+
+TEST_F(UnitSearchTest, FirstBlockLadderIsTheRecordList) {
+  UnitSpec spec;
+  spec.kinds = Kinds::kDelayAndClass;
+  spec.begin = 1;
+  spec.end = 1000;
+  spec.open_holes = {0};  // nothing below 1 is known, so class 0 is open too
+  UnitResult r;
+  CpuEngine engine(tables19_, CpuEngineOptions{1, 1 << 12});
+  ASSERT_TRUE(engine.Search(spec, &r).ok());
+  // The ladder is the running maximum over odd N (evens are never computed) above the floor.
+  std::vector<Record> expected;
+  uint32_t best = 0;
+  for (uint64_t n = 1; n < 1000; n += 2) {
+    const uint32_t d = SlowDelay(n);
+    if (d > best) {
+      expected.push_back({n, d});
+      best = d;
+    }
+  }
+  EXPECT_EQ(r.ladder, expected);
+  // Merged with rule 1, it gives the published delay records below 1000.
+  FinishedUnit unit{spec.begin, spec.end, spec.kinds, r};
+  std::vector<uint64_t> records;
+  for (const Record& e : MergeRecords({}, {unit}).delay_final) records.push_back(static_cast<uint64_t>(e.n));
+  EXPECT_EQ(records, (std::vector<uint64_t>{1, 2, 3, 6, 7, 9, 18, 25, 27, 54, 73, 97, 129, 171, 231, 313, 327, 649, 703, 871}));
+  ASSERT_FALSE(r.class_minima.empty());
+  EXPECT_EQ(r.class_minima[0].delay, 0u);
+  EXPECT_EQ(r.class_minima[0].n, 1u);
+}
+
+TEST_F(UnitSearchTest, RandomUnitsWithRandomFloorsAndHoles) {
+  std::mt19937_64 rng(99);
+  for (int t = 0; t < 40; ++t) {
+    UnitSpec spec;
+    spec.kinds = (t % 2) ? Kinds::kDelay : Kinds::kDelayAndClass;
+    const int bits = 20 + static_cast<int>(rng() % 100);
+    spec.begin = MakeU128(rng(), rng()) & (Pow2(bits) - 1);
+    spec.begin |= Pow2(bits - 1);
+    spec.end = spec.begin + 1 + (rng() % (uint64_t{1} << 17));
+    spec.floor = static_cast<uint32_t>(rng() % 1500);
+    for (uint32_t d = 0; d <= spec.floor; ++d) {
+      if (rng() % 7 == 0) spec.open_holes.push_back(d);
+    }
+    if (t % 3 != 0) {
+      spec.known_records = published_->delay_final;
+      spec.records_complete_below = published_->covered_prefix;
+    }
+    ExpectAgreement(t % 4 == 0 ? tables8_ : tables19_, spec);
+  }
+}
+
+// Units as a frontier search leases them: floor, holes and record table from the published records.
+TEST_F(UnitSearchTest, UnitsNear2p60WithEarlyTermination) {
+  u128 n1475;
+  ASSERT_TRUE(ParseU128("1980976057694848447", &n1475).ok());
+  for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
+    for (u128 a : {Pow2(60), Pow2(60) + Pow2(44) + 12345, n1475 - 100000}) {
+      UnitSpec spec = SpecFromKnowledge(*published_, a, a + (1 << 18), kinds);
+      ExpectAgreement(tables19_, spec);
+    }
+  }
+  // 1980976057694848447 (delay 1475, passes 2^125) comes out with its exact delay when open.
+  UnitSpec spec;
+  spec.kinds = Kinds::kDelayAndClass;
+  spec.begin = n1475;
+  spec.end = n1475 + 1;
+  UnitResult r;
+  CpuEngine engine(tables19_, CpuEngineOptions{1, 1 << 12});
+  ASSERT_TRUE(engine.Search(spec, &r).ok());
+  if (r.candidates == 1) {
+    ASSERT_EQ(r.ladder.size(), 1u);
+    EXPECT_EQ(r.ladder[0].delay, 1475u);
+  }
+  // Searching it without the sieve through the first block path is not possible, so check the plain delay too.
+  EXPECT_EQ(tables19_->delay->Delay(n1475), 1475u);
+}
+
+TEST_F(UnitSearchTest, UnitsAbove2p64AndNear2p128) {
+  u128 big;
+  ASSERT_TRUE(ParseU128("48503373501652785087", &big).ok());
+  for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
+    for (u128 a : {big - 5000, Pow2(66) + 77, Pow2(120) + 3, kU128Max - 70000}) {
+      UnitSpec spec = SpecFromKnowledge(*published_, a, a + 60000, kinds);
+      ExpectAgreement(tables19_, spec);
+      ExpectAgreement(tables8_, spec);
+    }
+  }
+}
+
+TEST_F(UnitSearchTest, EarlyTerminationChangesNothing) {
+  const u128 a = Pow2(45) + 999;
+  for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
+    UnitSpec with = SpecFromKnowledge(*published_, a, a + (1 << 20), kinds);
+    UnitSpec without = with;
+    without.known_records.clear();
+    without.records_complete_below = 0;
+    CpuEngine engine(tables19_, CpuEngineOptions{2, 1 << 16});
+    UnitResult r1, r2;
+    ASSERT_TRUE(engine.Search(with, &r1).ok());
+    ASSERT_TRUE(engine.Search(without, &r2).ok());
+    EXPECT_EQ(r1, r2);
+    EXPECT_TRUE(EarlyTermination(with).enabled());
+  }
+}
+
+TEST_F(UnitSearchTest, RejectsBadSpecs) {
+  CpuEngine engine(tables19_, CpuEngineOptions{1, 1 << 12});
+  UnitResult r;
+  UnitSpec spec;
+  spec.begin = 10;
+  spec.end = 10;
+  EXPECT_FALSE(engine.Search(spec, &r).ok());
+  spec.begin = 0;
+  spec.end = 10;
+  EXPECT_FALSE(engine.Search(spec, &r).ok());
+  spec.begin = 1;
+  spec.floor = 3;
+  spec.open_holes = {5};
+  EXPECT_FALSE(engine.Search(spec, &r).ok());
+}
+
+TEST_F(UnitSearchTest, ProgressAndCancel) {
+  UnitSpec spec;
+  spec.begin = Pow2(40);
+  spec.end = Pow2(40) + Pow2(24);
+  spec.kinds = Kinds::kDelay;
+  CpuEngine engine(tables19_, CpuEngineOptions{2, 1 << 16});
+  uint64_t last_done = 0, last_total = 0;
+  UnitResult r;
+  ASSERT_TRUE(engine.Search(spec, &r, [&](uint64_t done, uint64_t total) { last_done = done; last_total = total; }).ok());
+  EXPECT_EQ(last_total, uint64_t{1} << 24);
+  EXPECT_EQ(last_done, last_total);
+  std::atomic<bool> cancel{true};
+  EXPECT_EQ(engine.Search(spec, &r, nullptr, &cancel).code(), Status::Code::kUnavailable);
+}
+
+}  // namespace
+}  // namespace collatz
