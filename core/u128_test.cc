@@ -46,7 +46,7 @@ TEST(U128Test, RejectsBadInputWithAClearMessage) {
   EXPECT_NE(ParseError("0x").find("hex digit"), std::string::npos);
   EXPECT_NE(ParseError("2^").find("digit"), std::string::npos);
   EXPECT_NE(ParseError("2^60+").find("missing term"), std::string::npos);
-  EXPECT_NE(ParseError("2**60").find("unexpected character'*'"), std::string::npos);
+  EXPECT_NE(ParseError("2**60").find("unexpected character '*'"), std::string::npos);
   EXPECT_NE(ParseError("1e6").find("invalid digit"), std::string::npos);
   EXPECT_NE(ParseError("2^99999").find("exponent"), std::string::npos);
   EXPECT_NE(ParseError("2^2^2").find("chained"), std::string::npos);
