@@ -1,0 +1,43 @@
+// The collatzctl commands. main.cc only wires CLI11 to these; each command validates
+// its arguments completely before it touches the database, so bad input never creates
+// or changes a database file. Each returns an exit code (cli/exit_codes.h).
+#pragma once
+
+#include <string>
+
+namespace collatz::cli {
+
+struct RunArgs {
+  std::string from = "1";
+  std::string to;
+  std::string kinds = "delay,class";
+  std::string backend = "cpu";
+  std::string db = "./collatz.db";
+  int threads = 0;             // 0: all cores
+  std::string unit_size;       // empty: DefaultUnitSize
+  int sieve_bits = 0;          // 0: DefaultSieveBits
+};
+int RunCommand(const RunArgs& args);
+
+struct RecordsArgs {
+  std::string db = "./collatz.db";
+  std::string kind;
+  std::string format = "table";
+};
+int RecordsCommand(const RecordsArgs& args);
+
+struct BenchArgs {
+  std::string backend = "cpu";
+  std::string at = "2^60";
+  std::string numbers;         // empty: 2^32 on the CPU, 2^40 on the GPU
+  std::string kinds = "delay";
+  int threads = 0;
+  int sieve_bits = 0;
+  std::string records;         // empty: the compiled-in copy of the published records
+};
+int BenchCommand(const BenchArgs& args);
+
+// Where the published delay records were at build time (data/published_delay_records.csv).
+std::string DefaultPublishedRecordsPath();
+
+}  // namespace collatz::cli

@@ -1,0 +1,67 @@
+#include "cli/engine_factory.h"
+
+#include "core/cpu_engine.h"
+
+#if COLLATZ_WITH_GPU
+#include "gpu/gpu_engine.h"
+#endif
+
+namespace collatz::cli {
+
+Status ParseBackendFlag(const std::string& text, Backend* out) {
+  if (text == "cpu") *out = Backend::kCpu;
+  else if (text == "gpu") *out = Backend::kGpu;
+  else if (text == "auto") *out = Backend::kAuto;
+  else return Status::InvalidArgument("--backend: \"" + text + "\" is not one of: cpu, gpu, auto");
+  return Status::Ok();
+}
+
+bool BuildHasCuda() { return COLLATZ_WITH_GPU != 0; }
+
+Status ResolveBackend(Backend requested, Backend* resolved, std::string* note) {
+  note->clear();
+  if (requested == Backend::kCpu) {
+    *resolved = Backend::kCpu;
+    return Status::Ok();
+  }
+#if COLLATZ_WITH_GPU
+  const int devices = GpuDeviceCount();
+#else
+  const int devices = 0;
+#endif
+  if (requested == Backend::kGpu) {
+    if (!BuildHasCuda()) return Status::FailedPrecondition("this build has no CUDA engine (--backend gpu)");
+    if (devices == 0) return Status::FailedPrecondition("no CUDA device found (--backend gpu)");
+    *resolved = Backend::kGpu;
+    return Status::Ok();
+  }
+  if (devices > 0) {
+    *resolved = Backend::kGpu;
+    *note = "auto backend: using the GPU";
+  } else {
+    *resolved = Backend::kCpu;
+    *note = BuildHasCuda() ? "auto backend: no CUDA device found, using the CPU"
+                           : "auto backend: this build has no CUDA engine, using the CPU";
+  }
+  return Status::Ok();
+}
+
+int DefaultSieveBits(Backend resolved) { return resolved == Backend::kGpu ? 24 : 19; }
+
+Status MakeEngine(Backend resolved, std::shared_ptr<const SearchTables> tables, int threads,
+                  std::unique_ptr<SearchEngine>* out) {
+  if (resolved == Backend::kGpu) {
+#if COLLATZ_WITH_GPU
+    GpuEngineOptions options;
+    return MakeGpuEngine(std::move(tables), options, out);
+#else
+    return Status::FailedPrecondition("this build has no CUDA engine");
+#endif
+  }
+  CpuEngineOptions options;
+  options.threads = threads;
+  out->reset(new CpuEngine(std::move(tables), options));
+  return Status::Ok();
+}
+
+}  // namespace collatz::cli

@@ -1,0 +1,33 @@
+// Chooses and builds the search engine for --backend cpu|gpu|auto. The GPU engine
+// exists only in builds with CUDA (gpu/gpu_engine.h); auto uses it when a device is
+// present and falls back to the CPU otherwise.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/search_engine.h"
+#include "core/status.h"
+#include "core/unit_search.h"
+
+namespace collatz::cli {
+
+enum class Backend { kCpu, kGpu, kAuto };
+
+Status ParseBackendFlag(const std::string& text, Backend* out);
+
+// Whether this binary was built with the CUDA engine.
+bool BuildHasCuda();
+
+// Resolves kAuto to kCpu or kGpu; FailedPrecondition when kGpu cannot be had (no CUDA
+// in this build, or no device). `note` explains an automatic choice, for the log.
+Status ResolveBackend(Backend requested, Backend* resolved, std::string* note);
+
+// The sieve width used when --sieve-bits is not given.
+int DefaultSieveBits(Backend resolved);
+
+// Builds the engine for a resolved backend. threads: CPU threads (0 = all cores).
+Status MakeEngine(Backend resolved, std::shared_ptr<const SearchTables> tables, int threads,
+                  std::unique_ptr<SearchEngine>* out);
+
+}  // namespace collatz::cli

@@ -1,0 +1,68 @@
+// collatzctl: wires the command line (CLI11) to the commands in cli/*_command.cc.
+#include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+
+int main(int argc, char** argv) {
+  using namespace collatz::cli;
+  CLI::App app{"collatzctl: exact search for Collatz delay records and class records.\n"
+               "Numbers may be written as decimal, 0x hex, 2^k, or sums/differences of those (2^60+2^40)."};
+  app.require_subcommand(1);
+  std::string log_level = "info";
+  app.add_option("--log-level", log_level, "Log level on stderr: trace, debug, info, warn, error, off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))
+      ->capture_default_str();
+
+  RunArgs run;
+  CLI::App* run_cmd = app.add_subcommand(
+      "run", "Search [--from, --to) in-process, store every finished unit in the database, print the records found");
+  run_cmd->add_option("--from", run.from, "First number of the range (inclusive)")->capture_default_str();
+  run_cmd->add_option("--to", run.to, "End of the range (exclusive)")->required();
+  run_cmd->add_option("--kinds", run.kinds, "Records to search for: delay, or delay,class")->capture_default_str();
+  run_cmd->add_option("--backend", run.backend, "Engine: cpu, gpu, or auto (the GPU if there is one)")
+      ->capture_default_str();
+  run_cmd->add_option("--db", run.db, "Record database (SQLite; created if missing)")->capture_default_str();
+  run_cmd->add_option("--threads", run.threads, "CPU threads (0: all cores)")->capture_default_str();
+  run_cmd->add_option("--unit-size", run.unit_size,
+                      "Numbers per stored unit (default: about 1/64 of the range, 2^28 to 2^40)");
+  run_cmd->add_option("--sieve-bits", run.sieve_bits, "Width k of the join sieve (default: 19 on the CPU)");
+
+  RecordsArgs records;
+  CLI::App* records_cmd =
+      app.add_subcommand("records", "Print the final records in the database (those below the covered prefix)");
+  records_cmd->add_option("--db", records.db, "Record database")->capture_default_str();
+  records_cmd->add_option("--kind", records.kind, "delay (n,delay by n) or class (delay,n by delay)")->required();
+  records_cmd->add_option("--format", records.format, "table, csv or json")->capture_default_str();
+
+  BenchArgs bench;
+  CLI::App* bench_cmd = app.add_subcommand(
+      "bench", "Measure search speed near --at, with the published records below it imported as trusted");
+  bench_cmd->add_option("--backend", bench.backend, "Engine: cpu or gpu")->capture_default_str();
+  bench_cmd->add_option("--at", bench.at, "Start of the measured range")->capture_default_str();
+  bench_cmd->add_option("--numbers", bench.numbers, "Size of the measured range (default: 2^32 cpu, 2^40 gpu)");
+  bench_cmd->add_option("--kinds", bench.kinds, "delay, or delay,class")->capture_default_str();
+  bench_cmd->add_option("--threads", bench.threads, "CPU threads (0: all cores)")->capture_default_str();
+  bench_cmd->add_option("--sieve-bits", bench.sieve_bits, "Width k of the join sieve (default: 19 on the CPU)");
+  bench_cmd->add_option("--records", bench.records,
+                        "Published delay records CSV (default: " + DefaultPublishedRecordsPath() + ")");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);  // prints help (exit 0) or the error
+    return code == 0 ? kExitOk : kExitUsage;
+  }
+
+  auto logger = spdlog::stderr_color_mt("collatzctl");
+  logger->set_pattern("[%H:%M:%S.%e] [%^%l%$] %v");
+  spdlog::set_default_logger(logger);
+  spdlog::set_level(spdlog::level::from_str(log_level));
+
+  if (run_cmd->parsed()) return RunCommand(run);
+  if (records_cmd->parsed()) return RecordsCommand(records);
+  if (bench_cmd->parsed()) return BenchCommand(bench);
+  return kExitUsage;
+}

@@ -1,0 +1,53 @@
+#include "cli/unit_plan.h"
+
+#include <algorithm>
+
+namespace collatz::cli {
+
+std::vector<std::pair<u128, u128>> CoveredIntervals(const std::vector<TrustedImport>& imports,
+                                                    const std::vector<FinishedUnit>& units, Kinds kinds) {
+  std::vector<std::pair<u128, u128>> out;
+  for (const TrustedImport& imp : imports) {
+    if (imp.complete_below > 1) out.push_back({1, imp.complete_below});
+  }
+  for (const FinishedUnit& u : units) {
+    if (kinds == Kinds::kDelay || u.kinds == Kinds::kDelayAndClass) out.push_back({u.begin, u.end});
+  }
+  return out;
+}
+
+std::vector<PlannedUnit> PlanUnits(u128 from, u128 to, std::vector<std::pair<u128, u128>> covered, u128 unit_size) {
+  std::vector<PlannedUnit> out;
+  if (from >= to || unit_size == 0) return out;
+  std::sort(covered.begin(), covered.end());
+  u128 pos = from;
+  auto emit_gap = [&](u128 gap_begin, u128 gap_end) {
+    u128 x = gap_begin;
+    while (x < gap_end) {
+      const u128 to_grid = unit_size - x % unit_size;  // distance to the next multiple, no overflow
+      const u128 end = to_grid >= gap_end - x ? gap_end : x + to_grid;
+      out.push_back({x, end});
+      x = end;
+    }
+  };
+  for (const auto& [b, e] : covered) {
+    if (e <= pos) continue;
+    if (b >= to) break;
+    if (b > pos) emit_gap(pos, b);
+    pos = std::max(pos, e);
+    if (pos >= to) break;
+  }
+  if (pos < to) emit_gap(pos, to);
+  return out;
+}
+
+u128 DefaultUnitSize(u128 range, bool gpu) {
+  const int lo_bits = gpu ? 32 : 28;
+  const int hi_bits = gpu ? 44 : 40;
+  const u128 target = range / (gpu ? 16 : 64);
+  int bits = lo_bits;
+  while (bits < hi_bits && Pow2(bits) < target) ++bits;
+  return Pow2(bits);
+}
+
+}  // namespace collatz::cli

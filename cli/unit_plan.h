@@ -1,0 +1,37 @@
+// Which units `collatzctl run` searches: the part of [from, to) that no finished unit
+// (of sufficient kinds) or trusted import covers yet, cut at multiples of the unit size,
+// ascending. A rerun of the same command therefore finds nothing left to do, and an
+// interrupted run resumes at the first unit that was not stored.
+#pragma once
+
+#include <utility>
+#include <vector>
+
+#include "core/merge.h"
+#include "core/u128.h"
+
+namespace collatz::cli {
+
+struct PlannedUnit {
+  u128 begin = 0;
+  u128 end = 0;
+};
+
+// Half-open intervals that already hold the results a search of `kinds` needs: every
+// import ([1, complete_below) holds both kinds), every delay+class unit, and delay-only
+// units when only delay records are wanted.
+std::vector<std::pair<u128, u128>> CoveredIntervals(const std::vector<TrustedImport>& imports,
+                                                    const std::vector<FinishedUnit>& units, Kinds kinds);
+
+// [from, to) minus the covered intervals, cut at multiples of unit_size (>= 1).
+std::vector<PlannedUnit> PlanUnits(u128 from, u128 to, std::vector<std::pair<u128, u128>> covered, u128 unit_size);
+
+// The unit size used when --unit-size is not given: about 1/64 of the range as a power
+// of two, at least 2^28 (so that every CPU thread gets work) and at most 2^40
+// (GPU: 1/16 of the range, within [2^32, 2^44]).
+u128 DefaultUnitSize(u128 range, bool gpu);
+
+// Largest unit the engines accept (the CPU engine's chunk limit).
+constexpr u128 kMaxUnitSize = static_cast<u128>(1) << 48;
+
+}  // namespace collatz::cli

@@ -1,0 +1,86 @@
+#include "cli/unit_plan.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace collatz::cli {
+namespace {
+
+std::vector<std::pair<u128, u128>> AsPairs(const std::vector<PlannedUnit>& plan) {
+  std::vector<std::pair<u128, u128>> out;
+  for (const PlannedUnit& p : plan) out.push_back({p.begin, p.end});
+  return out;
+}
+
+TEST(PlanUnits, CutsAtMultiplesOfTheUnitSize) {
+  auto plan = AsPairs(PlanUnits(1, 100, {}, 32));
+  std::vector<std::pair<u128, u128>> expect = {{1, 32}, {32, 64}, {64, 96}, {96, 100}};
+  EXPECT_EQ(plan, expect);
+}
+
+TEST(PlanUnits, SkipsCoveredParts) {
+  auto plan = AsPairs(PlanUnits(1, 100, {{1, 40}, {50, 60}, {55, 70}}, 32));
+  std::vector<std::pair<u128, u128>> expect = {{40, 50}, {70, 96}, {96, 100}};
+  EXPECT_EQ(plan, expect);
+  EXPECT_TRUE(PlanUnits(10, 20, {{1, 15}, {15, 30}}, 4).empty());
+}
+
+TEST(PlanUnits, WorksAtTheTopOf128Bits) {
+  const u128 top = kU128Max;
+  auto plan = PlanUnits(top - 10, top, {}, Pow2(127));
+  ASSERT_EQ(plan.size(), 1u);
+  EXPECT_TRUE(plan[0].begin == top - 10 && plan[0].end == top);
+}
+
+TEST(PlanUnits, RandomCoverAgreesWithBruteForce) {
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 300; ++trial) {
+    const u128 from = 1 + rng() % 50, to = from + 1 + rng() % 200, size = 1 + rng() % 40;
+    std::vector<std::pair<u128, u128>> cover;
+    for (int i = rng() % 5; i > 0; --i) {
+      const u128 b = 1 + rng() % 260;
+      cover.push_back({b, b + 1 + rng() % 40});
+    }
+    auto plan = PlanUnits(from, to, cover, size);
+    std::vector<bool> in_plan(300, false);
+    u128 prev_end = 0;
+    for (const PlannedUnit& p : plan) {
+      ASSERT_LT(p.begin, p.end);
+      ASSERT_GE(p.begin, prev_end);  // ascending, disjoint
+      prev_end = p.end;
+      // No unit crosses a multiple of the unit size.
+      ASSERT_EQ(p.begin / size, (p.end - 1) / size);
+      for (u128 x = p.begin; x < p.end; ++x) in_plan[static_cast<size_t>(x)] = true;
+    }
+    for (u128 x = 1; x < 300; ++x) {
+      bool covered = false;
+      for (auto& [b, e] : cover) covered |= (x >= b && x < e);
+      const bool want = x >= from && x < to && !covered;
+      ASSERT_EQ(in_plan[static_cast<size_t>(x)], want) << "trial " << trial << " x " << static_cast<uint64_t>(x);
+    }
+  }
+}
+
+TEST(CoveredIntervals, ClassSearchesNeedClassUnits) {
+  std::vector<TrustedImport> imports(1);
+  imports[0].complete_below = 10;
+  std::vector<FinishedUnit> units(2);
+  units[0].begin = 10, units[0].end = 20, units[0].kinds = Kinds::kDelay;
+  units[1].begin = 20, units[1].end = 30, units[1].kinds = Kinds::kDelayAndClass;
+  std::vector<std::pair<u128, u128>> delay = {{1, 10}, {10, 20}, {20, 30}};
+  std::vector<std::pair<u128, u128>> classes = {{1, 10}, {20, 30}};
+  EXPECT_EQ(CoveredIntervals(imports, units, Kinds::kDelay), delay);
+  EXPECT_EQ(CoveredIntervals(imports, units, Kinds::kDelayAndClass), classes);
+}
+
+TEST(DefaultUnitSize, StaysWithinBounds) {
+  EXPECT_TRUE(DefaultUnitSize(100, false) == Pow2(28));
+  EXPECT_TRUE(DefaultUnitSize(Pow2(36), false) == Pow2(30));
+  EXPECT_TRUE(DefaultUnitSize(Pow2(100), false) == Pow2(40));
+  EXPECT_TRUE(DefaultUnitSize(Pow2(36), true) == Pow2(32));
+  EXPECT_TRUE(DefaultUnitSize(Pow2(100), true) == Pow2(44));
+}
+
+}  // namespace
+}  // namespace collatz::cli
