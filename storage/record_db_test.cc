@@ -122,6 +122,9 @@ TEST_F(RecordDbTest, ImportsAndMergedRecordsRoundTrip) {
   merged.class_final = imp.class_records;
   merged.class_candidates = {{Pow2(72), 4000}, {Pow2(73), 3999}};
   ASSERT_TRUE(db->StoreImport(imp, "test", &merged).ok());
+  // Reopening runs PRAGMA quick_check over everything just written.
+  db.reset();
+  ASSERT_TRUE(RecordDb::Open(path_, RecordDb::OpenMode::kExistingOnly, &db).ok());
 
   std::vector<TrustedImport> imports;
   ASSERT_TRUE(db->LoadImports(&imports).ok());
