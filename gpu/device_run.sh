@@ -1,0 +1,26 @@
+#!/bin/bash
+# Runs on the GPU machine from the repository root (see docs/PERFORMANCE.md, GPU section):
+# the binaries, libgmp and the reference CSVs travel in .carry/gpu (built on the dev host).
+#   gpu/device_run.sh test|bench|full|all   (logs under $OUT)
+set -o pipefail
+mode=${1:-all}
+cd .carry/gpu || exit 1
+export LD_LIBRARY_PATH=$PWD COLLATZ_SHARED_DATA=$PWD
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw,memory.used --format=csv | tee "$OUT/smi.txt"
+summary=()
+if [[ $mode == test || $mode == all ]]; then
+  timeout 400 ./gpu_engine_test --gtest_filter=-*WholeRange* 2>&1 | tee "$OUT/test.log" | grep -E "^\[ *(OK|FAILED|PASSED|SKIPPED) *\]|Failure|Expected|Which is|gpu:|cpu:" | cut -c1-400 | tail -60
+  summary+=("test rc=$?")
+fi
+if [[ $mode == full || $mode == all ]]; then
+  COLLATZ_GPU_FULL=1 timeout 500 ./gpu_engine_test --gtest_filter=*WholeRange* 2>&1 | tee "$OUT/full.log" | tail -8
+fi
+if [[ $mode == bench || $mode == all ]]; then
+  shift
+  B=(./gpu_bench "$@")
+  for args in "--at 2^60 --kinds delay" "--at 2^60 --kinds delay,class" "--at 2^66 --kinds delay" "--at 2^66 --kinds delay,class"; do
+    timeout 200 "${B[@]}" $args 2>&1 | tee -a "$OUT/bench.log" | grep -E "SUMMARY|verify|gpu_bench:|unit \[|baseline|launches"
+  done
+fi
+echo "${summary[@]}"

@@ -1,0 +1,200 @@
+// gpu_bench: numbers per second of the GPU engine (every N of the range counted) next to
+// the plain one-thread-per-number baseline, timed in the same run. The unit is leased as
+// a frontier search would be: the published delay records below --at are imported as
+// trusted (floor, open holes and record table from ComputeLeaseContext).
+//
+//   gpu_bench --at 2^60 --numbers 2^40 --kinds delay [--sieve-bits 19] [--step-bits 19]
+//             [--tail-bits 24] [--block-threads 256] [--no-et] [--baseline-numbers 2^28]
+//             [--verify-numbers 2^24] [--repeat 3] [--records path/delay_records.csv]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/cpu_engine.h"
+#include "core/merge.h"
+#include "core/records_csv.h"
+#include "core/unit_search.h"
+#include "gpu/gpu_baseline.h"
+#include "gpu/gpu_engine.h"
+
+namespace collatz {
+namespace {
+
+struct Args {
+  std::string at = "2^60", numbers = "2^36", kinds = "delay";
+  int sieve_bits = 19;
+  GpuEngineOptions gpu;
+  std::string baseline_numbers = "2^28";
+  std::string verify_numbers = "0";
+  int repeat = 3;
+  std::string records;
+};
+
+int Fail(const std::string& what) {
+  std::fprintf(stderr, "gpu_bench: %s\n", what.c_str());
+  return 1;
+}
+
+double Seconds(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+int Main(int argc, char** argv) {
+  Args a;
+  const char* env = std::getenv("COLLATZ_SHARED_DATA");
+  a.records = std::string(env != nullptr ? env : COLLATZ_SHARED_DATA) + "/delay_records.csv";
+  for (int i = 1; i < argc; ++i) {
+    const std::string key = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "gpu_bench: %s needs a value\n", key.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (key == "--at") a.at = value();
+    else if (key == "--numbers") a.numbers = value();
+    else if (key == "--kinds") a.kinds = value();
+    else if (key == "--sieve-bits") a.sieve_bits = std::stoi(value());
+    else if (key == "--step-bits") a.gpu.step_bits = std::stoi(value());
+    else if (key == "--tail-bits") a.gpu.tail_bits = std::stoi(value());
+    else if (key == "--block-threads") a.gpu.block_threads = std::stoi(value());
+    else if (key == "--blocks-per-sm") a.gpu.blocks_per_sm = std::stoi(value());
+    else if (key == "--positions-per-launch") a.gpu.positions_per_launch = std::stoull(value());
+    else if (key == "--no-et") a.gpu.early_termination = false;
+    else if (key == "--baseline-numbers") a.baseline_numbers = value();
+    else if (key == "--verify-numbers") a.verify_numbers = value();
+    else if (key == "--repeat") a.repeat = std::stoi(value());
+    else if (key == "--records") a.records = value();
+    else return Fail("unknown argument " + key);
+  }
+  u128 at = 0, numbers = 0, baseline_numbers = 0, verify_numbers = 0;
+  for (auto [text, out] : {std::pair{&a.at, &at}, std::pair{&a.numbers, &numbers},
+                           std::pair{&a.baseline_numbers, &baseline_numbers}, std::pair{&a.verify_numbers, &verify_numbers}}) {
+    Status st = ParseU128(*text, out);
+    if (!st.ok()) return Fail(*text + ": " + st.ToString());
+  }
+  Kinds kinds;
+  if (a.kinds == "delay") kinds = Kinds::kDelay;
+  else if (a.kinds == "delay,class" || a.kinds == "class,delay") kinds = Kinds::kDelayAndClass;
+  else return Fail("--kinds must be delay or delay,class");
+  if (GpuDeviceCount() == 0) return Fail("no CUDA device");
+
+  auto t0 = std::chrono::steady_clock::now();
+  std::shared_ptr<const SearchTables> tables;
+  Status st = SearchTables::Build(a.sieve_bits, 19, 20, &tables);
+  if (!st.ok()) return Fail(st.ToString());
+  std::unique_ptr<SearchEngine> engine;
+  st = MakeGpuEngine(tables, a.gpu, &engine);
+  if (!st.ok()) return Fail(st.ToString());
+  auto t1 = std::chrono::steady_clock::now();
+
+  // Lease context from the published records below --at, imported as trusted.
+  std::vector<Record> published;
+  st = ReadRecordsCsv(a.records, RecordCsvKind::kDelay, &published);
+  if (!st.ok()) return Fail(st.ToString());
+  TrustedImport import;
+  import.complete_below = at;
+  for (const Record& r : published) {
+    if (r.n < at) import.delay_records.push_back(r);
+  }
+  const MergedRecords merged = MergeRecords({import}, {});
+  const LeaseContext ctx = ComputeLeaseContext(merged, at, kinds);
+  UnitSpec spec;
+  spec.begin = at;
+  spec.end = at + numbers;
+  spec.kinds = kinds;
+  spec.floor = ctx.floor;
+  spec.open_holes = ctx.open_holes;
+  spec.known_records = ctx.known_records;
+  spec.records_complete_below = ctx.records_complete_below;
+  std::printf("%s; sieve %d bits (%zu odd survivors), tables+engine %.2f s\n", engine->Describe().c_str(),
+              a.sieve_bits, tables->sieve->size(), Seconds(t0, t1));
+  std::printf("unit [%s, %s) kinds %s floor %u open holes %zu records %zu (complete below %s)\n",
+              ToDecimal(spec.begin).c_str(), ToDecimal(spec.end).c_str(), a.kinds.c_str(), spec.floor,
+              spec.open_holes.size(), spec.known_records.size(), ToDecimal(spec.records_complete_below).c_str());
+
+  if (verify_numbers > 0) {
+    UnitSpec small = spec;
+    small.end = spec.begin + verify_numbers;
+    CpuEngine cpu(tables, CpuEngineOptions{});
+    UnitResult want, got;
+    auto v0 = std::chrono::steady_clock::now();
+    st = cpu.Search(small, &want);
+    if (!st.ok()) return Fail(st.ToString());
+    auto v1 = std::chrono::steady_clock::now();
+    st = engine->Search(small, &got);
+    if (!st.ok()) return Fail(st.ToString());
+    std::printf("verify [%s, +%s): cpu %.2f s, gpu vs cpu %s; %s\n", ToDecimal(small.begin).c_str(),
+                ToDecimal(verify_numbers).c_str(), Seconds(v0, v1), got == want ? "IDENTICAL" : "DIFFERENT",
+                DescribeUnitResult(got).substr(0, 300).c_str());
+    if (!(got == want)) {
+      std::printf("cpu: %s\n", DescribeUnitResult(want).c_str());
+      return 1;
+    }
+  }
+
+  // Warm-up, then the timed repeats.
+  {
+    UnitSpec warm = spec;
+    warm.end = spec.begin + std::min<u128>(numbers, Pow2(30));
+    UnitResult r;
+    st = engine->Search(warm, &r);
+    if (!st.ok()) return Fail(st.ToString());
+  }
+  std::vector<double> walls, kernels;
+  UnitResult result;
+  GpuSearchStats stats;
+  for (int i = 0; i < std::max(1, a.repeat); ++i) {
+    UnitResult r;
+    auto s0 = std::chrono::steady_clock::now();
+    st = engine->Search(spec, &r);
+    auto s1 = std::chrono::steady_clock::now();
+    if (!st.ok()) return Fail(st.ToString());
+    if (i > 0 && !(r == result)) return Fail("repeat gave a different result");
+    result = r;
+    stats = LastGpuSearchStats(*engine);
+    walls.push_back(Seconds(s0, s1));
+    kernels.push_back(stats.kernel_seconds);
+  }
+  std::sort(walls.begin(), walls.end());
+  std::sort(kernels.begin(), kernels.end());
+  const double wall = walls[walls.size() / 2], kernel = kernels[kernels.size() / 2];
+  const double n = static_cast<double>(numbers);
+  std::printf("result: %s\n", DescribeUnitResult(result).substr(0, 600).c_str());
+  std::printf("launches %lu (split %lu), host-finished %lu, ladder entries %lu, computed %lu (%.2f%% of N)\n",
+              static_cast<unsigned long>(stats.launches), static_cast<unsigned long>(stats.split_launches),
+              static_cast<unsigned long>(stats.host_finished), static_cast<unsigned long>(stats.ladder_entries),
+              static_cast<unsigned long>(result.candidates), 100.0 * result.candidates / n);
+
+  double base_rate = 0;
+  if (baseline_numbers > 0) {
+    UnitSpec b = spec;
+    b.end = spec.begin + baseline_numbers;
+    double seconds = 0;
+    uint64_t count = 0;
+    GpuBaselineResult detail;
+    st = RunGpuBaseline(b, &seconds, &count, &detail, a.gpu.device);  // warm-up
+    if (st.ok()) st = RunGpuBaseline(b, &seconds, &count, &detail, a.gpu.device);
+    if (!st.ok()) return Fail(st.ToString());
+    base_rate = count / seconds;
+    std::printf("baseline: %lu numbers in %.3f s = %.3e numbers/s (max delay %u, overflowed %lu)\n",
+                static_cast<unsigned long>(count), seconds, base_rate, detail.max_delay,
+                static_cast<unsigned long>(detail.overflowed));
+  }
+  std::printf("SUMMARY at=%s numbers=%s kinds=%s sieve=%d step=%d tail=%d threads=%d et=%d: %.3e numbers/s wall "
+              "(%.3f s), %.3e numbers/s kernels (%.3f s); baseline %.3e numbers/s; speedup x%.0f\n",
+              a.at.c_str(), a.numbers.c_str(), a.kinds.c_str(), a.sieve_bits, a.gpu.step_bits, a.gpu.tail_bits,
+              a.gpu.block_threads, a.gpu.early_termination ? 1 : 0, n / wall, wall, n / kernel, kernel, base_rate,
+              base_rate > 0 ? n / wall / base_rate : 0.0);
+  return 0;
+}
+
+}  // namespace
+}  // namespace collatz
+
+int main(int argc, char** argv) { return collatz::Main(argc, argv); }

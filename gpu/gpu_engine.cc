@@ -1,0 +1,661 @@
+// Host side of the CUDA engine: device tables, launch planning, two streams, and turning
+// each launch's raw output (tallies, block-local ladder entries, class-minimum slots,
+// numbers to finish on the host) into a UnitResult identical to the CPU engine's.
+#include "gpu/gpu_engine.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/delay.h"
+#include "core/early_termination.h"
+#include "core/step_table.h"
+#include "gpu/search_kernels.h"
+
+namespace collatz {
+namespace {
+
+using gpu::Accumulators;
+using gpu::HostFinishEntry;
+using gpu::LadderEntry;
+using gpu::LaunchParams;
+using gpu::SieveEntry;
+using gpu::StepEntry;
+
+Status CudaStatus(const char* what, cudaError_t e) {
+  return Status::Internal(std::string("CUDA error in ") + what + ": " + cudaGetErrorName(e) + " (" +
+                          cudaGetErrorString(e) + ")");
+}
+
+#define CUDA_TRY(expr)                                   \
+  do {                                                   \
+    const cudaError_t cuda_err_ = (expr);                \
+    if (cuda_err_ != cudaSuccess) return CudaStatus(#expr, cuda_err_); \
+  } while (0)
+
+#define STATUS_TRY(expr)               \
+  do {                                 \
+    Status st_ = (expr);               \
+    if (!st_.ok()) return st_;         \
+  } while (0)
+
+// Device allocation owned by the engine.
+template <typename T>
+class DeviceArray {
+ public:
+  DeviceArray() = default;
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  ~DeviceArray() { Free(); }
+  Status Allocate(size_t n) {
+    Free();
+    if (n == 0) n = 1;
+    CUDA_TRY(cudaMalloc(reinterpret_cast<void**>(&ptr_), n * sizeof(T)));
+    size_ = n;
+    return Status::Ok();
+  }
+  Status Upload(const std::vector<T>& v) {
+    STATUS_TRY(Allocate(v.size()));
+    if (!v.empty()) CUDA_TRY(cudaMemcpy(ptr_, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+    return Status::Ok();
+  }
+  void Free() {
+    if (ptr_ != nullptr) cudaFree(ptr_);
+    ptr_ = nullptr;
+    size_ = 0;
+  }
+  T* get() const { return ptr_; }
+  size_t size() const { return size_; }
+
+ private:
+  T* ptr_ = nullptr;
+  size_t size_ = 0;
+};
+
+template <typename T>
+class PinnedArray {
+ public:
+  PinnedArray() = default;
+  PinnedArray(const PinnedArray&) = delete;
+  PinnedArray& operator=(const PinnedArray&) = delete;
+  ~PinnedArray() { Free(); }
+  Status Allocate(size_t n) {
+    Free();
+    if (n == 0) n = 1;
+    CUDA_TRY(cudaMallocHost(reinterpret_cast<void**>(&ptr_), n * sizeof(T)));
+    size_ = n;
+    return Status::Ok();
+  }
+  void Free() {
+    if (ptr_ != nullptr) cudaFreeHost(ptr_);
+    ptr_ = nullptr;
+    size_ = 0;
+  }
+  T* get() const { return ptr_; }
+  size_t size() const { return size_; }
+
+ private:
+  T* ptr_ = nullptr;
+  size_t size_ = 0;
+};
+
+// The sieve-offset entries of one cycle of `modulus` consecutive blocks, concatenated.
+struct SieveCycle {
+  unsigned modulus = 1;
+  uint64_t len = 0;                                 // entries per cycle
+  std::vector<uint64_t> prefix;                     // start of variant r in the cycle
+  std::vector<std::vector<uint64_t>> residues;      // residues of variant r, ascending
+  DeviceArray<SieveEntry> entries;
+};
+
+// One launch: positions [pos_begin, pos_end) counted from the start of cycle `cycle0`
+// (sieved), or of the first-block pattern sequence (first block).
+struct Job {
+  bool sieved = false;
+  u128 cycle0 = 0;
+  uint64_t pos_begin = 0, pos_end = 0;
+  uint32_t ladder_floor = 0;  // emit ladder entries only above this (>= the unit's floor)
+};
+
+struct Slot {
+  cudaStream_t stream = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  DeviceArray<Accumulators> acc;
+  PinnedArray<Accumulators> host_acc;
+  DeviceArray<LadderEntry> ladder;
+  DeviceArray<HostFinishEntry> host_finish;
+  DeviceArray<unsigned long long> class_min;
+  PinnedArray<unsigned long long> host_class_min;
+  bool busy = false;
+  Job job;
+};
+
+class GpuEngine : public SearchEngine {
+ public:
+  GpuEngine(std::shared_ptr<const SearchTables> tables, const GpuEngineOptions& options)
+      : tables_(std::move(tables)), options_(options) {}
+
+  ~GpuEngine() override {
+    cudaSetDevice(options_.device);
+    for (Slot& s : slots_) {
+      if (s.stream != nullptr) cudaStreamSynchronize(s.stream);
+      if (s.start != nullptr) cudaEventDestroy(s.start);
+      if (s.stop != nullptr) cudaEventDestroy(s.stop);
+      if (s.stream != nullptr) cudaStreamDestroy(s.stream);
+    }
+  }
+
+  Status Init();
+  Status Search(const UnitSpec& spec, UnitResult* result, const ProgressFn& progress = nullptr,
+                const std::atomic<bool>* cancel = nullptr) override;
+  std::string Describe() const override { return "gpu " + std::to_string(options_.device) + " (" + device_name_ + ")"; }
+
+  const GpuSearchStats& stats() const { return stats_; }
+
+ private:
+  Status BuildSieveCycle(unsigned modulus, SieveCycle* cycle);
+  Status BuildTail();
+  // Position of the first computed N >= x in the sieved region, counted from cycle q0.
+  u128 SievedPosition(const SieveCycle& cycle, u128 q0, u128 x) const;
+  Status Enqueue(Slot& slot, const Job& job);
+  Status Collect(Slot& slot, const Job& job, UnitResult* part, bool* retry);
+  Status RunJobSync(Slot& slot, const Job& job, UnitResult* part);
+  Status EnsureCapacity(Slot& slot, uint64_t ladder, uint64_t host_finish);
+
+  std::shared_ptr<const SearchTables> tables_;
+  GpuEngineOptions options_;
+  std::string device_name_;
+  int sm_count_ = 0;
+  int blocks_per_sm_ = 0;
+  DeviceArray<StepEntry> steps_;
+  DeviceArray<uint16_t> tail_;
+  DeviceArray<uint16_t> bound_;
+  DeviceArray<uint32_t> hole_prefix_;
+  SieveCycle class_cycle_, delay_cycle_;
+  Slot slots_[2];
+  bool auto_ladder_ = true, auto_finish_ = true;
+  uint64_t ladder_cap_ = 0, finish_cap_ = 0;
+
+  // The current search.
+  UnitSpec spec_;
+  std::vector<bool> is_hole_;
+  LaunchParams base_params_;
+  GpuSearchStats stats_;
+};
+
+Status GpuEngine::BuildSieveCycle(unsigned modulus, SieveCycle* cycle) {
+  const Sieve& sieve = *tables_->sieve;
+  const int k = sieve.bits();
+  cycle->modulus = modulus;
+  cycle->prefix.assign(modulus + 1, 0);
+  cycle->residues.assign(modulus, {});
+  std::vector<SieveEntry> entries;
+  for (unsigned r = 0; r < modulus; ++r) {
+    std::vector<uint32_t> all;
+    const std::vector<uint32_t>* variant;
+    if (modulus == 1) {
+      all.resize(sieve.size());
+      for (size_t j = 0; j < all.size(); ++j) all[j] = static_cast<uint32_t>(j);
+      variant = &all;
+    } else {
+      if (tables_->delay_offsets == nullptr || tables_->delay_offsets->modulus() != modulus) {
+        return Status::InvalidArgument("GPU engine needs the modulus-9 offset table for delay-only searches");
+      }
+      variant = &tables_->delay_offsets->Variant(r);
+    }
+    cycle->prefix[r] = entries.size();
+    for (uint32_t j : *variant) {
+      const uint64_t res = sieve.residues()[j];
+      const uint32_t p = sieve.p()[j];
+      if (p > static_cast<uint32_t>(kMaxPow3)) return Status::Internal("sieve p out of range");
+      entries.push_back(SieveEntry{(static_cast<uint64_t>(r) << k) + res, sieve.c()[j], kPow3[p],
+                                   static_cast<uint32_t>(k) + p, 0});
+      cycle->residues[r].push_back(res);
+    }
+  }
+  cycle->prefix[modulus] = entries.size();
+  cycle->len = entries.size();
+  return cycle->entries.Upload(entries);
+}
+
+Status GpuEngine::BuildTail() {
+  const TailTable& host_tail = tables_->delay->tail();
+  const int T = options_.tail_bits;
+  const int base = std::min(T, host_tail.bits());
+  STATUS_TRY(tail_.Allocate(size_t{1} << T));
+  CUDA_TRY(cudaMemcpy(tail_.get(), host_tail.delays().data(), (size_t{1} << base) * sizeof(uint16_t),
+                      cudaMemcpyHostToDevice));
+  if (T > base) {
+    if (base < options_.step_bits) return Status::InvalidArgument("host tail table narrower than the step table");
+    DeviceArray<int> failed;
+    STATUS_TRY(failed.Allocate(1));
+    CUDA_TRY(cudaMemset(failed.get(), 0, sizeof(int)));
+    CUDA_TRY(gpu::LaunchFillTail(steps_.get(), options_.step_bits, tail_.get(), base, T, failed.get(), nullptr));
+    CUDA_TRY(cudaDeviceSynchronize());
+    int host_failed = 0;
+    CUDA_TRY(cudaMemcpy(&host_failed, failed.get(), sizeof(int), cudaMemcpyDeviceToHost));
+    if (host_failed != 0) return Status::Internal("tail table construction left 128 bits or 16-bit delays");
+  }
+  return Status::Ok();
+}
+
+Status GpuEngine::Init() {
+  const GpuEngineOptions& o = options_;
+  if (tables_ == nullptr || tables_->sieve == nullptr || tables_->delay == nullptr) {
+    return Status::InvalidArgument("GPU engine needs search tables");
+  }
+  if (o.step_bits < 1 || o.step_bits > StepTable::kMaxBits) return Status::InvalidArgument("step bits must be in 1..20");
+  if (o.tail_bits < o.step_bits || o.tail_bits > TailTable::kMaxBits) {
+    return Status::InvalidArgument("tail bits must be in step bits..32");
+  }
+  if (o.block_threads != 128 && o.block_threads != 256 && o.block_threads != 512) {
+    return Status::InvalidArgument("block threads must be 128, 256 or 512");
+  }
+  if (o.positions_per_launch == 0) return Status::InvalidArgument("positions per launch must be positive");
+  const int k = tables_->sieve->bits();
+  if (k < 1 || k > 40) return Status::InvalidArgument("sieve bits must be in 1..40");
+
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || o.device < 0 || o.device >= count) {
+    cudaGetLastError();
+    return Status::Unavailable("no CUDA device " + std::to_string(o.device));
+  }
+  CUDA_TRY(cudaSetDevice(o.device));
+  cudaDeviceProp prop;
+  CUDA_TRY(cudaGetDeviceProperties(&prop, o.device));
+  device_name_ = prop.name;
+  sm_count_ = prop.multiProcessorCount;
+  blocks_per_sm_ = o.blocks_per_sm;
+  if (blocks_per_sm_ <= 0) {
+    CUDA_TRY(gpu::SearchBlocksPerSm(o.block_threads, &blocks_per_sm_));
+    if (blocks_per_sm_ <= 0) blocks_per_sm_ = 1;
+  }
+
+  const StepTable steps(o.step_bits);
+  std::vector<StepEntry> step_entries(size_t{1} << o.step_bits);
+  for (size_t i = 0; i < step_entries.size(); ++i) {
+    const uint32_t p = steps.p(i);
+    step_entries[i] = StepEntry{steps.c(i), static_cast<uint32_t>(kPow3[p]), static_cast<uint32_t>(o.step_bits) + p, 0};
+  }
+  STATUS_TRY(steps_.Upload(step_entries));
+  STATUS_TRY(BuildTail());
+  STATUS_TRY(BuildSieveCycle(1, &class_cycle_));
+  STATUS_TRY(BuildSieveCycle(9, &delay_cycle_));
+  STATUS_TRY(bound_.Allocate(gpu::kBoundTableSize));
+
+  auto_ladder_ = o.ladder_capacity == 0;
+  auto_finish_ = o.host_finish_capacity == 0;
+  ladder_cap_ = auto_ladder_ ? (uint64_t{1} << 16) : o.ladder_capacity;
+  finish_cap_ = auto_finish_ ? (uint64_t{1} << 14) : o.host_finish_capacity;
+  for (Slot& s : slots_) {
+    CUDA_TRY(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
+    CUDA_TRY(cudaEventCreate(&s.start));
+    CUDA_TRY(cudaEventCreate(&s.stop));
+    STATUS_TRY(s.acc.Allocate(1));
+    STATUS_TRY(s.host_acc.Allocate(1));
+    STATUS_TRY(s.ladder.Allocate(ladder_cap_));
+    STATUS_TRY(s.host_finish.Allocate(finish_cap_));
+    STATUS_TRY(s.class_min.Allocate(gpu::kClassSlots));
+    STATUS_TRY(s.host_class_min.Allocate(gpu::kClassSlots));
+  }
+  return Status::Ok();
+}
+
+u128 GpuEngine::SievedPosition(const SieveCycle& cycle, u128 q0, u128 x) const {
+  const int k = tables_->sieve->bits();
+  const u128 h = x >> k;
+  const u128 q = h / cycle.modulus;
+  const unsigned r = static_cast<unsigned>(h % cycle.modulus);
+  const uint64_t low = static_cast<uint64_t>(x & (Pow2(static_cast<unsigned>(k)) - 1));
+  const auto& res = cycle.residues[r];
+  const uint64_t j = static_cast<uint64_t>(std::lower_bound(res.begin(), res.end(), low) - res.begin());
+  return (q - q0) * cycle.len + cycle.prefix[r] + j;
+}
+
+Status GpuEngine::EnsureCapacity(Slot& slot, uint64_t ladder, uint64_t host_finish) {
+  if (ladder > slot.ladder.size()) {
+    CUDA_TRY(cudaStreamSynchronize(slot.stream));
+    STATUS_TRY(slot.ladder.Allocate(ladder));
+  }
+  if (host_finish > slot.host_finish.size()) {
+    CUDA_TRY(cudaStreamSynchronize(slot.stream));
+    STATUS_TRY(slot.host_finish.Allocate(host_finish));
+  }
+  return Status::Ok();
+}
+
+Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
+  LaunchParams p = base_params_;
+  const int threads = options_.block_threads;
+  p.ladder_floor = job.ladder_floor;
+  p.acc = slot.acc.get();
+  p.ladder = slot.ladder.get();
+  p.ladder_capacity = static_cast<uint32_t>(std::min<uint64_t>(slot.ladder.size(), 0xFFFFFFFFu));
+  p.host_finish = slot.host_finish.get();
+  p.host_finish_capacity = static_cast<uint32_t>(std::min<uint64_t>(slot.host_finish.size(), 0xFFFFFFFFu));
+  p.class_min = slot.class_min.get();
+  p.pos_begin = job.pos_begin;
+  p.pos_end = job.pos_end;
+  if (job.sieved) {
+    const SieveCycle& cycle = spec_.kinds == Kinds::kDelay ? delay_cycle_ : class_cycle_;
+    const int k = tables_->sieve->bits();
+    p.entries = cycle.entries.get();
+    p.cycle_len = static_cast<uint32_t>(cycle.len);
+    p.tiles_per_cycle = static_cast<uint32_t>((cycle.len + threads - 1) / threads);
+    p.cycle_stride = static_cast<uint64_t>(cycle.modulus) << k;
+    const u128 base = (job.cycle0 * cycle.modulus) << k;
+    p.base_lo = Lo64(base);
+    p.base_hi = Hi64(base);
+    p.sieve_bits = k;
+    const uint64_t first = job.pos_begin, last = job.pos_end - 1;
+    p.tile_begin = (first / cycle.len) * p.tiles_per_cycle + (first % cycle.len) / threads;
+    p.tile_end = (last / cycle.len) * p.tiles_per_cycle + (last % cycle.len) / threads + 1;
+  } else {
+    p.entries = nullptr;
+    p.tile_begin = job.pos_begin / threads;
+    p.tile_end = (job.pos_end - 1) / threads + 1;
+  }
+  const uint64_t tiles = p.tile_end - p.tile_begin;
+  const int grid = static_cast<int>(std::min<uint64_t>(tiles, static_cast<uint64_t>(sm_count_) * blocks_per_sm_));
+
+  CUDA_TRY(cudaMemsetAsync(slot.acc.get(), 0, sizeof(Accumulators), slot.stream));
+  if (spec_.kinds == Kinds::kDelayAndClass) {
+    CUDA_TRY(cudaMemsetAsync(slot.class_min.get(), 0xFF, gpu::kClassSlots * sizeof(unsigned long long), slot.stream));
+  }
+  CUDA_TRY(cudaEventRecord(slot.start, slot.stream));
+  CUDA_TRY(gpu::LaunchSearch(p, threads, grid, slot.stream));
+  CUDA_TRY(cudaEventRecord(slot.stop, slot.stream));
+  CUDA_TRY(cudaMemcpyAsync(slot.host_acc.get(), slot.acc.get(), sizeof(Accumulators), cudaMemcpyDeviceToHost,
+                           slot.stream));
+  if (spec_.kinds == Kinds::kDelayAndClass) {
+    CUDA_TRY(cudaMemcpyAsync(slot.host_class_min.get(), slot.class_min.get(),
+                             gpu::kClassSlots * sizeof(unsigned long long), cudaMemcpyDeviceToHost, slot.stream));
+  }
+  ++stats_.launches;
+  slot.busy = true;
+  slot.job = job;
+  return Status::Ok();
+}
+
+Status GpuEngine::Collect(Slot& slot, const Job& job, UnitResult* part, bool* retry) {
+  *retry = false;
+  slot.busy = false;
+  CUDA_TRY(cudaStreamSynchronize(slot.stream));
+  CUDA_TRY(cudaGetLastError());
+  float ms = 0;
+  CUDA_TRY(cudaEventElapsedTime(&ms, slot.start, slot.stop));
+  stats_.kernel_seconds += ms / 1e3;
+  const Accumulators acc = *slot.host_acc.get();
+  if (acc.candidates != job.pos_end - job.pos_begin) {
+    return Status::Internal("GPU launch examined " + std::to_string(acc.candidates) + " numbers, expected " +
+                            std::to_string(job.pos_end - job.pos_begin));
+  }
+  if (acc.ladder_count > slot.ladder.size() || acc.host_finish_count > slot.host_finish.size()) {
+    *retry = true;
+    return Status::Ok();
+  }
+  const bool classes = spec_.kinds == Kinds::kDelayAndClass;
+  const uint32_t floor = spec_.floor;
+  auto is_open = [&](uint32_t d) { return d > floor || (classes && is_hole_[d]); };
+
+  std::vector<LadderEntry> ladder(acc.ladder_count);
+  std::vector<HostFinishEntry> finish(acc.host_finish_count);
+  if (!ladder.empty()) {
+    CUDA_TRY(cudaMemcpy(ladder.data(), slot.ladder.get(), ladder.size() * sizeof(LadderEntry), cudaMemcpyDeviceToHost));
+  }
+  if (!finish.empty()) {
+    CUDA_TRY(cudaMemcpy(finish.data(), slot.host_finish.get(), finish.size() * sizeof(HostFinishEntry),
+                        cudaMemcpyDeviceToHost));
+  }
+  stats_.ladder_entries += ladder.size();
+  stats_.host_finished += finish.size();
+
+  UnitResult r;
+  r.candidates = acc.candidates;
+  r.tally_count = acc.tally_count;
+  r.tally_sum = acc.tally_sum;
+  r.work_hash = acc.work_hash;
+  std::vector<Record> entries;
+  entries.reserve(ladder.size() + finish.size());
+  for (const LadderEntry& e : ladder) entries.push_back({MakeU128(e.n_hi, e.n_lo), e.delay});
+  std::map<uint32_t, u128> minima;
+  if (classes) {
+    u128 base = 0;
+    if (job.sieved) {
+      const SieveCycle& cycle = class_cycle_;
+      base = (job.cycle0 * cycle.modulus) << tables_->sieve->bits();
+    }
+    const unsigned long long* slots = slot.host_class_min.get();
+    for (uint32_t d = 0; d < gpu::kClassSlots; ++d) {
+      if (slots[d] != ~0ULL) minima[d] = base + slots[d];
+    }
+  }
+  for (const HostFinishEntry& e : finish) {
+    const u128 n = MakeU128(e.n_hi, e.n_lo);
+    const uint32_t d = tables_->delay->Delay(n);  // exact, through the wide path where needed
+    if (!is_open(d)) continue;
+    ++r.tally_count;
+    r.tally_sum += d;
+    if (d > floor) entries.push_back({n, d});
+    if (classes) {
+      auto it = minima.find(d);
+      if (it == minima.end() || n < it->second) minima[d] = n;
+    }
+  }
+  std::sort(entries.begin(), entries.end(), [](const Record& a, const Record& b) { return a.n < b.n; });
+  uint32_t running = std::max(floor, job.ladder_floor);
+  for (const Record& e : entries) {
+    if (e.delay > running) {
+      r.ladder.push_back(e);
+      running = e.delay;
+    }
+  }
+  for (const auto& [d, n] : minima) r.class_minima.push_back({n, d});
+  *part = std::move(r);
+  return Status::Ok();
+}
+
+// Runs one launch to completion on `slot`, growing the buffers or splitting the launch in
+// two when a buffer filled.
+Status GpuEngine::RunJobSync(Slot& slot, const Job& job, UnitResult* part) {
+  STATUS_TRY(Enqueue(slot, job));
+  bool retry = false;
+  STATUS_TRY(Collect(slot, job, part, &retry));
+  if (!retry) return Status::Ok();
+  const Accumulators acc = *slot.host_acc.get();
+  constexpr uint64_t kMaxAuto = uint64_t{1} << 26;
+  const bool grow_ladder = acc.ladder_count > slot.ladder.size() && auto_ladder_ && acc.ladder_count <= kMaxAuto;
+  const bool grow_finish =
+      acc.host_finish_count > slot.host_finish.size() && auto_finish_ && acc.host_finish_count <= kMaxAuto;
+  const bool ladder_ok = acc.ladder_count <= slot.ladder.size() || grow_ladder;
+  const bool finish_ok = acc.host_finish_count <= slot.host_finish.size() || grow_finish;
+  if (ladder_ok && finish_ok) {
+    STATUS_TRY(EnsureCapacity(slot, grow_ladder ? acc.ladder_count + acc.ladder_count / 4 : 0,
+                              grow_finish ? acc.host_finish_count + acc.host_finish_count / 4 : 0));
+    return RunJobSync(slot, job, part);
+  }
+  if (job.pos_end - job.pos_begin <= 1) return Status::Internal("GPU buffer cannot hold one number's output");
+  ++stats_.split_launches;
+  Job first = job, second = job;
+  first.pos_end = second.pos_begin = job.pos_begin + (job.pos_end - job.pos_begin) / 2;
+  UnitResult a, b;
+  STATUS_TRY(RunJobSync(slot, first, &a));
+  STATUS_TRY(RunJobSync(slot, second, &b));
+  UnitResultCombiner combiner(spec_.floor);
+  combiner.Add(a);
+  combiner.Add(b);
+  *part = combiner.Finish();
+  return Status::Ok();
+}
+
+Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const ProgressFn& progress,
+                         const std::atomic<bool>* cancel) {
+  STATUS_TRY(ValidateUnitSpec(spec));
+  CUDA_TRY(cudaSetDevice(options_.device));
+  stats_ = GpuSearchStats{};
+  spec_ = spec;
+  const bool classes = spec.kinds == Kinds::kDelayAndClass;
+  is_hole_.assign(static_cast<size_t>(spec.floor) + 1, false);
+  if (classes) {
+    for (uint32_t d : spec.open_holes) is_hole_[d] = true;
+  }
+
+  // Early termination tables (SPEC 3), exactly EarlyTermination's.
+  const EarlyTermination et(spec);
+  std::vector<uint16_t> bound(gpu::kBoundTableSize, EarlyTermination::kNoBound);
+  std::copy_n(et.bound_table().begin(), std::min<size_t>(bound.size(), et.bound_table().size()), bound.begin());
+  CUDA_TRY(cudaMemcpy(bound_.get(), bound.data(), bound.size() * sizeof(uint16_t), cudaMemcpyHostToDevice));
+  std::vector<uint32_t> hole_prefix = et.hole_prefix();
+  if (hole_prefix.size() != static_cast<size_t>(spec.floor) + 2) return Status::Internal("hole prefix size");
+  STATUS_TRY(hole_prefix_.Upload(hole_prefix));
+
+  LaunchParams& p = base_params_;
+  p = LaunchParams{};
+  p.tables.steps = steps_.get();
+  p.tables.step_bits = options_.step_bits;
+  p.tables.tail = tail_.get();
+  p.tables.tail_bits = options_.tail_bits;
+  p.tables.bound = bound_.get();
+  p.tables.hole_prefix = hole_prefix_.get();
+  p.floor = spec.floor;
+  p.classes = classes ? 1 : 0;
+  p.early_stop = (options_.early_termination && et.enabled()) ? 1 : 0;
+  // First-block pattern: odd n mod 18 computed by the kind's rule.
+  p.period = classes ? 2 : 18;
+  p.npat = 0;
+  for (unsigned n = 1; n < p.period; n += 2) {
+    if (OddNumberIsComputed(n % 9, spec.kinds, 9)) p.pattern[p.npat++] = n;
+  }
+
+  // Plan the launches: the first block, then the sieved blocks, in ascending order.
+  const int k = tables_->sieve->bits();
+  const u128 block = Pow2(static_cast<unsigned>(k));
+  std::vector<Job> jobs;
+  const uint64_t per_launch = options_.positions_per_launch;
+  u128 total_positions = 0;
+  if (spec.begin < block) {
+    auto pos_of = [&](u128 x) -> uint64_t {
+      const uint64_t v = static_cast<uint64_t>(x);
+      uint64_t pos = (v / p.period) * p.npat;
+      for (uint32_t i = 0; i < p.npat; ++i) pos += p.pattern[i] < v % p.period ? 1 : 0;
+      return pos;
+    };
+    const uint64_t first = pos_of(spec.begin), last = pos_of(std::min(spec.end, block));
+    for (uint64_t at = first; at < last; at += std::min(per_launch, last - at)) {
+      Job j;
+      j.pos_begin = at;
+      j.pos_end = at + std::min(per_launch, last - at);
+      jobs.push_back(j);
+    }
+    total_positions += last - first;
+  }
+  if (spec.end > block) {
+    const SieveCycle& cycle = classes ? class_cycle_ : delay_cycle_;
+    const u128 start = std::max(spec.begin, block);
+    const u128 q0 = (start >> k) / cycle.modulus;
+    const u128 first = SievedPosition(cycle, q0, start), last = SievedPosition(cycle, q0, spec.end);
+    // Keep N - base of every launch below 2^64.
+    const uint64_t stride = static_cast<uint64_t>(cycle.modulus) << k;
+    const uint64_t max_cycles = (uint64_t{1} << 62) / stride;
+    const uint64_t limit = std::max<uint64_t>(1, std::min<u128>(per_launch, static_cast<u128>(max_cycles - 2) * cycle.len));
+    for (u128 at = first; at < last;) {
+      const uint64_t n = static_cast<uint64_t>(std::min<u128>(limit, last - at));
+      Job j;
+      j.sieved = true;
+      j.cycle0 = q0 + at / cycle.len;
+      j.pos_begin = static_cast<uint64_t>(at % cycle.len);
+      j.pos_end = j.pos_begin + n;
+      jobs.push_back(j);
+      at += n;
+    }
+    total_positions += last - first;
+  }
+
+  // Two launches in flight on two streams; results are combined in order.
+  UnitResultCombiner combiner(spec.floor);
+  uint32_t running_max = spec.floor;
+  const u128 unit_numbers = spec.end - spec.begin;
+  const uint64_t total_numbers = unit_numbers > ~uint64_t{0} ? ~uint64_t{0} : static_cast<uint64_t>(unit_numbers);
+  u128 done_positions = 0;
+  std::deque<size_t> in_flight;  // job indices; job i runs on slot i % 2
+  Status failure;
+  auto collect_front = [&]() -> Status {
+    const size_t i = in_flight.front();
+    in_flight.pop_front();
+    Slot& slot = slots_[i % 2];
+    UnitResult part;
+    bool retry = false;
+    STATUS_TRY(Collect(slot, jobs[i], &part, &retry));
+    if (retry) STATUS_TRY(RunJobSync(slot, jobs[i], &part));
+    combiner.Add(part);
+    for (const Record& e : part.ladder) running_max = std::max(running_max, e.delay);
+    done_positions += jobs[i].pos_end - jobs[i].pos_begin;
+    if (progress) {
+      const long double frac = total_positions == 0 ? 1.0L
+                                                    : static_cast<long double>(done_positions) /
+                                                          static_cast<long double>(total_positions);
+      progress(static_cast<uint64_t>(frac * static_cast<long double>(total_numbers)), total_numbers);
+    }
+    return Status::Ok();
+  };
+  bool cancelled = false;
+  for (size_t i = 0; i < jobs.size() && failure.ok(); ++i) {
+    if (cancel != nullptr && cancel->load()) {
+      cancelled = true;
+      break;
+    }
+    if (in_flight.size() == 2) failure = collect_front();
+    if (!failure.ok()) break;
+    jobs[i].ladder_floor = running_max;  // every later ladder entry lies above it
+    failure = Enqueue(slots_[i % 2], jobs[i]);
+    if (failure.ok()) in_flight.push_back(i);
+  }
+  while (!in_flight.empty()) {
+    if (failure.ok() && !cancelled) {
+      failure = collect_front();
+    } else {
+      Slot& slot = slots_[in_flight.front() % 2];
+      in_flight.pop_front();
+      cudaStreamSynchronize(slot.stream);
+      slot.busy = false;
+    }
+  }
+  if (!failure.ok()) {
+    cudaGetLastError();
+    return failure;
+  }
+  if (cancelled) return Status::Unavailable("search cancelled");
+  *result = combiner.Finish();
+  return Status::Ok();
+}
+
+}  // namespace
+
+int GpuDeviceCount() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+Status MakeGpuEngine(std::shared_ptr<const SearchTables> tables, const GpuEngineOptions& options,
+                     std::unique_ptr<SearchEngine>* out) {
+  auto engine = std::make_unique<GpuEngine>(std::move(tables), options);
+  STATUS_TRY(engine->Init());
+  *out = std::move(engine);
+  return Status::Ok();
+}
+
+GpuSearchStats LastGpuSearchStats(const SearchEngine& engine) {
+  const auto* gpu = dynamic_cast<const GpuEngine*>(&engine);
+  return gpu == nullptr ? GpuSearchStats{} : gpu->stats();
+}
+
+}  // namespace collatz

@@ -1,0 +1,57 @@
+// The CUDA unit-search engine (issue 8). For the same UnitSpec and the same sieve it
+// returns a UnitResult identical to CpuEngine's: the result is defined by the mathematics
+// alone (core/unit.h), whatever step-table width, tail size or early-termination points
+// each engine uses.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "core/search_engine.h"
+#include "core/status.h"
+#include "core/unit_search.h"
+
+namespace collatz {
+
+// Tuning parameters, as data (docs/PERFORMANCE.md, GPU section, says what each does).
+struct GpuEngineOptions {
+  int device = 0;
+  // Step table (S <= 20, 16-byte entries in global memory / L2) and tail table (exact
+  // delays of every n < 2^T, 16-bit, in device memory; built on the GPU, T <= 32).
+  int step_bits = 19;
+  int tail_bits = 24;
+  // Threads per block (128, 256 or 512) and resident blocks per SM (0: from occupancy).
+  int block_threads = 256;
+  int blocks_per_sm = 0;
+  // Sieve positions (computed numbers) per kernel launch. Two launches are in flight
+  // on two streams, so the host digests one while the GPU runs the next.
+  uint64_t positions_per_launch = uint64_t{1} << 30;
+  // Capacity of the per-launch buffers for block-local ladder entries and for numbers
+  // the host must finish (128-bit overflow). 0: sized automatically. A launch that
+  // fills a buffer is split in two and redone, recursively: nothing is ever lost.
+  uint32_t ladder_capacity = 0;
+  uint32_t host_finish_capacity = 0;
+  // Exact early termination (SPEC 3) when the unit carries a record table.
+  bool early_termination = true;
+};
+
+// Number of usable CUDA devices; 0 when there is no GPU or no driver. Never throws.
+int GpuDeviceCount();
+
+// Creates an engine on options.device. `tables` supplies the sieve and its mod-9 offset
+// table (and the host's exact wide path for numbers that leave 128 bits).
+Status MakeGpuEngine(std::shared_ptr<const SearchTables> tables, const GpuEngineOptions& options,
+                     std::unique_ptr<SearchEngine>* out);
+
+// Counters of the last Search, for tests and the benchmark.
+struct GpuSearchStats {
+  uint64_t launches = 0;
+  uint64_t split_launches = 0;       // launches redone in halves after a buffer filled
+  uint64_t host_finished = 0;        // numbers finished on the host (128-bit overflow)
+  uint64_t ladder_entries = 0;       // block-local ladder entries the host filtered
+  double kernel_seconds = 0;         // summed CUDA-event time of the search launches
+};
+// Stats of the last Search of an engine made by MakeGpuEngine (zeros for other engines).
+GpuSearchStats LastGpuSearchStats(const SearchEngine& engine);
+
+}  // namespace collatz

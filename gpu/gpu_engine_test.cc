@@ -1,0 +1,324 @@
+// GPU engine vs CPU engine: identical UnitResults on random units of every kind of range
+// the engine must handle. GPU cases skip when no GPU is present (CI); the whole [1, 2^32)
+// comparison runs only when COLLATZ_GPU_FULL=1 (on the GPU machine).
+#include "gpu/gpu_engine.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/cpu_engine.h"
+#include "core/delay.h"
+#include "core/records_csv.h"
+#include "core/unit_search.h"
+#include "gpu/gpu_baseline.h"
+
+namespace collatz {
+namespace {
+
+std::string DataPath(const std::string& file) {
+  const char* env = std::getenv("COLLATZ_SHARED_DATA");
+  return std::string(env != nullptr ? env : COLLATZ_SHARED_DATA) + "/" + file;
+}
+
+const std::shared_ptr<const SearchTables>& Tables() {
+  static std::shared_ptr<const SearchTables> tables = [] {
+    std::shared_ptr<const SearchTables> t;
+    Status st = SearchTables::Build(19, 19, 20, &t);
+    if (!st.ok()) ADD_FAILURE() << st.ToString();
+    return t;
+  }();
+  return tables;
+}
+
+const std::vector<Record>& PublishedRecords() {
+  static std::vector<Record> records = [] {
+    std::vector<Record> r;
+    Status st = ReadRecordsCsv(DataPath("delay_records.csv"), RecordCsvKind::kDelay, &r);
+    if (!st.ok()) ADD_FAILURE() << st.ToString();
+    std::sort(r.begin(), r.end(), [](const Record& a, const Record& b) { return a.n < b.n; });
+    return r;
+  }();
+  return records;
+}
+
+#define REQUIRE_GPU()                                                 \
+  do {                                                                \
+    if (GpuDeviceCount() == 0) GTEST_SKIP() << "no CUDA device";      \
+  } while (0)
+
+std::unique_ptr<SearchEngine> MakeGpu(GpuEngineOptions options = {}) {
+  std::unique_ptr<SearchEngine> engine;
+  Status st = MakeGpuEngine(Tables(), options, &engine);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  return engine;
+}
+
+UnitResult CpuSearch(const UnitSpec& spec) {
+  CpuEngine cpu(Tables(), CpuEngineOptions{});
+  UnitResult r;
+  Status st = cpu.Search(spec, &r);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  return r;
+}
+
+UnitResult GpuSearch(SearchEngine& gpu, const UnitSpec& spec) {
+  UnitResult r;
+  Status st = gpu.Search(spec, &r);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  return r;
+}
+
+// The floor, record table and (for class searches) some holes a unit at `begin` would be
+// leased with, from the published records (complete below their last row).
+UnitSpec SpecWithRecords(u128 begin, u128 end, Kinds kinds, std::mt19937_64* rng) {
+  UnitSpec spec;
+  spec.begin = begin;
+  spec.end = end;
+  spec.kinds = kinds;
+  for (const Record& r : PublishedRecords()) {
+    if (r.n >= begin) break;
+    spec.known_records.push_back(r);
+    spec.floor = r.delay;
+  }
+  // The published list is complete below its last row only.
+  spec.records_complete_below = std::min(begin, PublishedRecords().back().n + 1);
+  if (kinds == Kinds::kDelayAndClass && rng != nullptr && spec.floor > 50) {
+    // Holes: a run just below the floor (where real holes are) and a few scattered ones.
+    std::vector<uint32_t> holes;
+    for (uint32_t d = spec.floor - 30; d <= spec.floor; ++d) {
+      if ((*rng)() % 3 == 0) holes.push_back(d);
+    }
+    for (int i = 0; i < 10; ++i) holes.push_back(static_cast<uint32_t>((*rng)() % (spec.floor + 1)));
+    std::sort(holes.begin(), holes.end());
+    holes.erase(std::unique(holes.begin(), holes.end()), holes.end());
+    spec.open_holes = holes;
+  }
+  return spec;
+}
+
+void ExpectSame(SearchEngine& gpu, const UnitSpec& spec) {
+  SCOPED_TRACE("unit [" + ToDecimal(spec.begin) + ", " + ToDecimal(spec.end) + ") floor " +
+               std::to_string(spec.floor) + (spec.kinds == Kinds::kDelay ? " delay" : " delay+class") + " holes " +
+               std::to_string(spec.open_holes.size()));
+  const UnitResult cpu = CpuSearch(spec);
+  const UnitResult got = GpuSearch(gpu, spec);
+  EXPECT_EQ(got, cpu) << "gpu: " << DescribeUnitResult(got) << "\ncpu: " << DescribeUnitResult(cpu);
+}
+
+uint64_t Seed() {
+  static const uint64_t seed = std::random_device{}();
+  return seed;
+}
+
+TEST(GpuEngineTest, NoDeviceIsAnErrorNotACrash) {
+  GpuEngineOptions options;
+  options.device = 1000;
+  std::unique_ptr<SearchEngine> engine;
+  Status st = MakeGpuEngine(Tables(), options, &engine);
+  EXPECT_FALSE(st.ok());
+  EXPECT_GE(GpuDeviceCount(), 0);
+}
+
+TEST(GpuEngineTest, FirstBlockAndSmallUnitsFloorZero) {
+  REQUIRE_GPU();
+  auto gpu = MakeGpu();
+  std::mt19937_64 rng(Seed());
+  SCOPED_TRACE("seed " + std::to_string(Seed()));
+  for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
+    UnitSpec whole;
+    whole.begin = 1;
+    whole.end = Pow2(19);
+    whole.kinds = kinds;
+    ExpectSame(*gpu, whole);
+    whole.end = Pow2(21) + 12345;  // first block and sieved blocks in one unit
+    ExpectSame(*gpu, whole);
+    for (int i = 0; i < 6; ++i) {
+      UnitSpec spec;
+      spec.kinds = kinds;
+      spec.begin = 1 + rng() % (uint64_t{1} << 19);
+      spec.end = spec.begin + 1 + rng() % (uint64_t{1} << 20);
+      ExpectSame(*gpu, spec);
+    }
+  }
+}
+
+TEST(GpuEngineTest, RandomUnitsFloorZeroAcrossWidths) {
+  REQUIRE_GPU();
+  auto gpu = MakeGpu();
+  std::mt19937_64 rng(Seed() + 1);
+  SCOPED_TRACE("seed " + std::to_string(Seed()));
+  for (unsigned bits : {24u, 32u, 40u, 50u, 60u, 63u, 64u, 65u, 66u, 80u, 100u, 120u, 126u}) {
+    for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
+      UnitSpec spec;
+      spec.kinds = kinds;
+      const u128 start = Pow2(bits) + (static_cast<u128>(rng()) << (bits > 80 ? 40 : 0)) % Pow2(bits - 1);
+      spec.begin = start;
+      const int size_bits = bits >= 100 ? 16 : 20;  // above 2^100 most numbers take the host's wide path
+      spec.end = start + (uint64_t{1} << size_bits) + rng() % (uint64_t{1} << size_bits);
+      ExpectSame(*gpu, spec);
+    }
+  }
+}
+
+TEST(GpuEngineTest, RandomUnitsHighFloorsWithRecordsAndHoles) {
+  REQUIRE_GPU();
+  auto gpu = MakeGpu();
+  std::mt19937_64 rng(Seed() + 2);
+  SCOPED_TRACE("seed " + std::to_string(Seed()));
+  for (unsigned bits : {20u, 28u, 33u, 40u, 48u, 56u, 60u, 62u, 64u}) {
+    for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
+      const u128 begin = Pow2(bits) + static_cast<u128>(rng()) % Pow2(bits - 2);
+      const u128 end = begin + (uint64_t{1} << 22) + rng() % (uint64_t{1} << 22);
+      ExpectSame(*gpu, SpecWithRecords(begin, end, kinds, &rng));
+    }
+  }
+}
+
+TEST(GpuEngineTest, UnitsHoldingKnownRecordsAndWideTrajectories) {
+  REQUIRE_GPU();
+  auto gpu = MakeGpu();
+  std::mt19937_64 rng(Seed() + 3);
+  // 1980976057694848447: delay 1475, passes 2^125. 48503373501652785087: passes 2^128.
+  // 12327829503: passes 2^64. Plus published delay records near 2^60 and 2^64.
+  std::vector<u128> centers = {1980976057694848447ULL, static_cast<u128>(12327829503ULL)};
+  u128 big;
+  ASSERT_TRUE(ParseU128("48503373501652785087", &big).ok());
+  centers.push_back(big);
+  for (const Record& r : PublishedRecords()) {
+    if (r.n > Pow2(59) && (rng() % 3 == 0)) centers.push_back(r.n);
+  }
+  for (u128 c : centers) {
+    for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
+      UnitSpec one;
+      one.begin = c;
+      one.end = c + 1;
+      one.kinds = kinds;
+      const UnitResult r = GpuSearch(*gpu, one);
+      EXPECT_EQ(r, CpuSearch(one));
+      if (r.candidates == 1) {
+        ASSERT_EQ(r.ladder.size(), 1u);
+        EXPECT_EQ(r.ladder[0].delay, SlowDelay(c)) << ToDecimal(c);
+        if (c == 1980976057694848447ULL) EXPECT_EQ(r.ladder[0].delay, 1475u);
+      }
+      // Around it, floor 0 and with the real floor and record table.
+      UnitSpec around;
+      around.begin = c - (uint64_t{1} << 21);
+      around.end = c + (uint64_t{1} << 21);
+      around.kinds = kinds;
+      ExpectSame(*gpu, around);
+      if (c > Pow2(40)) ExpectSame(*gpu, SpecWithRecords(c - (uint64_t{1} << 23), c + (uint64_t{1} << 23), kinds, &rng));
+    }
+  }
+  // The path record above 2^128 must have been finished on the host.
+  UnitSpec wide;
+  wide.begin = big;
+  wide.end = big + 1;
+  UnitResult r = GpuSearch(*gpu, wide);
+  if (r.candidates == 1) EXPECT_GE(LastGpuSearchStats(*gpu).host_finished, 1u);
+}
+
+TEST(GpuEngineTest, BufferOverflowIsDetectedAndRecovered) {
+  REQUIRE_GPU();
+  GpuEngineOptions tiny;
+  tiny.ladder_capacity = 1;
+  tiny.host_finish_capacity = 1;
+  tiny.positions_per_launch = 5000;  // many launches: the ladder floor travels between them
+  auto gpu = MakeGpu(tiny);
+  std::mt19937_64 rng(Seed() + 4);
+  for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
+    UnitSpec spec;
+    spec.kinds = kinds;
+    spec.begin = Pow2(60) + rng() % Pow2(50);
+    spec.end = spec.begin + (uint64_t{1} << 20);
+    ExpectSame(*gpu, spec);
+    EXPECT_GT(LastGpuSearchStats(*gpu).split_launches, 0u);
+    // Near 2^125 almost every trajectory leaves 128 bits: the host-finish list fills.
+    spec.begin = Pow2(125) + rng() % Pow2(100);
+    spec.end = spec.begin + (uint64_t{1} << 15);
+    ExpectSame(*gpu, spec);
+    EXPECT_GT(LastGpuSearchStats(*gpu).split_launches, 0u);
+    EXPECT_GT(LastGpuSearchStats(*gpu).host_finished, 0u);
+  }
+  // Automatic capacities grow instead: same result.
+  GpuEngineOptions grow;
+  grow.positions_per_launch = 1 << 16;
+  auto gpu2 = MakeGpu(grow);
+  UnitSpec spec;
+  spec.begin = Pow2(125);
+  spec.end = spec.begin + (uint64_t{1} << 19);
+  ExpectSame(*gpu2, spec);
+}
+
+TEST(GpuEngineTest, TuningVariantsAgree) {
+  REQUIRE_GPU();
+  std::mt19937_64 rng(Seed() + 5);
+  GpuEngineOptions a, b, c;
+  a.tail_bits = 20;
+  a.step_bits = 12;
+  a.block_threads = 128;
+  b.tail_bits = 28;
+  b.step_bits = 20;
+  b.block_threads = 512;
+  c.early_termination = false;
+  auto ga = MakeGpu(a), gb = MakeGpu(b), gc = MakeGpu(c);
+  for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
+    const u128 begin = Pow2(60) + rng() % Pow2(58);
+    const UnitSpec spec = SpecWithRecords(begin, begin + (uint64_t{1} << 22), kinds, &rng);
+    const UnitResult cpu = CpuSearch(spec);
+    EXPECT_EQ(GpuSearch(*ga, spec), cpu);
+    EXPECT_EQ(GpuSearch(*gb, spec), cpu);
+    EXPECT_EQ(GpuSearch(*gc, spec), cpu);
+  }
+}
+
+TEST(GpuEngineTest, BaselineCountsEveryNumber) {
+  REQUIRE_GPU();
+  UnitSpec spec;
+  spec.begin = 1;
+  spec.end = 1 + (uint64_t{1} << 16);
+  double seconds = 0;
+  uint64_t numbers = 0;
+  GpuBaselineResult detail;
+  ASSERT_TRUE(RunGpuBaseline(spec, &seconds, &numbers, &detail).ok());
+  EXPECT_EQ(numbers, uint64_t{1} << 16);
+  uint64_t sum = 0;
+  uint32_t max = 0;
+  for (uint64_t n = 1; n <= (uint64_t{1} << 16); ++n) {
+    const uint32_t d = Tables()->delay->Delay(n);
+    sum += d;
+    max = std::max(max, d);
+  }
+  EXPECT_EQ(detail.delay_sum, sum);
+  EXPECT_EQ(detail.max_delay, max);
+  EXPECT_EQ(detail.overflowed, 0u);
+}
+
+// The whole [1, 2^32) on the GPU equals the CPU result (opt-in: minutes of CPU time).
+TEST(GpuEngineTest, WholeRangeBelow2p32MatchesCpu) {
+  REQUIRE_GPU();
+  if (std::getenv("COLLATZ_GPU_FULL") == nullptr) GTEST_SKIP() << "set COLLATZ_GPU_FULL=1";
+  auto gpu = MakeGpu();
+  for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
+    UnitSpec spec;
+    spec.begin = 1;
+    spec.end = Pow2(32);
+    spec.kinds = kinds;
+    const UnitResult got = GpuSearch(*gpu, spec);
+    const UnitResult cpu = CpuSearch(spec);
+    EXPECT_EQ(got, cpu) << "gpu: " << DescribeUnitResult(got) << "\ncpu: " << DescribeUnitResult(cpu);
+    // Every odd published record below 2^32 is on the ladder.
+    for (const Record& r : PublishedRecords()) {
+      if (r.n >= Pow2(32) || r.n % 2 == 0) continue;
+      EXPECT_TRUE(std::find(got.ladder.begin(), got.ladder.end(), r) != got.ladder.end()) << ToDecimal(r.n);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace collatz

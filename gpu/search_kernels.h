@@ -1,0 +1,103 @@
+// Kernels of the GPU engine and their thin launch wrappers (search_kernels.cu). Plain
+// structs only: this header is shared by nvcc and the host compiler.
+#pragma once
+
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+namespace collatz::gpu {
+
+// Step-table entry: S T-steps take 2^S h + i to pow3 * h + c, spending `steps` = S + p.
+struct StepEntry {
+  uint32_t c;
+  uint32_t pow3;
+  uint32_t steps;
+  uint32_t unused;
+};
+
+// One sieve-offset table entry of a cycle of `modulus` consecutive blocks h: the number is
+// N = cycle_base + offset, offset = 2^k r + residue (r = h mod modulus); after the first
+// k T-steps it is pow3 * (N >> k) + c, having spent `steps` = k + p.
+struct SieveEntry {
+  uint64_t offset;
+  uint64_t c;
+  uint64_t pow3;
+  uint32_t steps;
+  uint32_t unused;
+};
+
+struct LadderEntry {
+  uint64_t n_lo, n_hi;
+  uint32_t delay;
+  uint32_t unused;
+};
+
+struct HostFinishEntry {
+  uint64_t n_lo, n_hi;
+};
+
+// Per-launch totals (atomically accumulated by blocks).
+struct Accumulators {
+  unsigned long long candidates;
+  unsigned long long tally_count;
+  unsigned long long tally_sum;
+  unsigned long long work_hash;
+  unsigned long long ladder_count;       // may exceed the capacity: then the launch is redone
+  unsigned long long host_finish_count;  // likewise
+};
+
+// Class minima slots: N - base for each delay below kClassSlots; delays at or above go
+// to the host-finish list.
+constexpr uint32_t kClassSlots = 16384;
+constexpr int kBoundTableSize = 129 << 3;  // EarlyTermination::bound_table()
+
+struct DeviceTables {
+  const StepEntry* steps = nullptr;
+  int step_bits = 0;
+  const uint16_t* tail = nullptr;
+  int tail_bits = 0;
+  const uint16_t* bound = nullptr;        // kBoundTableSize entries (0xFFFF: no bound)
+  const uint32_t* hole_prefix = nullptr;  // floor + 2 entries (class searches)
+};
+
+struct LaunchParams {
+  DeviceTables tables;
+  uint32_t floor = 0;
+  uint32_t ladder_floor = 0;  // >= floor: the running max of the unit before this launch
+  int classes = 0;          // delay+class search
+  int early_stop = 0;       // exact early termination on
+
+  // Positions [pos_begin, pos_end). Sieved mode: position = cycle * cycle_len + rem,
+  // N = base + cycle * cycle_stride + entries[rem].offset; tiles never straddle cycles.
+  // First-block mode (entries == nullptr): N = period * (pos / npat) + pattern[pos % npat].
+  const SieveEntry* entries = nullptr;
+  uint32_t cycle_len = 0;
+  uint32_t tiles_per_cycle = 0;
+  uint64_t cycle_stride = 0;
+  uint64_t base_lo = 0, base_hi = 0;
+  int sieve_bits = 0;
+  uint32_t period = 2, npat = 1;
+  uint32_t pattern[9] = {1};
+  uint64_t pos_begin = 0, pos_end = 0;
+  uint64_t tile_begin = 0, tile_end = 0;
+
+  Accumulators* acc = nullptr;
+  LadderEntry* ladder = nullptr;
+  uint32_t ladder_capacity = 0;
+  HostFinishEntry* host_finish = nullptr;
+  uint32_t host_finish_capacity = 0;
+  unsigned long long* class_min = nullptr;  // kClassSlots entries, N - base (classes only)
+};
+
+// Launches the search kernel for one launch's positions on `stream`.
+cudaError_t LaunchSearch(const LaunchParams& p, int block_threads, int grid_blocks, cudaStream_t stream);
+// Resident blocks per SM for the search kernel of that block size.
+cudaError_t SearchBlocksPerSm(int block_threads, int* blocks);
+
+// Fills tail[n] for n in [2^base_bits, 2^tail_bits) from tail[0 .. 2^base_bits) (already
+// there) with the step table; sets *failed (device int) if a value would leave 128 bits.
+cudaError_t LaunchFillTail(const StepEntry* steps, int step_bits, uint16_t* tail, int base_bits, int tail_bits,
+                           int* failed, cudaStream_t stream);
+
+}  // namespace collatz::gpu
