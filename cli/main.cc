@@ -1,4 +1,6 @@
 // collatzctl: wires the command line (CLI11) to the commands in cli/*_command.cc.
+#include <cstdio>
+
 #include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -49,6 +51,15 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--records", bench.records,
                         "Published delay records CSV (default: " + DefaultPublishedRecordsPath() + ")");
 
+  // CLI11 would only say "A subcommand is required" for a misspelt command; name it.
+  if (argc > 1 && argv[1][0] != '-') {
+    const std::string first = argv[1];
+    if (first != "run" && first != "records" && first != "bench") {
+      std::fprintf(stderr, "collatzctl: error: unknown command \"%s\" (expected run, records or bench)\n"
+                   "Run 'collatzctl --help' for usage.\n", first.c_str());
+      return kExitUsage;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

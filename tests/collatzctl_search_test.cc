@@ -1,0 +1,194 @@
+// End-to-end: `collatzctl run` then `collatzctl records` against the exhaustive
+// reference data in shared/data, resuming, kinds, candidates, and `bench`.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <algorithm>
+#include <sstream>
+
+#include "core/u128.h"
+#include "tests/subprocess.h"
+
+namespace collatz::e2e {
+namespace {
+
+const std::string kData = COLLATZ_SHARED_DATA;
+
+// The reference CSV's data rows with n < limit (column `n_col` holds n), with its header.
+std::string ReferenceBelow(const std::string& file, u128 limit, int n_col) {
+  std::istringstream in(ReadFileOrEmpty(kData + "/" + file));
+  std::string line, out;
+  std::getline(in, line);
+  out = line + "\n";
+  while (std::getline(in, line)) {
+    const size_t comma = line.find(',');
+    u128 n = 0;
+    EXPECT_TRUE(ParseDecimalU128(n_col == 0 ? line.substr(0, comma) : line.substr(comma + 1), &n).ok()) << line;
+    if (n < limit) out += line + "\n";
+  }
+  return out;
+}
+
+// The lines of a section of `run`'s output ("# delay records ..." up to the next "#").
+std::string Section(const std::string& out, const std::string& title) {
+  const size_t start = out.find("# " + title);
+  if (start == std::string::npos) return "<no section " + title + ">";
+  const size_t body = out.find('\n', start) + 1;
+  const size_t end = out.find("\n#", body - 1);
+  return out.substr(body, end == std::string::npos ? std::string::npos : end + 1 - body);
+}
+
+// CSV rows (header dropped) written as run prints them: "a b".
+std::string AsRunLines(const std::string& csv) {
+  std::string s = csv.substr(csv.find('\n') + 1);
+  for (char& ch : s) {
+    if (ch == ',') ch = ' ';
+  }
+  return s;
+}
+
+std::string RecordsCsv(const std::string& db, const std::string& kind) {
+  Completed c = RunCollatzctl({"records", "--db", db, "--kind", kind, "--format", "csv"});
+  EXPECT_EQ(c.exit_code, 0) << Describe(c);
+  return c.out;
+}
+
+TEST(CollatzctlSearch, Search2p28MatchesReferenceByteForByte) {
+  TempDir dir;
+  const std::string db = dir.File("records.db");
+  Completed run = RunCollatzctl({"run", "--from", "1", "--to", "2^28", "--db", db});
+  ASSERT_EQ(run.exit_code, 0) << Describe(run);
+  EXPECT_NE(run.out.find("# searched 268435455 numbers in "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("numbers/s"), std::string::npos);
+
+  const std::string delay_ref = ReadFileOrEmpty(kData + "/delay_records_below_2p28.csv");
+  const std::string class_ref = ReadFileOrEmpty(kData + "/class_records_below_2p28.csv");
+  ASSERT_FALSE(delay_ref.empty());
+  ASSERT_FALSE(class_ref.empty());
+  EXPECT_EQ(RecordsCsv(db, "delay"), delay_ref);
+  EXPECT_EQ(RecordsCsv(db, "class"), class_ref);
+
+  // What run printed: the same records, none a candidate (the whole range is covered).
+  EXPECT_EQ(Section(run.out, "delay records"), AsRunLines(delay_ref));
+  EXPECT_EQ(Section(run.out, "class records"), AsRunLines(class_ref));
+
+  // JSON: n as decimal strings, the same rows.
+  Completed json = RunCollatzctl({"records", "--db", db, "--kind", "delay", "--format", "json"});
+  ASSERT_EQ(json.exit_code, 0) << Describe(json);
+  const nlohmann::json j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["covered_prefix"], "268435456");
+  std::string rebuilt = "n,delay\n";
+  for (const auto& r : j["records"]) {
+    rebuilt += r["n"].get<std::string>() + "," + std::to_string(r["delay"].get<unsigned>()) + "\n";
+  }
+  EXPECT_EQ(rebuilt, delay_ref);
+
+  // Table (the default format).
+  Completed table = RunCollatzctl({"records", "--db", db, "--kind", "class"});
+  ASSERT_EQ(table.exit_code, 0) << Describe(table);
+  EXPECT_NE(table.out.find("# 793 final class records below 268435456"), std::string::npos) << table.out;
+}
+
+TEST(CollatzctlSearch, ResumeReusesFinishedUnits) {
+  TempDir dir;
+  const std::string db = dir.File("records.db");
+  Completed first = RunCollatzctl({"run", "--to", "2^24", "--db", db});
+  ASSERT_EQ(first.exit_code, 0) << Describe(first);
+  Completed second = RunCollatzctl({"run", "--from", "1", "--to", "2^26", "--db", db});
+  ASSERT_EQ(second.exit_code, 0) << Describe(second);
+  EXPECT_NE(second.out.find("# searched 50331648 numbers"), std::string::npos) << second.out;
+  EXPECT_NE(second.out.find("16777215 numbers were already covered"), std::string::npos) << second.out;
+  // The records printed cover the whole requested range, old units included.
+  EXPECT_EQ(Section(second.out, "delay records"),
+            AsRunLines(ReferenceBelow("delay_records_below_2p28.csv", Pow2(26), 0)));
+
+  Completed again = RunCollatzctl({"run", "--to", "2^26", "--db", db});
+  ASSERT_EQ(again.exit_code, 0) << Describe(again);
+  EXPECT_NE(again.out.find("# searched 0 numbers"), std::string::npos) << again.out;
+
+  EXPECT_EQ(RecordsCsv(db, "delay"), ReferenceBelow("delay_records_below_2p28.csv", Pow2(26), 0));
+  EXPECT_EQ(RecordsCsv(db, "class"), ReferenceBelow("class_records_below_2p28.csv", Pow2(26), 1));
+}
+
+TEST(CollatzctlSearch, ManySmallUnitsGiveTheSameRecords) {
+  TempDir dir;
+  const std::string db = dir.File("records.db");
+  // 1000003 is no power of two: units of every shape, each searched with the floor and
+  // open classes left by the units before it.
+  Completed run = RunCollatzctl({"run", "--to", "2^24", "--unit-size", "1000003", "--threads", "2", "--db", db});
+  ASSERT_EQ(run.exit_code, 0) << Describe(run);
+  EXPECT_NE(run.out.find("17 new units"), std::string::npos) << run.out;
+  EXPECT_EQ(RecordsCsv(db, "delay"), ReferenceBelow("delay_records_below_2p28.csv", Pow2(24), 0));
+  EXPECT_EQ(RecordsCsv(db, "class"), ReferenceBelow("class_records_below_2p28.csv", Pow2(24), 1));
+}
+
+TEST(CollatzctlSearch, ClassRecordsNeedClassSearches) {
+  TempDir dir;
+  const std::string db = dir.File("records.db");
+  Completed delay_only = RunCollatzctl({"run", "--to", "2^22", "--kinds", "delay", "--db", db});
+  ASSERT_EQ(delay_only.exit_code, 0) << Describe(delay_only);
+  EXPECT_EQ(delay_only.out.find("# class records"), std::string::npos);
+  EXPECT_EQ(RecordsCsv(db, "delay"), ReferenceBelow("delay_records_below_2p28.csv", Pow2(22), 0));
+  EXPECT_EQ(RecordsCsv(db, "class"), "delay,n\n");  // nothing class-searched yet
+
+  Completed both = RunCollatzctl({"run", "--to", "2^22", "--kinds", "delay,class", "--db", db});
+  ASSERT_EQ(both.exit_code, 0) << Describe(both);
+  EXPECT_NE(both.out.find("# searched 4194303 numbers"), std::string::npos) << both.out;
+  EXPECT_EQ(RecordsCsv(db, "class"), ReferenceBelow("class_records_below_2p28.csv", Pow2(22), 1));
+
+  // A delay-only search of a range that a class search covered has nothing to do.
+  Completed again = RunCollatzctl({"run", "--to", "2^22", "--kinds", "delay", "--db", db});
+  ASSERT_EQ(again.exit_code, 0) << Describe(again);
+  EXPECT_NE(again.out.find("# searched 0 numbers"), std::string::npos) << again.out;
+}
+
+TEST(CollatzctlSearch, RecordsAboveTheCoveredPrefixAreCandidates) {
+  TempDir dir;
+  const std::string db = dir.File("records.db");
+  // [2^20, 2^21) alone: nothing below 2^20 is known, so whatever is found is a candidate.
+  Completed run = RunCollatzctl({"run", "--from", "2^20", "--to", "2^21", "--db", db});
+  ASSERT_EQ(run.exit_code, 0) << Describe(run);
+  EXPECT_NE(run.out.find(" candidate\n"), std::string::npos) << run.out;
+  EXPECT_EQ(RecordsCsv(db, "delay"), "n,delay\n");
+  EXPECT_EQ(RecordsCsv(db, "class"), "delay,n\n");
+
+  // Filling the gap below makes the true records of [2^20, 2^21) final.
+  Completed fill = RunCollatzctl({"run", "--from", "1", "--to", "2^20", "--db", db});
+  ASSERT_EQ(fill.exit_code, 0) << Describe(fill);
+  EXPECT_EQ(RecordsCsv(db, "delay"), ReferenceBelow("delay_records_below_2p28.csv", Pow2(21), 0));
+  EXPECT_EQ(RecordsCsv(db, "class"), ReferenceBelow("class_records_below_2p28.csv", Pow2(21), 1));
+}
+
+TEST(CollatzctlSearch, ProgressLineStaysOffWhenStderrIsNotATerminal) {
+  TempDir dir;
+  Completed run = RunCollatzctl({"run", "--to", "2^20", "--db", dir.File("records.db")});
+  ASSERT_EQ(run.exit_code, 0) << Describe(run);
+  EXPECT_EQ(run.err.find('\r'), std::string::npos) << run.err;
+  EXPECT_EQ(run.out.find('\r'), std::string::npos);
+}
+
+TEST(CollatzctlBench, MeasuresNearTheGivenHeight) {
+  Completed bench = RunCollatzctl({"bench", "--at", "2^40", "--numbers", "2^22", "--threads", "1"});
+  ASSERT_EQ(bench.exit_code, 0) << Describe(bench);
+  EXPECT_NE(bench.out.find("numbers/s"), std::string::npos) << bench.out;
+  EXPECT_NE(bench.out.find("sieve 19 bits"), std::string::npos) << bench.out;
+  // The published records below 2^40 were imported: the floor is the largest delay among them.
+  std::istringstream in(ReadFileOrEmpty(kData + "/delay_records.csv"));
+  std::string line;
+  std::getline(in, line);
+  unsigned floor = 0;
+  while (std::getline(in, line)) {
+    u128 n = 0;
+    ASSERT_TRUE(ParseDecimalU128(line.substr(0, line.find(',')), &n).ok());
+    if (n < Pow2(40)) floor = std::max(floor, static_cast<unsigned>(std::stoul(line.substr(line.find(',') + 1))));
+  }
+  ASSERT_GT(floor, 1000u);
+  EXPECT_NE(bench.out.find("floor " + std::to_string(floor) + ","), std::string::npos) << bench.out;
+
+  Completed missing = RunCollatzctl({"bench", "--numbers", "2^20", "--records", "/nonexistent/records.csv"});
+  EXPECT_EQ(missing.exit_code, 1) << Describe(missing);
+  EXPECT_NE(missing.err.find("/nonexistent/records.csv"), std::string::npos) << missing.err;
+}
+
+}  // namespace
+}  // namespace collatz::e2e
