@@ -150,7 +150,7 @@ int RunGenerate(const GenerateArgs& a) {
   j["count"] = stats.odd_survivors;
   j["survivors_all"] = stats.survivors;
   j["seconds"] = seconds;
-  j["threads"] = o.threads;
+  j["threads"] = stats.threads;
   j["memory_budget_bytes"] = o.memory_bytes;
   j["external_levels"] = stats.external_levels;
   j["max_partitions"] = stats.max_partitions;

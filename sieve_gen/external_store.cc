@@ -3,6 +3,8 @@
 // STXXL is the only slow-to-compile header; it is confined to this file.
 #include <stdlib.h>
 
+#include <algorithm>
+#include <deque>
 #include <iostream>
 #include <mutex>
 #include <stxxl.h>
@@ -39,87 +41,166 @@ std::string& ConfiguredDir() {
   return dir;
 }
 
-// STXXL's containers are not documented as thread-safe, even for distinct
-// containers (the block manager keeps unguarded counters), so every call into
-// STXXL is serialized. Grouping, the expensive part, runs outside this lock.
+// STXXL's I/O layer (requests, queues, disk allocator) is thread-safe, but the block
+// manager keeps unguarded allocation counters: block allocation and release are
+// serialized here. Reads, writes and grouping run concurrently.
 std::mutex& StxxlMutex() {
   static std::mutex m;
   return m;
 }
 
+// Each (partition, writer) sub-list is a list of STXXL blocks, allocated one at a time
+// from the block manager (so disk use is the data rounded up to a block, not the
+// doubling growth of stxxl::vector's buffered writer), written asynchronously and
+// read back with a few blocks of read-ahead.
 template <typename Rec>
 class ExternalStore final : public PartitionedStore<Rec> {
-  using Vector = typename stxxl::VECTOR_GENERATOR<Rec, 1, 1, kExternalBlockBytes>::result;
-  using Writer = typename Vector::bufwriter_type;
-  using Reader = typename Vector::bufreader_type;
+  using Block = stxxl::typed_block<kExternalBlockBytes, Rec>;
+  using Bid = typename Block::bid_type;
+  static constexpr size_t kPerBlock = Block::size;
+  static constexpr size_t kReadAhead = 4;
+
+  struct SubList {
+    std::vector<Bid> bids;
+    uint64_t size = 0;
+    Block* current = nullptr;  // block being filled (records size % kPerBlock)
+  };
+  // Per writer: its blocks in flight and spare buffers (only the owning thread touches them).
+  struct WriterState {
+    std::deque<std::pair<Block*, stxxl::request_ptr>> in_flight;
+    std::vector<Block*> spare;
+  };
 
  public:
   ExternalStore(int partitions, int writers)
-      : partitions_(partitions), writers_(writers), vectors_(static_cast<size_t>(partitions) * writers),
-        bufwriters_(static_cast<size_t>(partitions) * writers), sizes_(static_cast<size_t>(partitions) * writers, 0) {}
+      : partitions_(partitions), writers_(writers), lists_(static_cast<size_t>(partitions) * writers),
+        writer_state_(writers) {}
 
   ~ExternalStore() override {
+    try {
+      for (auto& w : writer_state_) Drain(&w, 0);
+    } catch (...) {
+    }
     std::lock_guard<std::mutex> lock(StxxlMutex());
-    bufwriters_.clear();
-    vectors_.clear();
+    for (auto& l : lists_) {
+      delete l.current;
+      if (!l.bids.empty()) stxxl::block_manager::get_instance()->delete_blocks(l.bids.begin(), l.bids.end());
+    }
+    for (auto& w : writer_state_) {
+      for (Block* b : w.spare) delete b;
+    }
   }
 
   int partitions() const override { return partitions_; }
   bool external() const override { return true; }
 
   void Append(int writer, int partition, const Rec* records, size_t n) override {
-    const size_t i = Index(partition, writer);
-    std::lock_guard<std::mutex> lock(StxxlMutex());
-    if (!bufwriters_[i]) {
-      vectors_[i] = std::make_unique<Vector>();
-      bufwriters_[i] = std::make_unique<Writer>(*vectors_[i], kExternalWriterBuffers);
+    SubList& l = lists_[Index(partition, writer)];
+    WriterState& w = writer_state_[writer];
+    while (n > 0) {
+      if (l.current == nullptr) l.current = TakeSpare(&w);
+      const size_t fill = l.size % kPerBlock;
+      const size_t take = std::min(n, kPerBlock - fill);
+      std::copy(records, records + take, l.current->elem + fill);
+      l.size += take;
+      records += take;
+      n -= take;
+      if (l.size % kPerBlock == 0) WriteCurrent(&l, &w);
     }
-    Writer& w = *bufwriters_[i];
-    for (size_t j = 0; j < n; ++j) w << records[j];
-    sizes_[i] += n;
   }
 
   Status FinishWriting() override {
-    std::lock_guard<std::mutex> lock(StxxlMutex());
-    for (auto& w : bufwriters_) {
-      if (w) w->finish();
-      w.reset();
+    for (int i = 0; i < static_cast<int>(lists_.size()); ++i) {
+      SubList& l = lists_[i];
+      WriterState& w = writer_state_[i % writers_];
+      if (l.current != nullptr && l.size % kPerBlock != 0) WriteCurrent(&l, &w);
+    }
+    for (auto& w : writer_state_) {
+      Drain(&w, 0);
+      for (Block* b : w.spare) delete b;
+      w.spare.clear();
     }
     return Status::Ok();
   }
 
   uint64_t PartitionSize(int partition) const override {
     uint64_t n = 0;
-    for (int w = 0; w < writers_; ++w) n += sizes_[Index(partition, w)];
+    for (int w = 0; w < writers_; ++w) n += lists_[Index(partition, w)].size;
     return n;
   }
 
   Status TakePartition(int partition, std::vector<Rec>* out) override {
     out->clear();
     out->reserve(PartitionSize(partition));
-    std::lock_guard<std::mutex> lock(StxxlMutex());
+    std::vector<std::unique_ptr<Block>> buffers;
+    for (size_t i = 0; i < kReadAhead; ++i) buffers.emplace_back(new Block);
     for (int w = 0; w < writers_; ++w) {
-      const size_t i = Index(partition, w);
-      if (!vectors_[i]) continue;
-      if (vectors_[i]->size() != sizes_[i]) {
-        return Status::Internal("external partition size mismatch");
+      SubList& l = lists_[Index(partition, w)];
+      const size_t nblocks = l.bids.size();
+      std::vector<stxxl::request_ptr> requests(nblocks);
+      size_t issued = 0;
+      for (; issued < std::min(nblocks, kReadAhead); ++issued) {
+        requests[issued] = buffers[issued % kReadAhead]->read(l.bids[issued]);
       }
+      uint64_t left = l.size;
+      for (size_t b = 0; b < nblocks; ++b) {
+        requests[b]->wait();
+        Block* blk = buffers[b % kReadAhead].get();
+        const size_t count = static_cast<size_t>(std::min<uint64_t>(left, kPerBlock));
+        out->insert(out->end(), blk->elem, blk->elem + count);
+        left -= count;
+        requests[b] = stxxl::request_ptr();
+        if (issued < nblocks) {
+          requests[issued] = buffers[issued % kReadAhead]->read(l.bids[issued]);
+          ++issued;
+        }
+      }
+      if (left != 0) return Status::Internal("external partition shorter than recorded");
       {
-        Reader reader(*vectors_[i], 2);
-        for (; !reader.empty(); ++reader) out->push_back(*reader);
+        std::lock_guard<std::mutex> lock(StxxlMutex());
+        if (!l.bids.empty()) stxxl::block_manager::get_instance()->delete_blocks(l.bids.begin(), l.bids.end());
       }
-      vectors_[i].reset();  // frees its disk blocks for reuse
+      std::vector<Bid>().swap(l.bids);
+      l.size = 0;
     }
     return Status::Ok();
   }
 
  private:
   size_t Index(int partition, int writer) const { return static_cast<size_t>(partition) * writers_ + writer; }
+
+  Block* TakeSpare(WriterState* w) {
+    if (w->spare.empty()) return new Block;
+    Block* b = w->spare.back();
+    w->spare.pop_back();
+    return b;
+  }
+
+  // Waits until at most `keep` writes of this writer are in flight.
+  void Drain(WriterState* w, size_t keep) {
+    while (w->in_flight.size() > keep) {
+      w->in_flight.front().second->wait();
+      w->spare.push_back(w->in_flight.front().first);
+      w->in_flight.pop_front();
+    }
+  }
+
+  void WriteCurrent(SubList* l, WriterState* w) {
+    Bid bid;
+    {
+      std::lock_guard<std::mutex> lock(StxxlMutex());
+      stxxl::block_manager::get_instance()->new_block(stxxl::striping(), bid);
+    }
+    l->bids.push_back(bid);
+    w->in_flight.emplace_back(l->current, l->current->write(bid));
+    l->current = nullptr;
+    Drain(w, kExternalWriterBuffers);
+  }
+
   int partitions_;
   int writers_;
-  std::vector<std::unique_ptr<Vector>> vectors_;
-  std::vector<std::unique_ptr<Writer>> bufwriters_;
-  std::vector<uint64_t> sizes_;
+  std::vector<SubList> lists_;
+  std::vector<WriterState> writer_state_;
 };
 
 }  // namespace

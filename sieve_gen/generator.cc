@@ -50,10 +50,11 @@ int PartitionBitsFor(uint64_t records, size_t record_bytes, int threads, uint64_
   bits = std::max(bits, CeilLog2(static_cast<double>(records) / kInMemoryPartitionRecords));
   if (records >= 64 * 1024) bits = std::max(bits, CeilLog2(2.0 * threads));
   if (external) {
-    // Each (partition, writer) keeps kExternalWriterBuffers blocks while written: at most a quarter of the budget.
-    const double per_partition = static_cast<double>(threads) * kExternalWriterBuffers * kExternalBlockBytes;
+    // Each (partition, writer) fills one block, each writer has more in flight: at most a quarter of the budget.
+    const double per_partition = static_cast<double>(threads) * kExternalBlockBytes;
+    const double in_flight = static_cast<double>(threads) * kExternalWriterBuffers * kExternalBlockBytes;
     int cap = 0;
-    while (cap < kMaxPartitionBits && (uint64_t{2} << cap) * per_partition <= memory_bytes / 4.0) ++cap;
+    while (cap < kMaxPartitionBits && (uint64_t{2} << cap) * per_partition + in_flight <= memory_bytes / 4.0) ++cap;
     bits = std::min(bits, std::max(cap, 1));
   }
   return std::min(bits, kMaxPartitionBits);
@@ -211,8 +212,8 @@ ResourceEstimate EstimateResources(const GeneratorOptions& o) {
     uint64_t disk = input_disk + (plan.external ? out_bytes : 0);
     if (plan.external) {
       e.external = true;
-      ram += (uint64_t{1} << plan.partition_bits) * threads * (kExternalWriterBuffers * kExternalBlockBytes +
-                                                                kLocalBatch * sizeof(LiftRecord));
+      ram += (uint64_t{1} << plan.partition_bits) * threads * (kExternalBlockBytes + kLocalBatch * sizeof(LiftRecord)) +
+             threads * kExternalWriterBuffers * kExternalBlockBytes;
       disk += (uint64_t{1} << plan.partition_bits) * threads * kExternalBlockBytes;  // partly filled blocks
     }
     peak_ram = std::max(peak_ram, ram);
@@ -233,6 +234,7 @@ Status GenerateSieve(const GeneratorOptions& o, const ResidueSink& sink, Generat
   if (o.bits < 1 || o.bits > 40) return Status::InvalidArgument("--bits must be in [1, 40]");
   const int threads = ThreadCount(o);
   *stats = GeneratorStats();
+  stats->threads = threads;
   uint64_t pow3[64];
   for (unsigned p = 0; p < 41; ++p) pow3[p] = Pow3(p);
 

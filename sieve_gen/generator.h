@@ -29,6 +29,7 @@ struct GeneratorStats {
   uint64_t largest_level_records = 0;
   int external_levels = 0;     // levels held out of core
   int max_partitions = 1;
+  int threads = 0;
   uint64_t peak_external_bytes = 0;  // estimated from the records held on disk at once
 };
 

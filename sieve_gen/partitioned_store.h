@@ -50,8 +50,9 @@ Status ConfigureExternalMemory(const std::string& tmpdir);
 // Largest number of bytes STXXL has held on disk at once in this process (0 if unused).
 uint64_t ExternalPeakBytes();
 
-// STXXL block size, and the buffers each external (partition, writer) pair holds while written.
+// STXXL block size. While written, each external (partition, writer) holds one block
+// being filled, and each writer has up to kExternalWriterBuffers more blocks in flight.
 constexpr size_t kExternalBlockBytes = 256 * 1024;
-constexpr size_t kExternalWriterBuffers = 2;
+constexpr size_t kExternalWriterBuffers = 8;
 
 }  // namespace collatz::sievegen
