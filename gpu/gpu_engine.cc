@@ -15,6 +15,7 @@
 #include "core/delay.h"
 #include "core/early_termination.h"
 #include "core/step_table.h"
+#include "gpu/bound_table.h"
 #include "gpu/search_kernels.h"
 
 namespace collatz {
@@ -141,7 +142,7 @@ class GpuEngine : public SearchEngine {
       : tables_(std::move(tables)), options_(options) {}
 
   ~GpuEngine() override {
-    cudaSetDevice(options_.device);
+    if (device_set_) cudaSetDevice(options_.device);
     for (Slot& s : slots_) {
       if (s.stream != nullptr) cudaStreamSynchronize(s.stream);
       if (s.start != nullptr) cudaEventDestroy(s.start);
@@ -186,6 +187,7 @@ class GpuEngine : public SearchEngine {
   std::vector<bool> is_hole_;
   LaunchParams base_params_;
   GpuSearchStats stats_;
+  bool device_set_ = false;
 };
 
 Status GpuEngine::BuildSieveCycle(unsigned modulus, SieveCycle* cycle) {
@@ -256,6 +258,9 @@ Status GpuEngine::Init() {
   if (o.block_threads != 128 && o.block_threads != 256 && o.block_threads != 512) {
     return Status::InvalidArgument("block threads must be 128, 256 or 512");
   }
+  if (o.bound_sub_bits < 0 || o.bound_sub_bits > gpu::kMaxBoundSubBits) {
+    return Status::InvalidArgument("bound sub-bits must be in 0..8");
+  }
   if (o.positions_per_launch == 0) return Status::InvalidArgument("positions per launch must be positive");
   const int k = tables_->sieve->bits();
   if (k < 1 || k > 40) return Status::InvalidArgument("sieve bits must be in 1..40");
@@ -266,13 +271,14 @@ Status GpuEngine::Init() {
     return Status::Unavailable("no CUDA device " + std::to_string(o.device));
   }
   CUDA_TRY(cudaSetDevice(o.device));
+  device_set_ = true;
   cudaDeviceProp prop;
   CUDA_TRY(cudaGetDeviceProperties(&prop, o.device));
   device_name_ = prop.name;
   sm_count_ = prop.multiProcessorCount;
   blocks_per_sm_ = o.blocks_per_sm;
   if (blocks_per_sm_ <= 0) {
-    CUDA_TRY(gpu::SearchBlocksPerSm(o.block_threads, &blocks_per_sm_));
+    CUDA_TRY(gpu::SearchBlocksPerSm(o.block_threads, o.lane_refill, &blocks_per_sm_));
     if (blocks_per_sm_ <= 0) blocks_per_sm_ = 1;
   }
 
@@ -331,7 +337,7 @@ Status GpuEngine::EnsureCapacity(Slot& slot, uint64_t ladder, uint64_t host_fini
 
 Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
   LaunchParams p = base_params_;
-  const int threads = options_.block_threads;
+  const uint64_t threads = static_cast<uint64_t>(options_.block_threads) * (options_.lane_refill ? gpu::kRefillItems : 1);
   p.ladder_floor = job.ladder_floor;
   p.acc = slot.acc.get();
   p.ladder = slot.ladder.get();
@@ -368,7 +374,7 @@ Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
     CUDA_TRY(cudaMemsetAsync(slot.class_min.get(), 0xFF, gpu::kClassSlots * sizeof(unsigned long long), slot.stream));
   }
   CUDA_TRY(cudaEventRecord(slot.start, slot.stream));
-  CUDA_TRY(gpu::LaunchSearch(p, threads, grid, slot.stream));
+  CUDA_TRY(gpu::LaunchSearch(p, options_.block_threads, options_.lane_refill, grid, slot.stream));
   CUDA_TRY(cudaEventRecord(slot.stop, slot.stream));
   CUDA_TRY(cudaMemcpyAsync(slot.host_acc.get(), slot.acc.get(), sizeof(Accumulators), cudaMemcpyDeviceToHost,
                            slot.stream));
@@ -505,10 +511,9 @@ Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
     for (uint32_t d : spec.open_holes) is_hole_[d] = true;
   }
 
-  // Early termination tables (SPEC 3), exactly EarlyTermination's.
+  // Early termination tables (SPEC 3): EarlyTermination's, with finer buckets.
   const EarlyTermination et(spec);
-  std::vector<uint16_t> bound(gpu::kBoundTableSize, EarlyTermination::kNoBound);
-  std::copy_n(et.bound_table().begin(), std::min<size_t>(bound.size(), et.bound_table().size()), bound.begin());
+  const std::vector<uint16_t> bound = BuildBoundTable(spec, options_.bound_sub_bits);
   CUDA_TRY(cudaMemcpy(bound_.get(), bound.data(), bound.size() * sizeof(uint16_t), cudaMemcpyHostToDevice));
   std::vector<uint32_t> hole_prefix = et.hole_prefix();
   if (hole_prefix.size() != static_cast<size_t>(spec.floor) + 2) return Status::Internal("hole prefix size");
@@ -521,6 +526,7 @@ Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
   p.tables.tail = tail_.get();
   p.tables.tail_bits = options_.tail_bits;
   p.tables.bound = bound_.get();
+  p.tables.bound_sub_bits = options_.bound_sub_bits;
   p.tables.hole_prefix = hole_prefix_.get();
   p.floor = spec.floor;
   p.classes = classes ? 1 : 0;

@@ -31,8 +31,13 @@ struct GpuEngineOptions {
   // fills a buffer is split in two and redone, recursively: nothing is ever lost.
   uint32_t ladder_capacity = 0;
   uint32_t host_finish_capacity = 0;
-  // Exact early termination (SPEC 3) when the unit carries a record table.
+  // Exact early termination (SPEC 3) when the unit carries a record table, with a bound
+  // table of 2^bound_sub_bits sub-buckets per octave (3 is the CPU's; up to 8).
   bool early_termination = true;
+  int bound_sub_bits = 6;
+  // Lane refill: a lane whose number is done takes the tile's next one (tiles of
+  // block_threads * 16 positions) instead of idling until its warp's slowest lane is done.
+  bool lane_refill = true;
 };
 
 // Number of usable CUDA devices; 0 when there is no GPU or no driver. Never throws.

@@ -16,6 +16,8 @@
 #include "core/delay.h"
 #include "core/records_csv.h"
 #include "core/unit_search.h"
+#include "core/early_termination.h"
+#include "gpu/bound_table.h"
 #include "gpu/gpu_baseline.h"
 
 namespace collatz {
@@ -55,7 +57,10 @@ const std::vector<Record>& PublishedRecords() {
 std::unique_ptr<SearchEngine> MakeGpu(GpuEngineOptions options = {}) {
   std::unique_ptr<SearchEngine> engine;
   Status st = MakeGpuEngine(Tables(), options, &engine);
-  EXPECT_TRUE(st.ok()) << st.ToString();
+  if (!st.ok()) {
+    ADD_FAILURE() << st.ToString();
+    std::abort();  // every GPU test needs its engine
+  }
   return engine;
 }
 
@@ -123,6 +128,32 @@ TEST(GpuEngineTest, NoDeviceIsAnErrorNotACrash) {
   Status st = MakeGpuEngine(Tables(), options, &engine);
   EXPECT_FALSE(st.ok());
   EXPECT_GE(GpuDeviceCount(), 0);
+}
+
+// The device bound table: the CPU's with 3 sub-bits; finer tables never bound lower than
+// the true R(v) (checked against the record list directly) and never higher than the CPU's.
+TEST(GpuBoundTableTest, MatchesEarlyTerminationAndStaysValid) {
+  std::mt19937_64 rng(Seed() + 9);
+  for (unsigned bits : {20u, 40u, 60u, 64u}) {
+    const UnitSpec spec = SpecWithRecords(Pow2(bits) + 12345, Pow2(bits) + 99999, Kinds::kDelayAndClass, &rng);
+    const EarlyTermination et(spec);
+    ASSERT_EQ(BuildBoundTable(spec, 3), et.bound_table());
+    const std::vector<uint16_t> fine = BuildBoundTable(spec, 6);
+    for (int i = 0; i < 20000; ++i) {
+      const unsigned b = 1 + rng() % (bits + 1);
+      const u128 v = Pow2(b - 1) + (static_cast<u128>(rng()) << 64 | rng()) % Pow2(b - 1);
+      unsigned j = 0;
+      if (b - 1 >= 6) j = static_cast<unsigned>(v >> (b - 1 - 6)) & 63;
+      const uint16_t bound = fine[(b << 6) | j];
+      if (b - 1 >= 6) EXPECT_LE(bound, et.Bound(v));  // narrower octaves are one bucket
+      if (bound == EarlyTermination::kNoBound) continue;
+      uint32_t r = 0;  // R(v): the delay of the last record <= v
+      for (const Record& rec : spec.known_records) {
+        if (rec.n <= v) r = rec.delay;
+      }
+      EXPECT_GE(bound, r) << ToDecimal(v);
+    }
+  }
 }
 
 TEST(GpuEngineTest, FirstBlockAndSmallUnitsFloorZero) {
@@ -258,7 +289,9 @@ TEST(GpuEngineTest, BufferOverflowIsDetectedAndRecovered) {
 TEST(GpuEngineTest, TuningVariantsAgree) {
   REQUIRE_GPU();
   std::mt19937_64 rng(Seed() + 5);
-  GpuEngineOptions a, b, c;
+  GpuEngineOptions a, b, c, d;
+  d.lane_refill = false;
+  d.bound_sub_bits = 3;
   a.tail_bits = 20;
   a.step_bits = 12;
   a.block_threads = 128;
@@ -266,7 +299,7 @@ TEST(GpuEngineTest, TuningVariantsAgree) {
   b.step_bits = 20;
   b.block_threads = 512;
   c.early_termination = false;
-  auto ga = MakeGpu(a), gb = MakeGpu(b), gc = MakeGpu(c);
+  auto ga = MakeGpu(a), gb = MakeGpu(b), gc = MakeGpu(c), gd = MakeGpu(d);
   for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
     const u128 begin = Pow2(60) + rng() % Pow2(58);
     const UnitSpec spec = SpecWithRecords(begin, begin + (uint64_t{1} << 22), kinds, &rng);
@@ -274,6 +307,7 @@ TEST(GpuEngineTest, TuningVariantsAgree) {
     EXPECT_EQ(GpuSearch(*ga, spec), cpu);
     EXPECT_EQ(GpuSearch(*gb, spec), cpu);
     EXPECT_EQ(GpuSearch(*gc, spec), cpu);
+    EXPECT_EQ(GpuSearch(*gd, spec), cpu);
   }
 }
 

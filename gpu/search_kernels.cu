@@ -1,14 +1,29 @@
-// The search kernel: one thread per computed number (sieve-offset entry or, in the first
-// block, odd number kept by the kind's mod rule), a persistent grid walking tiles of
+// The search kernels: one thread per computed number (sieve-offset entry or, in the first
+// block, odd number kept by the kind's mod rule) on a persistent grid that walks tiles of
 // consecutive positions, so each tile is an ascending run of N and a block-wide prefix
-// max finds the tile's ladder entries.
+// max over the tile finds its ladder entries.
+//  - SearchKernel: one position per thread per tile.
+//  - RefillKernel: kRefillItems positions per thread per tile; a lane whose number is done
+//    (finished or stopped early) takes the tile's next number, so a warp no longer waits
+//    for its slowest lane on every number (early termination makes lengths very uneven).
 #include "gpu/search_kernels.h"
 
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
+#include <cooperative_groups.h>
 
 namespace collatz::gpu {
 namespace {
+
+namespace cg = cooperative_groups;
+
+// The next unclaimed item of the tile, for each lane that asks now (warp-aggregated).
+__device__ __forceinline__ uint32_t TakeItem(uint32_t* next) {
+  cg::coalesced_group g = cg::coalesced_threads();
+  uint32_t base = 0;
+  if (g.thread_rank() == 0) base = atomicAdd(next, g.size());
+  return g.shfl(base, 0) + g.thread_rank();
+}
 
 __device__ __forceinline__ uint64_t Mix64(uint64_t x) {
   x ^= x >> 30;
@@ -41,12 +56,13 @@ __device__ __forceinline__ int BitLength(uint64_t hi, uint64_t lo) {
   return lo == 0 ? 0 : 64 - __clzll(static_cast<long long>(lo));
 }
 
-// EarlyTermination::CanStop, on the device copy of its tables.
+// EarlyTermination::CanStop with a bound table of 2^bound_sub_bits sub-buckets per octave.
 __device__ __forceinline__ bool CanStop(const LaunchParams& P, uint32_t s, uint64_t hi, uint64_t lo) {
   const int b = BitLength(hi, lo);
+  const int sb = P.tables.bound_sub_bits;
   unsigned j = 0;
-  if (b >= 4) {
-    const int sh = b - 4;
+  if (b - 1 >= sb) {
+    const int sh = b - 1 - sb;
     uint64_t x;
     if (sh >= 64) {
       x = hi >> (sh - 64);
@@ -55,138 +71,260 @@ __device__ __forceinline__ bool CanStop(const LaunchParams& P, uint32_t s, uint6
     } else {
       x = (lo >> sh) | (hi << (64 - sh));
     }
-    j = static_cast<unsigned>(x) & 7u;
+    j = static_cast<unsigned>(x) & ((1u << sb) - 1);
   }
-  const uint32_t top = s + __ldg(P.tables.bound + ((b << 3) | j));
+  const uint32_t top = s + __ldg(P.tables.bound + ((b << sb) | j));
   if (top > P.floor) return false;
   if (!P.classes) return true;
   const uint32_t low = s + static_cast<uint32_t>(b) - 1;
   return low <= top && __ldg(P.tables.hole_prefix + top + 1) == __ldg(P.tables.hole_prefix + low);
 }
 
-enum Outcome { kFinished = 0, kStopped = 1, kHostFinish = 2 };
+enum Outcome { kFinished = 0, kStopped = 1, kHostFinish = 2, kContinue = 3 };
 
-// Walks a number that has reached (hi:lo) after s steps.
-__device__ __forceinline__ int Walk(const LaunchParams& P, uint64_t hi, uint64_t lo, uint32_t s, uint32_t* delay) {
-  const int S = P.tables.step_bits;
-  const int T = P.tables.tail_bits;
-  const uint64_t step_mask = (uint64_t{1} << S) - 1;
-  const uint4* steps = reinterpret_cast<const uint4*>(P.tables.steps);
-  while (true) {
-    if (P.early_stop && CanStop(P, s, hi, lo)) return kStopped;
-    if (hi == 0 && (lo >> T) == 0) {
-      *delay = s + __ldg(P.tables.tail + lo);
-      return kFinished;
-    }
-    const uint4 e = __ldg(steps + (lo & step_mask));
-    uint64_t h_hi = hi >> S;
-    uint64_t h_lo = (lo >> S) | (hi << (64 - S));
-    if (!MulAdd(h_hi, h_lo, e.y, e.x)) return kHostFinish;
-    hi = h_hi;
-    lo = h_lo;
-    s += e.z;
+// One step of the walk of a number at (hi:lo) after s steps.
+__device__ __forceinline__ int WalkStep(const LaunchParams& P, uint64_t& hi, uint64_t& lo, uint32_t& s,
+                                        uint32_t* delay) {
+  if (P.early_stop && CanStop(P, s, hi, lo)) return kStopped;
+  if (hi == 0 && (lo >> P.tables.tail_bits) == 0) {
+    *delay = s + __ldg(P.tables.tail + lo);
+    return kFinished;
   }
+  const int S = P.tables.step_bits;
+  const uint4 e = __ldg(reinterpret_cast<const uint4*>(P.tables.steps) + (lo & ((uint64_t{1} << S) - 1)));
+  uint64_t h_hi = hi >> S;
+  uint64_t h_lo = (lo >> S) | (hi << (64 - S));
+  if (!MulAdd(h_hi, h_lo, e.y, e.x)) return kHostFinish;
+  hi = h_hi;
+  lo = h_lo;
+  s += e.z;
+  return kContinue;
+}
+
+// A number of the launch, set up after its first k T-steps (or as itself in the first block).
+struct Number {
+  uint64_t n_hi, n_lo;  // N
+  uint64_t rel;         // N - base (< 2^64)
+  uint64_t v_hi, v_lo;  // value after s steps
+  uint32_t s;
+};
+
+// Sets up position (cycle, rem) / pos; false if the position is not in the launch.
+// Adds to the candidate count and work hash; *overflow if the first jump leaves 128 bits.
+template <bool kSieved>
+__device__ __forceinline__ bool LoadNumber(const LaunchParams& P, uint64_t cycle, uint64_t index, Number& x,
+                                           bool* overflow, unsigned long long& candidates,
+                                           unsigned long long& hash) {
+  *overflow = false;
+  if (kSieved) {
+    const uint64_t pos = cycle * P.cycle_len + index;
+    if (index >= P.cycle_len || pos < P.pos_begin || pos >= P.pos_end) return false;
+    const SieveEntry e = P.entries[index];
+    x.rel = cycle * P.cycle_stride + e.offset;
+    x.n_lo = P.base_lo + x.rel;
+    x.n_hi = P.base_hi + (x.n_lo < x.rel ? 1 : 0);
+    const int k = P.sieve_bits;
+    x.v_hi = x.n_hi >> k;
+    x.v_lo = (x.n_lo >> k) | (x.n_hi << (64 - k));
+    hash += Mix64(x.v_lo * e.pow3 + e.c);
+    *overflow = !MulAdd(x.v_hi, x.v_lo, e.pow3, e.c);
+    x.s = e.steps;
+  } else {
+    const uint64_t pos = index;
+    if (pos < P.pos_begin || pos >= P.pos_end) return false;
+    x.n_hi = 0;
+    x.n_lo = static_cast<uint64_t>(P.period) * (pos / P.npat) + P.pattern[pos % P.npat];
+    x.rel = x.n_lo;
+    x.v_hi = 0;
+    x.v_lo = x.n_lo;
+    x.s = 0;
+    hash += Mix64(x.n_lo);
+  }
+  ++candidates;
+  return true;
+}
+
+__device__ __forceinline__ void HostFinish(const LaunchParams& P, const Number& x) {
+  const unsigned long long i = atomicAdd(&P.acc->host_finish_count, 1ULL);
+  if (i < P.host_finish_capacity) P.host_finish[i] = HostFinishEntry{x.n_lo, x.n_hi};
+}
+
+// Records a finished number's delay; returns its ladder key (d above the ladder floor, else 0).
+__device__ __forceinline__ uint32_t Finish(const LaunchParams& P, const Number& x, uint32_t d,
+                                           unsigned long long& count, unsigned long long& sum) {
+  if (d >= kClassSlots) {
+    HostFinish(P, x);
+    return 0;
+  }
+  const bool open = d > P.floor || (P.classes && __ldg(P.tables.hole_prefix + d + 1) != __ldg(P.tables.hole_prefix + d));
+  if (open) {
+    ++count;
+    sum += d;
+    if (P.classes) {
+      unsigned long long* slot = P.class_min + d;
+      if (x.rel < *slot) atomicMin(slot, static_cast<unsigned long long>(x.rel));
+    }
+  }
+  return d > P.ladder_floor ? d : 0;
 }
 
 struct MaxOp {
   __device__ __forceinline__ uint32_t operator()(uint32_t a, uint32_t b) const { return a > b ? a : b; }
 };
 
-template <int kThreads, bool kSieved>
-__global__ void __launch_bounds__(kThreads) SearchKernel(const LaunchParams P) {
-  using Scan = cub::BlockScan<uint32_t, kThreads>;
+template <int kThreads>
+__device__ __forceinline__ void AddTotals(const LaunchParams& P, unsigned long long candidates,
+                                          unsigned long long count, unsigned long long sum,
+                                          unsigned long long hash) {
   using Reduce = cub::BlockReduce<unsigned long long, kThreads>;
-  __shared__ union {
-    typename Scan::TempStorage scan;
-    typename Reduce::TempStorage reduce;
-  } temp;
-
-  unsigned long long my_candidates = 0, my_count = 0, my_sum = 0, my_hash = 0;
-  for (uint64_t tile = P.tile_begin + blockIdx.x; tile < P.tile_end; tile += gridDim.x) {
-    bool active;
-    bool first_overflow = false;
-    uint64_t n_hi = 0, n_lo = 0, v_hi = 0, v_lo = 0, rel = 0;
-    uint32_t s = 0;
-    if (kSieved) {
-      const uint64_t cycle = tile / P.tiles_per_cycle;
-      const uint32_t rem = static_cast<uint32_t>(tile - cycle * P.tiles_per_cycle) * kThreads + threadIdx.x;
-      const uint64_t pos = cycle * P.cycle_len + rem;
-      active = rem < P.cycle_len && pos >= P.pos_begin && pos < P.pos_end;
-      if (active) {
-        const SieveEntry e = P.entries[rem];
-        rel = cycle * P.cycle_stride + e.offset;  // N - base (< 2^64, checked on the host)
-        n_lo = P.base_lo + rel;
-        n_hi = P.base_hi + (n_lo < rel ? 1 : 0);
-        const int k = P.sieve_bits;
-        v_hi = n_hi >> k;
-        v_lo = (n_lo >> k) | (n_hi << (64 - k));
-        my_hash += Mix64(v_lo * e.pow3 + e.c);
-        first_overflow = !MulAdd(v_hi, v_lo, e.pow3, e.c);
-        s = e.steps;
-      }
-    } else {
-      const uint64_t pos = tile * kThreads + threadIdx.x;
-      active = pos >= P.pos_begin && pos < P.pos_end;
-      if (active) {
-        n_lo = static_cast<uint64_t>(P.period) * (pos / P.npat) + P.pattern[pos % P.npat];
-        rel = n_lo;
-        v_lo = n_lo;
-        my_hash += Mix64(n_lo);
-      }
-    }
-    uint32_t key = 0;
-    if (active) {
-      ++my_candidates;
-      uint32_t d = 0;
-      int outcome = first_overflow ? kHostFinish : Walk(P, v_hi, v_lo, s, &d);
-      if (outcome == kFinished && d >= kClassSlots) outcome = kHostFinish;
-      if (outcome == kHostFinish) {
-        const unsigned long long i = atomicAdd(&P.acc->host_finish_count, 1ULL);
-        if (i < P.host_finish_capacity) P.host_finish[i] = HostFinishEntry{n_lo, n_hi};
-      } else if (outcome == kFinished) {
-        const bool open =
-            d > P.floor || (P.classes && __ldg(P.tables.hole_prefix + d + 1) != __ldg(P.tables.hole_prefix + d));
-        if (open) {
-          ++my_count;
-          my_sum += d;
-          if (P.classes) {
-            unsigned long long* slot = P.class_min + d;
-            if (rel < *slot) atomicMin(slot, static_cast<unsigned long long>(rel));
-          }
-        }
-        if (d > P.ladder_floor) key = d;
-      }
-    }
-    // Ladder: entries above the floor and above every earlier delay of the tile.
-    if (__syncthreads_or(key != 0)) {
-      uint32_t before;
-      Scan(temp.scan).ExclusiveScan(key, before, 0u, MaxOp());
-      if (key != 0 && key > before) {
-        const unsigned long long i = atomicAdd(&P.acc->ladder_count, 1ULL);
-        if (i < P.ladder_capacity) P.ladder[i] = LadderEntry{n_lo, n_hi, key, 0};
-      }
-      __syncthreads();
-    }
-  }
-
-  unsigned long long values[4] = {my_candidates, my_count, my_sum, my_hash};
+  __shared__ typename Reduce::TempStorage temp;
+  unsigned long long values[4] = {candidates, count, sum, hash};
   unsigned long long* targets[4] = {&P.acc->candidates, &P.acc->tally_count, &P.acc->tally_sum, &P.acc->work_hash};
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    const unsigned long long total = Reduce(temp.reduce).Sum(values[i]);
+    const unsigned long long total = Reduce(temp).Sum(values[i]);
     if (threadIdx.x == 0 && total != 0) atomicAdd(targets[i], total);
     __syncthreads();
   }
 }
 
+template <int kThreads, bool kSieved>
+__global__ void __launch_bounds__(kThreads) SearchKernel(const LaunchParams P) {
+  using Scan = cub::BlockScan<uint32_t, kThreads>;
+  __shared__ typename Scan::TempStorage scan_temp;
+  unsigned long long candidates = 0, count = 0, sum = 0, hash = 0;
+  for (uint64_t tile = P.tile_begin + blockIdx.x; tile < P.tile_end; tile += gridDim.x) {
+    uint64_t cycle = 0, index;
+    if (kSieved) {
+      cycle = tile / P.tiles_per_cycle;
+      index = (tile - cycle * P.tiles_per_cycle) * kThreads + threadIdx.x;
+    } else {
+      index = tile * kThreads + threadIdx.x;
+    }
+    Number x;
+    bool overflow;
+    uint32_t key = 0;
+    if (LoadNumber<kSieved>(P, cycle, index, x, &overflow, candidates, hash)) {
+      int outcome = overflow ? kHostFinish : kContinue;
+      uint32_t d = 0;
+      while (outcome == kContinue) outcome = WalkStep(P, x.v_hi, x.v_lo, x.s, &d);
+      if (outcome == kHostFinish) HostFinish(P, x);
+      if (outcome == kFinished) key = Finish(P, x, d, count, sum);
+    }
+    // Ladder: entries above the ladder floor and above every earlier delay of the tile.
+    if (__syncthreads_or(key != 0)) {
+      uint32_t before;
+      Scan(scan_temp).ExclusiveScan(key, before, 0u, MaxOp());
+      if (key != 0 && key > before) {
+        const unsigned long long i = atomicAdd(&P.acc->ladder_count, 1ULL);
+        if (i < P.ladder_capacity) P.ladder[i] = LadderEntry{x.n_lo, x.n_hi, key, 0};
+      }
+      __syncthreads();
+    }
+  }
+  AddTotals<kThreads>(P, candidates, count, sum, hash);
+}
+
+template <int kThreads, bool kSieved>
+__global__ void __launch_bounds__(kThreads) RefillKernel(const LaunchParams P) {
+  constexpr int kItems = kRefillItems;
+  constexpr uint32_t kTile = kThreads * kItems;
+  using Scan = cub::BlockScan<uint32_t, kThreads>;
+  __shared__ typename Scan::TempStorage scan_temp;
+  __shared__ uint32_t keys[kTile];
+  __shared__ uint32_t next;
+  unsigned long long candidates = 0, count = 0, sum = 0, hash = 0;
+  for (uint64_t tile = P.tile_begin + blockIdx.x; tile < P.tile_end; tile += gridDim.x) {
+    uint64_t cycle = 0, first;
+    if (kSieved) {
+      cycle = tile / P.tiles_per_cycle;
+      first = (tile - cycle * P.tiles_per_cycle) * kTile;
+    } else {
+      first = tile * kTile;
+    }
+#pragma unroll
+    for (int i = 0; i < kItems; ++i) keys[i * kThreads + threadIdx.x] = 0;
+    if (threadIdx.x == 0) next = kThreads;
+    __syncthreads();
+
+    bool any_key = false;
+    uint32_t item = threadIdx.x;
+    Number x;
+    bool live = false;
+    while (true) {
+      // Take numbers until one needs walking or the tile is used up.
+      while (!live) {
+        if (item >= kTile) break;
+        bool overflow;
+        live = LoadNumber<kSieved>(P, cycle, first + item, x, &overflow, candidates, hash);
+        if (live && overflow) {
+          HostFinish(P, x);
+          live = false;
+        }
+        if (!live) item = TakeItem(&next);
+      }
+      if (!live) break;
+      uint32_t d = 0;
+      const int outcome = WalkStep(P, x.v_hi, x.v_lo, x.s, &d);
+      if (outcome == kContinue) continue;
+      if (outcome == kHostFinish) HostFinish(P, x);
+      if (outcome == kFinished) {
+        const uint32_t key = Finish(P, x, d, count, sum);
+        if (key != 0) {
+          keys[item] = key;
+          any_key = true;
+        }
+      }
+      live = false;
+      item = TakeItem(&next);
+    }
+    // Ladder over the tile in position order: thread t holds items t*kItems ...
+    if (__syncthreads_or(any_key)) {
+      uint32_t mine[kItems];
+      uint32_t local = 0;
+#pragma unroll
+      for (int i = 0; i < kItems; ++i) {
+        mine[i] = keys[threadIdx.x * kItems + i];
+        local = mine[i] > local ? mine[i] : local;
+      }
+      uint32_t before;
+      Scan(scan_temp).ExclusiveScan(local, before, 0u, MaxOp());
+#pragma unroll
+      for (int i = 0; i < kItems; ++i) {
+        if (mine[i] != 0 && mine[i] > before) {
+          Number y;
+          bool overflow;
+          unsigned long long c = 0, h = 0;
+          LoadNumber<kSieved>(P, cycle, first + threadIdx.x * kItems + i, y, &overflow, c, h);
+          const unsigned long long at = atomicAdd(&P.acc->ladder_count, 1ULL);
+          if (at < P.ladder_capacity) P.ladder[at] = LadderEntry{y.n_lo, y.n_hi, mine[i], 0};
+        }
+        before = mine[i] > before ? mine[i] : before;
+      }
+    }
+    __syncthreads();
+  }
+  AddTotals<kThreads>(P, candidates, count, sum, hash);
+}
+
 template <int kThreads>
-cudaError_t LaunchSized(const LaunchParams& p, int grid_blocks, cudaStream_t stream) {
-  if (p.entries != nullptr) {
-    SearchKernel<kThreads, true><<<grid_blocks, kThreads, 0, stream>>>(p);
+cudaError_t LaunchSized(const LaunchParams& p, bool refill, int grid_blocks, cudaStream_t stream) {
+  (void)cudaGetLastError();  // drop a stale error of an earlier unchecked call (cleanup paths)
+  const bool sieved = p.entries != nullptr;
+  if (refill) {
+    if (sieved) RefillKernel<kThreads, true><<<grid_blocks, kThreads, 0, stream>>>(p);
+    else RefillKernel<kThreads, false><<<grid_blocks, kThreads, 0, stream>>>(p);
   } else {
-    SearchKernel<kThreads, false><<<grid_blocks, kThreads, 0, stream>>>(p);
+    if (sieved) SearchKernel<kThreads, true><<<grid_blocks, kThreads, 0, stream>>>(p);
+    else SearchKernel<kThreads, false><<<grid_blocks, kThreads, 0, stream>>>(p);
   }
   return cudaGetLastError();
+}
+
+template <int kThreads>
+cudaError_t BlocksPerSm(bool refill, int* blocks) {
+  return refill ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, RefillKernel<kThreads, true>, kThreads, 0)
+                : cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, SearchKernel<kThreads, true>, kThreads, 0);
 }
 
 __global__ void FillTailKernel(const StepEntry* steps, int step_bits, uint16_t* tail, int base_bits,
@@ -221,20 +359,20 @@ __global__ void FillTailKernel(const StepEntry* steps, int step_bits, uint16_t* 
 
 }  // namespace
 
-cudaError_t LaunchSearch(const LaunchParams& p, int block_threads, int grid_blocks, cudaStream_t stream) {
+cudaError_t LaunchSearch(const LaunchParams& p, int block_threads, bool refill, int grid_blocks, cudaStream_t stream) {
   switch (block_threads) {
-    case 128: return LaunchSized<128>(p, grid_blocks, stream);
-    case 256: return LaunchSized<256>(p, grid_blocks, stream);
-    case 512: return LaunchSized<512>(p, grid_blocks, stream);
+    case 128: return LaunchSized<128>(p, refill, grid_blocks, stream);
+    case 256: return LaunchSized<256>(p, refill, grid_blocks, stream);
+    case 512: return LaunchSized<512>(p, refill, grid_blocks, stream);
     default: return cudaErrorInvalidValue;
   }
 }
 
-cudaError_t SearchBlocksPerSm(int block_threads, int* blocks) {
+cudaError_t SearchBlocksPerSm(int block_threads, bool refill, int* blocks) {
   switch (block_threads) {
-    case 128: return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, SearchKernel<128, true>, 128, 0);
-    case 256: return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, SearchKernel<256, true>, 256, 0);
-    case 512: return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, SearchKernel<512, true>, 512, 0);
+    case 128: return BlocksPerSm<128>(refill, blocks);
+    case 256: return BlocksPerSm<256>(refill, blocks);
+    case 512: return BlocksPerSm<512>(refill, blocks);
     default: return cudaErrorInvalidValue;
   }
 }
@@ -242,6 +380,7 @@ cudaError_t SearchBlocksPerSm(int block_threads, int* blocks) {
 cudaError_t LaunchFillTail(const StepEntry* steps, int step_bits, uint16_t* tail, int base_bits, int tail_bits,
                            int* failed, cudaStream_t stream) {
   if (tail_bits <= base_bits) return cudaSuccess;
+  (void)cudaGetLastError();
   const uint64_t first = uint64_t{1} << base_bits;
   const uint64_t count = (uint64_t{1} << tail_bits) - first;
   FillTailKernel<<<4096, 256, 0, stream>>>(steps, step_bits, tail, base_bits, first, count, failed);

@@ -50,14 +50,19 @@ struct Accumulators {
 // Class minima slots: N - base for each delay below kClassSlots; delays at or above go
 // to the host-finish list.
 constexpr uint32_t kClassSlots = 16384;
-constexpr int kBoundTableSize = 129 << 3;  // EarlyTermination::bound_table()
+// Early-termination bound table: (bitlen << sub_bits | sub-bucket) -> bound of delay(v).
+constexpr int kMaxBoundSubBits = 8;
+constexpr int kBoundTableSize = 129 << kMaxBoundSubBits;
+// Positions per tile for the lane-refill kernel: block threads times this.
+constexpr int kRefillItems = 16;
 
 struct DeviceTables {
   const StepEntry* steps = nullptr;
   int step_bits = 0;
   const uint16_t* tail = nullptr;
   int tail_bits = 0;
-  const uint16_t* bound = nullptr;        // kBoundTableSize entries (0xFFFF: no bound)
+  const uint16_t* bound = nullptr;        // 129 << bound_sub_bits entries (0xFFFF: no bound)
+  int bound_sub_bits = 3;
   const uint32_t* hole_prefix = nullptr;  // floor + 2 entries (class searches)
 };
 
@@ -90,10 +95,12 @@ struct LaunchParams {
   unsigned long long* class_min = nullptr;  // kClassSlots entries, N - base (classes only)
 };
 
-// Launches the search kernel for one launch's positions on `stream`.
-cudaError_t LaunchSearch(const LaunchParams& p, int block_threads, int grid_blocks, cudaStream_t stream);
+// Launches the search kernel for one launch's positions on `stream`. Tiles hold
+// block_threads positions (one per thread), or block_threads * kRefillItems with `refill`
+// (a lane that finishes its number takes the tile's next one).
+cudaError_t LaunchSearch(const LaunchParams& p, int block_threads, bool refill, int grid_blocks, cudaStream_t stream);
 // Resident blocks per SM for the search kernel of that block size.
-cudaError_t SearchBlocksPerSm(int block_threads, int* blocks);
+cudaError_t SearchBlocksPerSm(int block_threads, bool refill, int* blocks);
 
 // Fills tail[n] for n in [2^base_bits, 2^tail_bits) from tail[0 .. 2^base_bits) (already
 // there) with the step table; sets *failed (device int) if a value would leave 128 bits.
