@@ -1,5 +1,6 @@
 // collatz-sieve: generate, inspect, verify and dump k-bit join sieve files.
 // Exit codes: 0 ok, 1 failure, 2 usage error.
+#include <signal.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -23,6 +24,21 @@ using collatz::MappedSieveFile;
 using collatz::SieveFileWriter;
 using collatz::Status;
 namespace sg = collatz::sievegen;
+
+// The temporary output of a running `generate`, removed if the run is interrupted
+// (the output itself only appears, complete, at the final rename).
+char g_temp_output[4096];
+
+void RemoveTempAndDie(int sig) {
+  if (g_temp_output[0] != 0) ::unlink(g_temp_output);
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+void CleanUpOnSignals(const std::string& temp_path) {
+  std::snprintf(g_temp_output, sizeof(g_temp_output), "%s", temp_path.c_str());
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::signal(sig, RemoveTempAndDie);
+}
 
 constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;
@@ -134,6 +150,7 @@ int RunGenerate(const GenerateArgs& a) {
   SieveFileWriter writer;
   s = writer.Open(a.out, a.bits);
   if (!s.ok()) return Fail(s);
+  CleanUpOnSignals(writer.temp_path());
   const auto start = std::chrono::steady_clock::now();
   sg::GeneratorStats stats;
   auto progress = MakeProgress(a.quiet);
