@@ -157,6 +157,7 @@ class GpuEngine : public SearchEngine {
   std::string Describe() const override { return "gpu " + std::to_string(options_.device) + " (" + device_name_ + ")"; }
 
   const GpuSearchStats& stats() const { return stats_; }
+  bool SharedSteps() const { return options_.shared_step_table && options_.step_bits <= gpu::kMaxSharedStepBits; }
 
  private:
   Status BuildSieveCycle(unsigned modulus, SieveCycle* cycle);
@@ -278,7 +279,7 @@ Status GpuEngine::Init() {
   sm_count_ = prop.multiProcessorCount;
   blocks_per_sm_ = o.blocks_per_sm;
   if (blocks_per_sm_ <= 0) {
-    CUDA_TRY(gpu::SearchBlocksPerSm(o.block_threads, o.lane_refill, &blocks_per_sm_));
+    CUDA_TRY(gpu::SearchBlocksPerSm(o.block_threads, SharedSteps(), o.step_bits, &blocks_per_sm_));
     if (blocks_per_sm_ <= 0) blocks_per_sm_ = 1;
   }
 
@@ -337,7 +338,7 @@ Status GpuEngine::EnsureCapacity(Slot& slot, uint64_t ladder, uint64_t host_fini
 
 Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
   LaunchParams p = base_params_;
-  const uint64_t threads = static_cast<uint64_t>(options_.block_threads) * (options_.lane_refill ? gpu::kRefillItems : 1);
+  const uint64_t threads = gpu::kTilePositions;  // positions per tile (one warp)
   p.ladder_floor = job.ladder_floor;
   p.acc = slot.acc.get();
   p.ladder = slot.ladder.get();
@@ -367,14 +368,16 @@ Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
     p.tile_end = (job.pos_end - 1) / threads + 1;
   }
   const uint64_t tiles = p.tile_end - p.tile_begin;
-  const int grid = static_cast<int>(std::min<uint64_t>(tiles, static_cast<uint64_t>(sm_count_) * blocks_per_sm_));
+  const uint64_t warps_per_block = static_cast<uint64_t>(options_.block_threads) / 32;
+  const int grid = static_cast<int>(std::min<uint64_t>((tiles + warps_per_block - 1) / warps_per_block,
+                                                       static_cast<uint64_t>(sm_count_) * blocks_per_sm_));
 
   CUDA_TRY(cudaMemsetAsync(slot.acc.get(), 0, sizeof(Accumulators), slot.stream));
   if (spec_.kinds == Kinds::kDelayAndClass) {
     CUDA_TRY(cudaMemsetAsync(slot.class_min.get(), 0xFF, gpu::kClassSlots * sizeof(unsigned long long), slot.stream));
   }
   CUDA_TRY(cudaEventRecord(slot.start, slot.stream));
-  CUDA_TRY(gpu::LaunchSearch(p, options_.block_threads, options_.lane_refill, grid, slot.stream));
+  CUDA_TRY(gpu::LaunchSearch(p, options_.block_threads, SharedSteps(), grid, slot.stream));
   CUDA_TRY(cudaEventRecord(slot.stop, slot.stream));
   CUDA_TRY(cudaMemcpyAsync(slot.host_acc.get(), slot.acc.get(), sizeof(Accumulators), cudaMemcpyDeviceToHost,
                            slot.stream));

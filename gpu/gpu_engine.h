@@ -16,9 +16,9 @@ namespace collatz {
 // Tuning parameters, as data (docs/PERFORMANCE.md, GPU section, says what each does).
 struct GpuEngineOptions {
   int device = 0;
-  // Step table (S <= 20, 16-byte entries in global memory / L2) and tail table (exact
-  // delays of every n < 2^T, 16-bit, in device memory; built on the GPU, T <= 32).
-  int step_bits = 19;
+  // Step table (S <= 20) and tail table (exact delays of every n < 2^T, 16-bit, in device
+  // memory; built on the GPU, T <= 32).
+  int step_bits = 13;
   int tail_bits = 24;
   // Threads per block (128, 256 or 512) and resident blocks per SM (0: from occupancy).
   int block_threads = 256;
@@ -35,9 +35,9 @@ struct GpuEngineOptions {
   // table of 2^bound_sub_bits sub-buckets per octave (3 is the CPU's; up to 8).
   bool early_termination = true;
   int bound_sub_bits = 6;
-  // Lane refill: a lane whose number is done takes the tile's next one (tiles of
-  // block_threads * 16 positions) instead of idling until its warp's slowest lane is done.
-  bool lane_refill = true;
+  // Keep the step table in shared memory (4-byte entries) when step_bits <= 13;
+  // otherwise it is read from global memory / L2 (16-byte entries).
+  bool shared_step_table = true;
 };
 
 // Number of usable CUDA devices; 0 when there is no GPU or no driver. Never throws.

@@ -246,12 +246,9 @@ TEST(GpuEngineTest, UnitsHoldingKnownRecordsAndWideTrajectories) {
       if (c > Pow2(40)) ExpectSame(*gpu, SpecWithRecords(c - (uint64_t{1} << 23), c + (uint64_t{1} << 23), kinds, &rng));
     }
   }
-  // The path record above 2^128 must have been finished on the host.
-  UnitSpec wide;
-  wide.begin = big;
-  wide.end = big + 1;
-  UnitResult r = GpuSearch(*gpu, wide);
-  if (r.candidates == 1) EXPECT_GE(LastGpuSearchStats(*gpu).host_finished, 1u);
+  // (Whether 48503373501652785087 itself needs the host depends on the step width: the
+  // loop only sees every S-th value. BufferOverflowIsDetectedAndRecovered checks host
+  // finishing where nearly every number needs it.)
 }
 
 TEST(GpuEngineTest, BufferOverflowIsDetectedAndRecovered) {
@@ -290,10 +287,10 @@ TEST(GpuEngineTest, TuningVariantsAgree) {
   REQUIRE_GPU();
   std::mt19937_64 rng(Seed() + 5);
   GpuEngineOptions a, b, c, d;
-  d.lane_refill = false;
+  d.step_bits = 19;  // global-memory step table
   d.bound_sub_bits = 3;
   a.tail_bits = 20;
-  a.step_bits = 12;
+  a.step_bits = 11;
   a.block_threads = 128;
   b.tail_bits = 28;
   b.step_bits = 20;

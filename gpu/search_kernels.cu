@@ -1,29 +1,17 @@
-// The search kernels: one thread per computed number (sieve-offset entry or, in the first
-// block, odd number kept by the kind's mod rule) on a persistent grid that walks tiles of
-// consecutive positions, so each tile is an ascending run of N and a block-wide prefix
-// max over the tile finds its ladder entries.
-//  - SearchKernel: one position per thread per tile.
-//  - RefillKernel: kRefillItems positions per thread per tile; a lane whose number is done
-//    (finished or stopped early) takes the tile's next number, so a warp no longer waits
-//    for its slowest lane on every number (early termination makes lengths very uneven).
+// The search kernel: one thread per computed number (sieve-offset entry or, in the first
+// block, odd number kept by the kind's mod rule) on a persistent grid in which each warp
+// walks tiles of 32 consecutive positions, so a tile is an ascending run of N and a warp
+// prefix max finds its ladder entries. Warps never wait for each other (no block barrier
+// per tile): with early termination the lengths of the numbers are very uneven, and a
+// block-wide tile would make 8 warps wait for the slowest of 256 lanes.
+// The step table lives either in global memory (L2; S <= 20, 16-byte entries) or, for
+// S <= 13, in shared memory (4-byte entries c | p << 26).
 #include "gpu/search_kernels.h"
 
 #include <cub/block/block_reduce.cuh>
-#include <cub/block/block_scan.cuh>
-#include <cooperative_groups.h>
 
 namespace collatz::gpu {
 namespace {
-
-namespace cg = cooperative_groups;
-
-// The next unclaimed item of the tile, for each lane that asks now (warp-aggregated).
-__device__ __forceinline__ uint32_t TakeItem(uint32_t* next) {
-  cg::coalesced_group g = cg::coalesced_threads();
-  uint32_t base = 0;
-  if (g.thread_rank() == 0) base = atomicAdd(next, g.size());
-  return g.shfl(base, 0) + g.thread_rank();
-}
 
 __device__ __forceinline__ uint64_t Mix64(uint64_t x) {
   x ^= x >> 30;
@@ -83,7 +71,9 @@ __device__ __forceinline__ bool CanStop(const LaunchParams& P, uint32_t s, uint6
 enum Outcome { kFinished = 0, kStopped = 1, kHostFinish = 2, kContinue = 3 };
 
 // One step of the walk of a number at (hi:lo) after s steps.
-__device__ __forceinline__ int WalkStep(const LaunchParams& P, uint64_t& hi, uint64_t& lo, uint32_t& s,
+template <bool kSharedSteps>
+__device__ __forceinline__ int WalkStep(const LaunchParams& P, const uint32_t* shared_steps,
+                                        const uint32_t* shared_pow3, uint64_t& hi, uint64_t& lo, uint32_t& s,
                                         uint32_t* delay) {
   if (P.early_stop && CanStop(P, s, hi, lo)) return kStopped;
   if (hi == 0 && (lo >> P.tables.tail_bits) == 0) {
@@ -91,13 +81,26 @@ __device__ __forceinline__ int WalkStep(const LaunchParams& P, uint64_t& hi, uin
     return kFinished;
   }
   const int S = P.tables.step_bits;
-  const uint4 e = __ldg(reinterpret_cast<const uint4*>(P.tables.steps) + (lo & ((uint64_t{1} << S) - 1)));
+  const uint64_t i = lo & ((uint64_t{1} << S) - 1);
+  uint32_t c, m, steps;
+  if (kSharedSteps) {
+    const uint32_t e = shared_steps[i];
+    const uint32_t p = e >> 26;
+    c = e & ((1u << 26) - 1);
+    m = shared_pow3[p];
+    steps = static_cast<uint32_t>(S) + p;
+  } else {
+    const uint4 e = __ldg(reinterpret_cast<const uint4*>(P.tables.steps) + i);
+    c = e.x;
+    m = e.y;
+    steps = e.z;
+  }
   uint64_t h_hi = hi >> S;
   uint64_t h_lo = (lo >> S) | (hi << (64 - S));
-  if (!MulAdd(h_hi, h_lo, e.y, e.x)) return kHostFinish;
+  if (!MulAdd(h_hi, h_lo, m, c)) return kHostFinish;
   hi = h_hi;
   lo = h_lo;
-  s += e.z;
+  s += steps;
   return kContinue;
 }
 
@@ -168,10 +171,6 @@ __device__ __forceinline__ uint32_t Finish(const LaunchParams& P, const Number& 
   return d > P.ladder_floor ? d : 0;
 }
 
-struct MaxOp {
-  __device__ __forceinline__ uint32_t operator()(uint32_t a, uint32_t b) const { return a > b ? a : b; }
-};
-
 template <int kThreads>
 __device__ __forceinline__ void AddTotals(const LaunchParams& P, unsigned long long candidates,
                                           unsigned long long count, unsigned long long sum,
@@ -188,18 +187,34 @@ __device__ __forceinline__ void AddTotals(const LaunchParams& P, unsigned long l
   }
 }
 
-template <int kThreads, bool kSieved>
+template <int kThreads, bool kSieved, bool kSharedSteps>
 __global__ void __launch_bounds__(kThreads) SearchKernel(const LaunchParams P) {
-  using Scan = cub::BlockScan<uint32_t, kThreads>;
-  __shared__ typename Scan::TempStorage scan_temp;
+  extern __shared__ uint32_t shared_steps[];
+  __shared__ uint32_t shared_pow3[32];
+  if (kSharedSteps) {
+    const uint32_t n = 1u << P.tables.step_bits;
+    for (uint32_t i = threadIdx.x; i < n; i += kThreads) {
+      const uint4 e = __ldg(reinterpret_cast<const uint4*>(P.tables.steps) + i);
+      shared_steps[i] = e.x | ((e.z - static_cast<uint32_t>(P.tables.step_bits)) << 26);
+    }
+    if (threadIdx.x < 32) {
+      uint32_t m = 1;
+      for (unsigned j = 0; j < threadIdx.x && j < 20; ++j) m *= 3;
+      shared_pow3[threadIdx.x] = m;
+    }
+    __syncthreads();
+  }
+  const unsigned lane = threadIdx.x & 31;
+  const uint64_t warps_per_block = kThreads / 32;
   unsigned long long candidates = 0, count = 0, sum = 0, hash = 0;
-  for (uint64_t tile = P.tile_begin + blockIdx.x; tile < P.tile_end; tile += gridDim.x) {
+  for (uint64_t tile = P.tile_begin + blockIdx.x * warps_per_block + threadIdx.x / 32; tile < P.tile_end;
+       tile += gridDim.x * warps_per_block) {
     uint64_t cycle = 0, index;
     if (kSieved) {
       cycle = tile / P.tiles_per_cycle;
-      index = (tile - cycle * P.tiles_per_cycle) * kThreads + threadIdx.x;
+      index = (tile - cycle * P.tiles_per_cycle) * 32 + lane;
     } else {
-      index = tile * kThreads + threadIdx.x;
+      index = tile * 32 + lane;
     }
     Number x;
     bool overflow;
@@ -207,124 +222,57 @@ __global__ void __launch_bounds__(kThreads) SearchKernel(const LaunchParams P) {
     if (LoadNumber<kSieved>(P, cycle, index, x, &overflow, candidates, hash)) {
       int outcome = overflow ? kHostFinish : kContinue;
       uint32_t d = 0;
-      while (outcome == kContinue) outcome = WalkStep(P, x.v_hi, x.v_lo, x.s, &d);
+      while (outcome == kContinue) {
+        outcome = WalkStep<kSharedSteps>(P, shared_steps, shared_pow3, x.v_hi, x.v_lo, x.s, &d);
+      }
       if (outcome == kHostFinish) HostFinish(P, x);
       if (outcome == kFinished) key = Finish(P, x, d, count, sum);
     }
     // Ladder: entries above the ladder floor and above every earlier delay of the tile.
-    if (__syncthreads_or(key != 0)) {
-      uint32_t before;
-      Scan(scan_temp).ExclusiveScan(key, before, 0u, MaxOp());
+    if (__any_sync(0xFFFFFFFFu, key != 0)) {
+      uint32_t inclusive = key;
+#pragma unroll
+      for (int off = 1; off < 32; off <<= 1) {
+        const uint32_t y = __shfl_up_sync(0xFFFFFFFFu, inclusive, off);
+        if (lane >= static_cast<unsigned>(off)) inclusive = y > inclusive ? y : inclusive;
+      }
+      uint32_t before = __shfl_up_sync(0xFFFFFFFFu, inclusive, 1);
+      if (lane == 0) before = 0;
       if (key != 0 && key > before) {
         const unsigned long long i = atomicAdd(&P.acc->ladder_count, 1ULL);
         if (i < P.ladder_capacity) P.ladder[i] = LadderEntry{x.n_lo, x.n_hi, key, 0};
       }
-      __syncthreads();
     }
   }
   AddTotals<kThreads>(P, candidates, count, sum, hash);
 }
 
-template <int kThreads, bool kSieved>
-__global__ void __launch_bounds__(kThreads) RefillKernel(const LaunchParams P) {
-  constexpr int kItems = kRefillItems;
-  constexpr uint32_t kTile = kThreads * kItems;
-  using Scan = cub::BlockScan<uint32_t, kThreads>;
-  __shared__ typename Scan::TempStorage scan_temp;
-  __shared__ uint32_t keys[kTile];
-  __shared__ uint32_t next;
-  unsigned long long candidates = 0, count = 0, sum = 0, hash = 0;
-  for (uint64_t tile = P.tile_begin + blockIdx.x; tile < P.tile_end; tile += gridDim.x) {
-    uint64_t cycle = 0, first;
-    if (kSieved) {
-      cycle = tile / P.tiles_per_cycle;
-      first = (tile - cycle * P.tiles_per_cycle) * kTile;
-    } else {
-      first = tile * kTile;
-    }
-#pragma unroll
-    for (int i = 0; i < kItems; ++i) keys[i * kThreads + threadIdx.x] = 0;
-    if (threadIdx.x == 0) next = kThreads;
-    __syncthreads();
-
-    bool any_key = false;
-    uint32_t item = threadIdx.x;
-    Number x;
-    bool live = false;
-    while (true) {
-      // Take numbers until one needs walking or the tile is used up.
-      while (!live) {
-        if (item >= kTile) break;
-        bool overflow;
-        live = LoadNumber<kSieved>(P, cycle, first + item, x, &overflow, candidates, hash);
-        if (live && overflow) {
-          HostFinish(P, x);
-          live = false;
-        }
-        if (!live) item = TakeItem(&next);
-      }
-      if (!live) break;
-      uint32_t d = 0;
-      const int outcome = WalkStep(P, x.v_hi, x.v_lo, x.s, &d);
-      if (outcome == kContinue) continue;
-      if (outcome == kHostFinish) HostFinish(P, x);
-      if (outcome == kFinished) {
-        const uint32_t key = Finish(P, x, d, count, sum);
-        if (key != 0) {
-          keys[item] = key;
-          any_key = true;
-        }
-      }
-      live = false;
-      item = TakeItem(&next);
-    }
-    // Ladder over the tile in position order: thread t holds items t*kItems ...
-    if (__syncthreads_or(any_key)) {
-      uint32_t mine[kItems];
-      uint32_t local = 0;
-#pragma unroll
-      for (int i = 0; i < kItems; ++i) {
-        mine[i] = keys[threadIdx.x * kItems + i];
-        local = mine[i] > local ? mine[i] : local;
-      }
-      uint32_t before;
-      Scan(scan_temp).ExclusiveScan(local, before, 0u, MaxOp());
-#pragma unroll
-      for (int i = 0; i < kItems; ++i) {
-        if (mine[i] != 0 && mine[i] > before) {
-          Number y;
-          bool overflow;
-          unsigned long long c = 0, h = 0;
-          LoadNumber<kSieved>(P, cycle, first + threadIdx.x * kItems + i, y, &overflow, c, h);
-          const unsigned long long at = atomicAdd(&P.acc->ladder_count, 1ULL);
-          if (at < P.ladder_capacity) P.ladder[at] = LadderEntry{y.n_lo, y.n_hi, mine[i], 0};
-        }
-        before = mine[i] > before ? mine[i] : before;
-      }
-    }
-    __syncthreads();
-  }
-  AddTotals<kThreads>(P, candidates, count, sum, hash);
-}
-
-template <int kThreads>
-cudaError_t LaunchSized(const LaunchParams& p, bool refill, int grid_blocks, cudaStream_t stream) {
-  (void)cudaGetLastError();  // drop a stale error of an earlier unchecked call (cleanup paths)
-  const bool sieved = p.entries != nullptr;
-  if (refill) {
-    if (sieved) RefillKernel<kThreads, true><<<grid_blocks, kThreads, 0, stream>>>(p);
-    else RefillKernel<kThreads, false><<<grid_blocks, kThreads, 0, stream>>>(p);
-  } else {
-    if (sieved) SearchKernel<kThreads, true><<<grid_blocks, kThreads, 0, stream>>>(p);
-    else SearchKernel<kThreads, false><<<grid_blocks, kThreads, 0, stream>>>(p);
-  }
+template <int kThreads, bool kSieved, bool kShared>
+cudaError_t LaunchOne(const LaunchParams& p, int grid_blocks, cudaStream_t stream) {
+  const size_t shared = kShared ? (sizeof(uint32_t) << p.tables.step_bits) : 0;
+  SearchKernel<kThreads, kSieved, kShared><<<grid_blocks, kThreads, shared, stream>>>(p);
   return cudaGetLastError();
 }
 
 template <int kThreads>
-cudaError_t BlocksPerSm(bool refill, int* blocks) {
-  return refill ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, RefillKernel<kThreads, true>, kThreads, 0)
-                : cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, SearchKernel<kThreads, true>, kThreads, 0);
+cudaError_t LaunchSized(const LaunchParams& p, bool shared_steps, int grid_blocks, cudaStream_t stream) {
+  (void)cudaGetLastError();  // drop a stale error of an earlier unchecked call (cleanup paths)
+  const bool sieved = p.entries != nullptr;
+  if (shared_steps) {
+    return sieved ? LaunchOne<kThreads, true, true>(p, grid_blocks, stream)
+                  : LaunchOne<kThreads, false, true>(p, grid_blocks, stream);
+  }
+  return sieved ? LaunchOne<kThreads, true, false>(p, grid_blocks, stream)
+                : LaunchOne<kThreads, false, false>(p, grid_blocks, stream);
+}
+
+template <int kThreads>
+cudaError_t BlocksPerSm(bool shared_steps, int step_bits, int* blocks) {
+  if (shared_steps) {
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, SearchKernel<kThreads, true, true>, kThreads,
+                                                         sizeof(uint32_t) << step_bits);
+  }
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, SearchKernel<kThreads, true, false>, kThreads, 0);
 }
 
 __global__ void FillTailKernel(const StepEntry* steps, int step_bits, uint16_t* tail, int base_bits,
@@ -359,20 +307,22 @@ __global__ void FillTailKernel(const StepEntry* steps, int step_bits, uint16_t* 
 
 }  // namespace
 
-cudaError_t LaunchSearch(const LaunchParams& p, int block_threads, bool refill, int grid_blocks, cudaStream_t stream) {
+cudaError_t LaunchSearch(const LaunchParams& p, int block_threads, bool shared_steps, int grid_blocks,
+                         cudaStream_t stream) {
+  if (shared_steps && p.tables.step_bits > kMaxSharedStepBits) return cudaErrorInvalidValue;
   switch (block_threads) {
-    case 128: return LaunchSized<128>(p, refill, grid_blocks, stream);
-    case 256: return LaunchSized<256>(p, refill, grid_blocks, stream);
-    case 512: return LaunchSized<512>(p, refill, grid_blocks, stream);
+    case 128: return LaunchSized<128>(p, shared_steps, grid_blocks, stream);
+    case 256: return LaunchSized<256>(p, shared_steps, grid_blocks, stream);
+    case 512: return LaunchSized<512>(p, shared_steps, grid_blocks, stream);
     default: return cudaErrorInvalidValue;
   }
 }
 
-cudaError_t SearchBlocksPerSm(int block_threads, bool refill, int* blocks) {
+cudaError_t SearchBlocksPerSm(int block_threads, bool shared_steps, int step_bits, int* blocks) {
   switch (block_threads) {
-    case 128: return BlocksPerSm<128>(refill, blocks);
-    case 256: return BlocksPerSm<256>(refill, blocks);
-    case 512: return BlocksPerSm<512>(refill, blocks);
+    case 128: return BlocksPerSm<128>(shared_steps, step_bits, blocks);
+    case 256: return BlocksPerSm<256>(shared_steps, step_bits, blocks);
+    case 512: return BlocksPerSm<512>(shared_steps, step_bits, blocks);
     default: return cudaErrorInvalidValue;
   }
 }

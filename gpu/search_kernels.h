@@ -53,8 +53,8 @@ constexpr uint32_t kClassSlots = 16384;
 // Early-termination bound table: (bitlen << sub_bits | sub-bucket) -> bound of delay(v).
 constexpr int kMaxBoundSubBits = 8;
 constexpr int kBoundTableSize = 129 << kMaxBoundSubBits;
-// Positions per tile for the lane-refill kernel: block threads times this.
-constexpr int kRefillItems = 16;
+// Widest step table kept in shared memory (4-byte entries, 32 KiB).
+constexpr int kMaxSharedStepBits = 13;
 
 struct DeviceTables {
   const StepEntry* steps = nullptr;
@@ -95,12 +95,15 @@ struct LaunchParams {
   unsigned long long* class_min = nullptr;  // kClassSlots entries, N - base (classes only)
 };
 
-// Launches the search kernel for one launch's positions on `stream`. Tiles hold
-// block_threads positions (one per thread), or block_threads * kRefillItems with `refill`
-// (a lane that finishes its number takes the tile's next one).
-cudaError_t LaunchSearch(const LaunchParams& p, int block_threads, bool refill, int grid_blocks, cudaStream_t stream);
-// Resident blocks per SM for the search kernel of that block size.
-cudaError_t SearchBlocksPerSm(int block_threads, bool refill, int* blocks);
+// Positions per tile: one warp's.
+constexpr int kTilePositions = 32;
+
+// Launches the search kernel for one launch's positions on `stream`, with the step table
+// in shared memory (step_bits <= kMaxSharedStepBits) or in global memory.
+cudaError_t LaunchSearch(const LaunchParams& p, int block_threads, bool shared_steps, int grid_blocks,
+                         cudaStream_t stream);
+// Resident blocks per SM for the search kernel of that configuration.
+cudaError_t SearchBlocksPerSm(int block_threads, bool shared_steps, int step_bits, int* blocks);
 
 // Fills tail[n] for n in [2^base_bits, 2^tail_bits) from tail[0 .. 2^base_bits) (already
 // there) with the step table; sets *failed (device int) if a value would leave 128 bits.
