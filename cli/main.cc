@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--threads", run.threads, "CPU threads (0: all cores)")->capture_default_str();
   run_cmd->add_option("--unit-size", run.unit_size,
                       "Numbers per stored unit (default: about 1/64 of the range, 2^28 to 2^40)");
-  run_cmd->add_option("--sieve-bits", run.sieve_bits, "Width k of the join sieve (default: 19 on the CPU)");
+  run_cmd->add_option("--sieve-bits", run.sieve_bits, "Width k of the join sieve (default: 19)");
 
   RecordsArgs records;
   CLI::App* records_cmd =
@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--numbers", bench.numbers, "Size of the measured range (default: 2^32 cpu, 2^40 gpu)");
   bench_cmd->add_option("--kinds", bench.kinds, "delay, or delay,class")->capture_default_str();
   bench_cmd->add_option("--threads", bench.threads, "CPU threads (0: all cores)")->capture_default_str();
-  bench_cmd->add_option("--sieve-bits", bench.sieve_bits, "Width k of the join sieve (default: 19 on the CPU)");
+  bench_cmd->add_option("--sieve-bits", bench.sieve_bits, "Width k of the join sieve (default: 19)");
   bench_cmd->add_option("--records", bench.records,
                         "Published delay records CSV (default: " + DefaultPublishedRecordsPath() + ")");
 
