@@ -103,6 +103,88 @@ inline bool Walk(const FastDelay& fast, const EarlyTermination& et, u128 v, uint
   }
 }
 
+// Walks a group of numbers interleaved: their step chains are independent, so the core
+// overlaps one number's table load and multiply with another's. Results keep the group's
+// (ascending) order, which the accumulator relies on.
+class InterleavedWalker {
+ public:
+  static constexpr int kLanes = 16;
+  static constexpr uint32_t kStopped = ~0u;
+
+  InterleavedWalker(const FastDelay& fast, const EarlyTermination& et) : fast_(fast), et_(et) {}
+
+  bool full() const { return count_ == kLanes; }
+  bool empty() const { return count_ == 0; }
+
+  // Adds N having reached v after s steps.
+  void Add(u128 n, u128 v, uint32_t s) {
+    n_[count_] = n;
+    v_[count_] = v;
+    s_[count_] = s;
+    ++count_;
+  }
+  // Adds N whose delay is already known.
+  void AddKnown(u128 n, uint32_t delay) {
+    n_[count_] = n;
+    v_[count_] = 1;
+    s_[count_] = delay;  // v = 1 ends at once with tail[1] = 0 added
+    ++count_;
+  }
+
+  // Finishes every number of the group and hands (n, delay) of the finished ones to `sink`, in order.
+  template <class Sink>
+  void Flush(Sink&& sink) {
+    const StepTable& steps = fast_.steps();
+    const int bits = steps.bits();
+    const uint64_t mask = steps.mask();
+    const uint64_t* table = steps.packed().data();
+    const u128 limit = fast_.tail().limit();
+    int active[kLanes];
+    int n_active = 0;
+    for (int g = 0; g < count_; ++g) active[n_active++] = g;
+    while (n_active > 0) {
+      int still = 0;
+      for (int a = 0; a < n_active; ++a) {
+        const int g = active[a];
+        const u128 v = v_[g];
+        const uint32_t s = s_[g];
+        if (et_.CanStop(s, v)) {
+          delay_[g] = kStopped;
+          continue;
+        }
+        if (v < limit) {
+          delay_[g] = s + fast_.tail()[static_cast<uint64_t>(v)];
+          continue;
+        }
+        const uint64_t e = table[Lo64(v) & mask];
+        const uint32_t p = static_cast<uint32_t>(e >> 32);
+        u128 next;
+        if (!MulAddChecked(v >> bits, kPow3[p], static_cast<uint32_t>(e), &next)) {
+          delay_[g] = s + WideDelay(v, &fast_);
+          continue;
+        }
+        v_[g] = next;
+        s_[g] = s + static_cast<uint32_t>(bits) + p;
+        active[still++] = g;
+      }
+      n_active = still;
+    }
+    for (int g = 0; g < count_; ++g) {
+      if (delay_[g] != kStopped) sink(n_[g], delay_[g]);
+    }
+    count_ = 0;
+  }
+
+ private:
+  const FastDelay& fast_;
+  const EarlyTermination& et_;
+  int count_ = 0;
+  u128 n_[kLanes];
+  u128 v_[kLanes];
+  uint32_t s_[kLanes];
+  uint32_t delay_[kLanes];
+};
+
 }  // namespace
 
 UnitResult SearchRange(const SearchTables& tables, const UnitSpec& spec, const EarlyTermination& et, u128 from,
@@ -131,6 +213,8 @@ UnitResult SearchRange(const SearchTables& tables, const UnitSpec& spec, const E
     const auto& cs = sieve.c();
     const auto& ps = sieve.p();
     const u128 h_first = start >> k, h_last = (to - 1) >> k;
+    InterleavedWalker walker(fast, et);
+    auto sink = [&acc](u128 n, uint32_t d) { acc.AddFinished(n, d); };
     std::vector<uint32_t> all;
     if (classes) {
       all.resize(residues.size());
@@ -159,14 +243,15 @@ UnitResult SearchRange(const SearchTables& tables, const UnitSpec& spec, const E
         acc.AddCandidate(m * h_low + cs[j]);  // low 64 bits of 3^p h + c
         const u128 n = base + r;
         u128 v1;
-        uint32_t d;
         if (MulAddChecked(h, m, cs[j], &v1)) {
-          if (Walk(fast, et, v1, static_cast<uint32_t>(k) + p, &d)) acc.AddFinished(n, d);
+          walker.Add(n, v1, static_cast<uint32_t>(k) + p);
         } else {
           // The first jump itself leaves 128 bits: finish exactly from N (no early stop needed).
-          acc.AddFinished(n, fast.Delay(n));
+          walker.AddKnown(n, fast.Delay(n));
         }
+        if (walker.full()) walker.Flush(sink);
       }
+      walker.Flush(sink);
       if (progress != nullptr) progress->fetch_add(static_cast<uint64_t>(hi_res - lo_res));
     }
   }

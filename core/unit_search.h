@@ -14,6 +14,12 @@
 
 namespace collatz {
 
+// Defaults: the classic 19-bit sieve; a 16-bit step table (512 KiB, stays in a CPU's L2);
+// exact delays of every n < 2^20 as the tail.
+constexpr int kDefaultSieveBits = 19;
+constexpr int kDefaultStepBits = 16;
+constexpr int kDefaultTailBits = 20;
+
 // Everything a search needs that does not change between units: the sieve and its
 // offset tables, the step and tail tables.
 struct SearchTables {
@@ -21,7 +27,6 @@ struct SearchTables {
   std::shared_ptr<const OffsetTable> delay_offsets;  // modulus 9 variants (delay-only)
   std::shared_ptr<const FastDelay> delay;
 
-  // Defaults: 19-bit sieve, 19-bit steps, 20-bit tail.
   static Status Build(int sieve_bits, int step_bits, int tail_bits, std::shared_ptr<const SearchTables>* out);
   static Status FromSieve(std::shared_ptr<const Sieve> sieve, int step_bits, int tail_bits,
                           std::shared_ptr<const SearchTables>* out);
