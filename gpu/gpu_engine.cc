@@ -178,6 +178,7 @@ class GpuEngine : public SearchEngine {
   DeviceArray<uint16_t> tail_;
   DeviceArray<uint16_t> bound_;
   DeviceArray<uint32_t> hole_prefix_;
+  DeviceArray<ulonglong2> stop_below_;
   SieveCycle class_cycle_, delay_cycle_;
   Slot slots_[2];
   bool auto_ladder_ = true, auto_finish_ = true;
@@ -362,6 +363,11 @@ Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
     const uint64_t first = job.pos_begin, last = job.pos_end - 1;
     p.tile_begin = (first / cycle.len) * p.tiles_per_cycle + (first % cycle.len) / threads;
     p.tile_end = (last / cycle.len) * p.tiles_per_cycle + (last % cycle.len) / threads + 1;
+    p.first_tile_cycle = p.tile_begin / p.tiles_per_cycle;
+    p.first_tile_rem = static_cast<uint32_t>(p.tile_begin % p.tiles_per_cycle);
+    if (p.tile_end - p.tile_begin + p.tiles_per_cycle >= (uint64_t{1} << 32)) {
+      return Status::Internal("launch too large for 32-bit tile arithmetic");
+    }
   } else {
     p.entries = nullptr;
     p.tile_begin = job.pos_begin / threads;
@@ -521,6 +527,22 @@ Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
   std::vector<uint32_t> hole_prefix = et.hole_prefix();
   if (hole_prefix.size() != static_cast<size_t>(spec.floor) + 2) return Status::Internal("hole prefix size");
   STATUS_TRY(hole_prefix_.Upload(hole_prefix));
+  // stop_below[s] = least v with R(v) > floor - s: the first record above floor - s, or the
+  // end of the record table (R is known only below it).
+  std::vector<ulonglong2> stop_below(static_cast<size_t>(spec.floor) + 1);
+  {
+    const u128 complete = spec.records_complete_below;
+    size_t r = 0;  // records ascend in n and in delay
+    for (uint32_t t = 0; t <= spec.floor; ++t) {
+      while (r < spec.known_records.size() && spec.known_records[r].delay <= t) ++r;
+      u128 v = complete;
+      if (r < spec.known_records.size()) v = std::min(v, spec.known_records[r].n);
+      ulonglong2& e = stop_below[spec.floor - t];
+      e.x = Lo64(v);
+      e.y = Hi64(v);
+    }
+  }
+  STATUS_TRY(stop_below_.Upload(stop_below));
 
   LaunchParams& p = base_params_;
   p = LaunchParams{};
@@ -529,6 +551,7 @@ Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
   p.tables.tail = tail_.get();
   p.tables.tail_bits = options_.tail_bits;
   p.tables.bound = bound_.get();
+  p.tables.stop_below = stop_below_.get();
   p.tables.bound_sub_bits = options_.bound_sub_bits;
   p.tables.hole_prefix = hole_prefix_.get();
   p.floor = spec.floor;

@@ -31,8 +31,9 @@ struct GpuEngineOptions {
   // fills a buffer is split in two and redone, recursively: nothing is ever lost.
   uint32_t ladder_capacity = 0;
   uint32_t host_finish_capacity = 0;
-  // Exact early termination (SPEC 3) when the unit carries a record table, with a bound
-  // table of 2^bound_sub_bits sub-buckets per octave (3 is the CPU's; up to 8).
+  // Exact early termination (SPEC 3) when the unit carries a record table: the delay
+  // test uses the exact R(v) (a threshold per step count); the class test a bound table
+  // of 2^bound_sub_bits sub-buckets per octave (3 is the CPU's; up to 8).
   bool early_termination = true;
   int bound_sub_bits = 6;
   // Keep the step table in shared memory (4-byte entries) when step_bits <= 13;

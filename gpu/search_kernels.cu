@@ -44,8 +44,14 @@ __device__ __forceinline__ int BitLength(uint64_t hi, uint64_t lo) {
   return lo == 0 ? 0 : 64 - __clzll(static_cast<long long>(lo));
 }
 
-// EarlyTermination::CanStop with a bound table of 2^bound_sub_bits sub-buckets per octave.
+// True if a number at (hi:lo) after s steps can be neither a delay record nor a class
+// record of an open class (EarlyTermination::CanStop's test, with the exact R).
 __device__ __forceinline__ bool CanStop(const LaunchParams& P, uint32_t s, uint64_t hi, uint64_t lo) {
+  if (s > P.floor) return false;
+  const ulonglong2 limit = __ldg(P.tables.stop_below + s);
+  if (!(hi < limit.y || (hi == limit.y && lo < limit.x))) return false;
+  if (!P.classes) return true;
+  // delay(N) lies in [s + bitlen(v) - 1, s + R(v)] and s + R(v) <= min(s + bound(v), floor).
   const int b = BitLength(hi, lo);
   const int sb = P.tables.bound_sub_bits;
   unsigned j = 0;
@@ -61,11 +67,24 @@ __device__ __forceinline__ bool CanStop(const LaunchParams& P, uint32_t s, uint6
     }
     j = static_cast<unsigned>(x) & ((1u << sb) - 1);
   }
-  const uint32_t top = s + __ldg(P.tables.bound + ((b << sb) | j));
-  if (top > P.floor) return false;
-  if (!P.classes) return true;
+  uint32_t top = s + __ldg(P.tables.bound + ((b << sb) | j));
+  top = top < P.floor ? top : P.floor;
   const uint32_t low = s + static_cast<uint32_t>(b) - 1;
   return low <= top && __ldg(P.tables.hole_prefix + top + 1) == __ldg(P.tables.hole_prefix + low);
+}
+
+// (hi:lo) <- m * ((hi:lo) >> S) + c for m, c < 2^32, in 32-bit limbs (four 32x32+64
+// multiply-adds); false if the result would not fit in 128 bits.
+__device__ __forceinline__ bool StepMulAdd(uint64_t& hi, uint64_t& lo, int S, uint32_t m, uint32_t c) {
+  const uint64_t h_lo = (lo >> S) | (hi << (64 - S));
+  const uint64_t h_hi = hi >> S;
+  const uint64_t p0 = static_cast<uint64_t>(static_cast<uint32_t>(h_lo)) * m + c;
+  const uint64_t p1 = static_cast<uint64_t>(static_cast<uint32_t>(h_lo >> 32)) * m + (p0 >> 32);
+  const uint64_t p2 = static_cast<uint64_t>(static_cast<uint32_t>(h_hi)) * m + (p1 >> 32);
+  const uint64_t p3 = static_cast<uint64_t>(static_cast<uint32_t>(h_hi >> 32)) * m + (p2 >> 32);
+  lo = (p1 << 32) | static_cast<uint32_t>(p0);
+  hi = (p3 << 32) | static_cast<uint32_t>(p2);
+  return (p3 >> 32) == 0;
 }
 
 enum Outcome { kFinished = 0, kStopped = 1, kHostFinish = 2, kContinue = 3 };
@@ -95,11 +114,7 @@ __device__ __forceinline__ int WalkStep(const LaunchParams& P, const uint32_t* s
     m = e.y;
     steps = e.z;
   }
-  uint64_t h_hi = hi >> S;
-  uint64_t h_lo = (lo >> S) | (hi << (64 - S));
-  if (!MulAdd(h_hi, h_lo, m, c)) return kHostFinish;
-  hi = h_hi;
-  lo = h_lo;
+  if (!StepMulAdd(hi, lo, S, m, c)) return kHostFinish;
   s += steps;
   return kContinue;
 }
@@ -211,8 +226,11 @@ __global__ void __launch_bounds__(kThreads) SearchKernel(const LaunchParams P) {
        tile += gridDim.x * warps_per_block) {
     uint64_t cycle = 0, index;
     if (kSieved) {
-      cycle = tile / P.tiles_per_cycle;
-      index = (tile - cycle * P.tiles_per_cycle) * 32 + lane;
+      // 32-bit division: a launch holds fewer than 2^32 tiles.
+      const uint32_t t = P.first_tile_rem + static_cast<uint32_t>(tile - P.tile_begin);
+      const uint32_t q = t / P.tiles_per_cycle;
+      cycle = P.first_tile_cycle + q;
+      index = static_cast<uint64_t>(t - q * P.tiles_per_cycle) * 32 + lane;
     } else {
       index = tile * 32 + lane;
     }

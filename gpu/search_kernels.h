@@ -61,6 +61,11 @@ struct DeviceTables {
   int step_bits = 0;
   const uint16_t* tail = nullptr;
   int tail_bits = 0;
+  // Exact early termination, delay part: stop_below[s] (s = 0 .. floor) is the least v with
+  // R(v) > floor - s (min of the first record above floor - s and the record table's end),
+  // so s + R(v) <= floor  <=>  v < stop_below[s]: one load and a compare per check.
+  const ulonglong2* stop_below = nullptr;  // {lo, hi}
+  // Class part: the bucketed bound (never below R) for the interval of possible delays.
   const uint16_t* bound = nullptr;        // 129 << bound_sub_bits entries (0xFFFF: no bound)
   int bound_sub_bits = 3;
   const uint32_t* hole_prefix = nullptr;  // floor + 2 entries (class searches)
@@ -86,6 +91,8 @@ struct LaunchParams {
   uint32_t pattern[9] = {1};
   uint64_t pos_begin = 0, pos_end = 0;
   uint64_t tile_begin = 0, tile_end = 0;
+  uint64_t first_tile_cycle = 0;  // tile_begin / tiles_per_cycle
+  uint32_t first_tile_rem = 0;    // tile_begin % tiles_per_cycle
 
   Accumulators* acc = nullptr;
   LadderEntry* ladder = nullptr;
