@@ -1,4 +1,6 @@
 // The in-RAM PartitionedStore: one std::vector per (partition, writer).
+#include <algorithm>
+#include <memory>
 #include <utility>
 
 #include "sieve_gen/lift.h"
@@ -7,43 +9,59 @@
 namespace collatz::sievegen {
 namespace {
 
+// Each (partition, writer) sub-list grows in fixed chunks, so appending never copies
+// and never over-allocates by more than one chunk (a growing std::vector would double).
 template <typename Rec>
 class MemoryStore final : public PartitionedStore<Rec> {
+  static constexpr size_t kChunk = 16384;
+
+  struct SubList {
+    std::vector<std::unique_ptr<Rec[]>> chunks;
+    uint64_t size = 0;
+  };
+
  public:
   MemoryStore(int partitions, int writers)
-      : partitions_(partitions), writers_(writers), parts_(static_cast<size_t>(partitions) * writers) {}
+      : partitions_(partitions), writers_(writers), lists_(static_cast<size_t>(partitions) * writers) {}
 
   int partitions() const override { return partitions_; }
   bool external() const override { return false; }
 
   void Append(int writer, int partition, const Rec* records, size_t n) override {
-    auto& v = parts_[Index(partition, writer)];
-    v.insert(v.end(), records, records + n);
+    SubList& l = lists_[Index(partition, writer)];
+    while (n > 0) {
+      const size_t fill = l.size % kChunk;
+      if (fill == 0) l.chunks.emplace_back(new Rec[kChunk]);
+      const size_t take = std::min(n, kChunk - fill);
+      std::copy(records, records + take, l.chunks.back().get() + fill);
+      l.size += take;
+      records += take;
+      n -= take;
+    }
   }
 
   Status FinishWriting() override { return Status::Ok(); }
 
   uint64_t PartitionSize(int partition) const override {
     uint64_t n = 0;
-    for (int w = 0; w < writers_; ++w) n += parts_[Index(partition, w)].size();
+    for (int w = 0; w < writers_; ++w) n += lists_[Index(partition, w)].size;
     return n;
   }
 
   Status TakePartition(int partition, std::vector<Rec>* out) override {
     out->clear();
-    // Move the largest piece (no copy), append the rest.
-    int largest = 0;
-    for (int w = 1; w < writers_; ++w) {
-      if (parts_[Index(partition, w)].size() > parts_[Index(partition, largest)].size()) largest = w;
-    }
-    std::vector<Rec> result = std::move(parts_[Index(partition, largest)]);
-    result.reserve(PartitionSize(partition));
+    out->reserve(PartitionSize(partition));
     for (int w = 0; w < writers_; ++w) {
-      auto& v = parts_[Index(partition, w)];
-      result.insert(result.end(), v.begin(), v.end());
-      std::vector<Rec>().swap(v);
+      SubList& l = lists_[Index(partition, w)];
+      uint64_t left = l.size;
+      for (auto& chunk : l.chunks) {
+        const size_t n = static_cast<size_t>(std::min<uint64_t>(left, kChunk));
+        out->insert(out->end(), chunk.get(), chunk.get() + n);
+        left -= n;
+        chunk.reset();
+      }
+      l = SubList();
     }
-    *out = std::move(result);
     return Status::Ok();
   }
 
@@ -51,7 +69,7 @@ class MemoryStore final : public PartitionedStore<Rec> {
   size_t Index(int partition, int writer) const { return static_cast<size_t>(partition) * writers_ + writer; }
   int partitions_;
   int writers_;
-  std::vector<std::vector<Rec>> parts_;
+  std::vector<SubList> lists_;
 };
 
 }  // namespace
