@@ -1,5 +1,6 @@
 #include "storage/schema.h"
 
+#include "storage/coordinator_schema.h"
 #include "storage/sqlite_statement.h"
 
 namespace collatz {
@@ -116,7 +117,7 @@ CREATE VIEW v_coverage AS
 const std::vector<SchemaMigration>& SchemaMigrations() {
   static const std::vector<SchemaMigration> kMigrations = {
       {1, "units, unit results, imports, merged records, decimal views", kSchemaV1},
-      // The coordinator adds {2, ...} here (leases, workers); never edit an earlier entry.
+      {2, "coordinator: submissions, workers, unit bookkeeping, leases, attempts, audits", kCoordinatorSchemaV2},
   };
   return kMigrations;
 }

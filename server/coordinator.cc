@@ -1,0 +1,937 @@
+#include "server/coordinator.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "server/result_verifier.h"
+
+namespace collatz::server {
+
+namespace {
+
+using grpc::StatusCode;
+
+grpc::Status FromCore(const Status& st, const std::string& what) {
+  if (st.ok()) return grpc::Status::OK;
+  StatusCode code = StatusCode::INTERNAL;
+  switch (st.code()) {
+    case Status::Code::kInvalidArgument: code = StatusCode::INVALID_ARGUMENT; break;
+    case Status::Code::kOutOfRange: code = StatusCode::OUT_OF_RANGE; break;
+    case Status::Code::kNotFound: code = StatusCode::NOT_FOUND; break;
+    case Status::Code::kFailedPrecondition: code = StatusCode::FAILED_PRECONDITION; break;
+    case Status::Code::kUnavailable: code = StatusCode::UNAVAILABLE; break;
+    case Status::Code::kCorruption: code = StatusCode::DATA_LOSS; break;
+    default: break;
+  }
+  return grpc::Status(code, what + ": " + st.message());
+}
+
+#define RETURN_IF_DB_ERROR(expr, what)               \
+  do {                                               \
+    const Status _st = (expr);                       \
+    if (!_st.ok()) return FromCore(_st, what);       \
+  } while (0)
+
+// Token prefix for logs: enough to follow a lease, not enough to use it.
+std::string Short(const std::string& token) { return token.substr(0, 8); }
+
+u128 Size(const StoredUnit& u) { return u.end - u.begin; }
+
+}  // namespace
+
+Coordinator::Coordinator(std::unique_ptr<CoordinatorStore> store, std::shared_ptr<const SearchTables> tables,
+                         const Clock* clock, CoordinatorOptions options)
+    : store_(std::move(store)), tables_(std::move(tables)), clock_(clock), options_(options),
+      rng_(std::random_device{}()) {}
+
+grpc::Status Coordinator::Open(std::unique_ptr<CoordinatorStore> store, std::shared_ptr<const SearchTables> tables,
+                               const Clock* clock, CoordinatorOptions options, std::unique_ptr<Coordinator>* out) {
+  std::unique_ptr<Coordinator> c(new Coordinator(std::move(store), std::move(tables), clock, options));
+  grpc::Status st = c->Load();
+  if (!st.ok()) return st;
+  *out = std::move(c);
+  return grpc::Status::OK;
+}
+
+grpc::Status Coordinator::Load() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<StoredSubmission> subs;
+  RETURN_IF_DB_ERROR(store_->LoadSubmissions(&subs), "loading submissions");
+  for (auto& s : subs) submissions_[s.id] = s;
+  std::vector<StoredWorker> workers;
+  RETURN_IF_DB_ERROR(store_->LoadWorkers(&workers), "loading workers");
+  for (auto& w : workers) {
+    WorkerMem m;
+    static_cast<StoredWorker&>(m) = w;
+    workers_[w.id] = m;
+  }
+  std::vector<StoredUnit> units;
+  RETURN_IF_DB_ERROR(store_->LoadUnits(&units), "loading units");
+  for (auto& u : units) {
+    UnitMem m;
+    static_cast<StoredUnit&>(m) = u;
+    units_[u.id] = m;
+  }
+  std::vector<std::pair<int64_t, FinishedUnit>> finished;
+  RETURN_IF_DB_ERROR(store_->LoadFinishedUnits(&finished), "loading finished units");
+  for (auto& [id, f] : finished) finished_[id] = std::move(f);
+  RETURN_IF_DB_ERROR(store_->records().LoadImports(&imports_), "loading imports");
+  std::vector<StoredLease> leases;
+  RETURN_IF_DB_ERROR(store_->LoadLeases(&leases), "loading leases");
+  const int64_t now = clock_->NowMs();
+  for (auto& l : leases) {
+    if (l.state == LeaseState::kActive) {
+      auto it = units_.find(l.unit_id);
+      if (it == units_.end()) continue;
+      // The worker may still be running: give it a full lease from now.
+      l.deadline_ms = now + options_.lease_duration_ms;
+      if (l.purpose == LeasePurpose::kSearch) it->second.search_token = l.token;
+      else it->second.audit_token = l.token;
+    }
+    leases_[l.token] = l;
+  }
+  for (auto& [id, u] : units_) {
+    if (u.state == StoredUnitState::kLeased && u.search_token.empty()) u.state = StoredUnitState::kPending;
+    if (u.state == StoredUnitState::kPending && !u.quarantined) queue_.insert({-u.priority, u.begin, id});
+    if (u.state == StoredUnitState::kFinished && u.audit == AuditState::kWanted && u.audit_token.empty()) {
+      audit_queue_.insert(id);
+    }
+    if (u.audit == AuditState::kPassed) ++audits_passed_;
+  }
+  Remerge();
+  spdlog::info("coordinator loaded: {} submissions, {} units ({} queued), {} workers, {} leases, {} imports, "
+               "covered prefix {}",
+               submissions_.size(), units_.size(), queue_.size(), workers_.size(), leases_.size(), imports_.size(),
+               ToDecimal(merged_.covered_prefix));
+  return grpc::Status::OK;
+}
+
+void Coordinator::Remerge() {
+  std::vector<FinishedUnit> units;
+  units.reserve(finished_.size());
+  for (const auto& [id, f] : finished_) units.push_back(f);
+  merged_ = MergeRecords(imports_, units);
+}
+
+std::string Coordinator::NewToken() {
+  char buf[33];
+  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(rng_()),
+                static_cast<unsigned long long>(rng_()));
+  return buf;
+}
+
+bool Coordinator::WantsAudit(int64_t unit_id) const {
+  if (options_.audit_fraction <= 0) return false;
+  if (options_.audit_fraction >= 1) return true;
+  const uint64_t h = Mix64(static_cast<uint64_t>(unit_id) ^ options_.audit_seed);
+  return static_cast<double>(h >> 11) / static_cast<double>(uint64_t{1} << 53) < options_.audit_fraction;
+}
+
+UnitSpec Coordinator::SpecFor(const UnitMem& u, uint32_t floor, const std::vector<uint32_t>& holes) const {
+  UnitSpec spec;
+  spec.begin = u.begin;
+  spec.end = u.end;
+  spec.kinds = u.kinds;
+  spec.floor = floor;
+  spec.open_holes = holes;
+  return spec;
+}
+
+void Coordinator::Requeue(UnitMem* u) {
+  u->state = StoredUnitState::kPending;
+  u->search_token.clear();
+  if (!u->quarantined) queue_.insert({-u->priority, u->begin, u->id});
+}
+
+// ------------------------------------------------------------------------ worker side
+
+grpc::Status Coordinator::Register(const WorkerDescription& d, int64_t* worker_id) {
+  if (d.sieve_bits != sieve_bits()) {
+    return grpc::Status(StatusCode::FAILED_PRECONDITION,
+                        "worker sieve width " + std::to_string(d.sieve_bits) + " differs from the server's " +
+                            std::to_string(sieve_bits()) + " (results of different sieves cannot be audited)");
+  }
+  if (d.host.empty() || d.host.size() > 256) return grpc::Status(StatusCode::INVALID_ARGUMENT, "host name missing or too long");
+  std::lock_guard<std::mutex> lock(mu_);
+  WorkerMem w;
+  w.host = d.host;
+  w.gpus = d.gpus;
+  w.driver = d.driver;
+  w.binary_version = d.binary_version;
+  w.backend = d.backend;
+  w.sieve_bits = d.sieve_bits;
+  auto txn = store_->Begin();
+  RETURN_IF_DB_ERROR(txn->status(), "register");
+  RETURN_IF_DB_ERROR(store_->InsertWorker(w, &w.id), "register");
+  RETURN_IF_DB_ERROR(txn->Commit(), "register");
+  w.last_seen_ms = clock_->NowMs();
+  workers_[w.id] = w;
+  *worker_id = w.id;
+  spdlog::info("worker={} registered: host {} backend {} gpus {} version {}", w.id, w.host, w.backend, w.gpus.size(),
+               w.binary_version);
+  return grpc::Status::OK;
+}
+
+grpc::Status Coordinator::Lease(int64_t worker_id, LeaseGrant* out) {
+  *out = LeaseGrant();
+  std::lock_guard<std::mutex> lock(mu_);
+  auto wit = workers_.find(worker_id);
+  if (wit == workers_.end()) return grpc::Status(StatusCode::NOT_FOUND, "unknown worker " + std::to_string(worker_id));
+  WorkerMem& worker = wit->second;
+  if (worker.flagged) {
+    return grpc::Status(StatusCode::PERMISSION_DENIED, "worker " + std::to_string(worker_id) + " is flagged: " + worker.flag_reason);
+  }
+  if (draining_) return grpc::Status(StatusCode::UNAVAILABLE, "server is shutting down; no new leases");
+  const int64_t now = clock_->NowMs();
+  worker.last_seen_ms = now;
+  int expired = 0;
+  grpc::Status est = ExpireLocked(now, &expired);
+  if (!est.ok()) return est;
+
+  // An audit of another worker's unit first: audits are few and keep workers honest.
+  UnitMem* unit = nullptr;
+  LeasePurpose purpose = LeasePurpose::kSearch;
+  uint32_t floor = 0;
+  std::vector<uint32_t> holes;
+  for (int64_t id : audit_queue_) {
+    UnitMem& u = units_[id];
+    if (u.finished_by == worker_id) continue;
+    auto lit = leases_.find(u.finished_token);
+    if (lit == leases_.end()) continue;
+    unit = &u;
+    purpose = LeasePurpose::kAudit;
+    floor = lit->second.floor;  // the audit repeats the unit exactly as first searched
+    holes = lit->second.open_holes;
+    break;
+  }
+  if (unit == nullptr && !queue_.empty()) {
+    unit = &units_[std::get<2>(*queue_.begin())];
+    const LeaseContext ctx = ComputeLeaseContext(merged_, unit->begin, unit->kinds);
+    floor = ctx.floor;
+    holes = ctx.open_holes;
+  }
+  if (unit == nullptr) return grpc::Status::OK;  // no work now
+
+  StoredLease lease;
+  lease.token = NewToken();
+  lease.unit_id = unit->id;
+  lease.worker_id = worker_id;
+  lease.purpose = purpose;
+  lease.floor = floor;
+  lease.open_holes = holes;
+  lease.issued_ms = now;
+  lease.deadline_ms = now + options_.lease_duration_ms;
+  StoredUnit updated = *unit;
+  if (purpose == LeasePurpose::kSearch) updated.state = StoredUnitState::kLeased;
+  auto txn = store_->Begin();
+  RETURN_IF_DB_ERROR(txn->status(), "lease");
+  RETURN_IF_DB_ERROR(store_->InsertLease(lease), "lease");
+  if (purpose == LeasePurpose::kSearch) RETURN_IF_DB_ERROR(store_->UpdateUnit(updated), "lease");
+  RETURN_IF_DB_ERROR(txn->Commit(), "lease");
+
+  if (purpose == LeasePurpose::kSearch) {
+    queue_.erase({-unit->priority, unit->begin, unit->id});
+    unit->state = StoredUnitState::kLeased;
+    unit->search_token = lease.token;
+  } else {
+    audit_queue_.erase(unit->id);
+    unit->audit_token = lease.token;
+  }
+  leases_[lease.token] = lease;
+
+  out->has_unit = true;
+  out->unit_id = unit->id;
+  out->spec = SpecFor(*unit, floor, holes);
+  // The record table for early termination: the final delay records (all below P).
+  {
+    out->spec.known_records = merged_.delay_final;
+    if (!out->spec.known_records.empty() && out->spec.known_records.front().n == 1) {
+      out->spec.records_complete_below = std::min(merged_.covered_prefix, unit->begin);
+      // Only records below the bound are claimed complete.
+      auto& kr = out->spec.known_records;
+      kr.erase(std::lower_bound(kr.begin(), kr.end(), out->spec.records_complete_below,
+                                [](const Record& r, u128 n) { return r.n < n; }),
+               kr.end());
+      if (kr.empty()) out->spec.records_complete_below = 0;
+    } else {
+      out->spec.known_records.clear();
+    }
+  }
+  out->token = lease.token;
+  out->deadline_ms = lease.deadline_ms;
+  out->purpose = purpose;
+  spdlog::info("worker={} unit={} lease={} {}: [{}, {}) floor {} holes {}", worker_id, unit->id, Short(lease.token),
+               purpose == LeasePurpose::kAudit ? "audit" : "search", ToDecimal(unit->begin), ToDecimal(unit->end),
+               floor, holes.size());
+  return grpc::Status::OK;
+}
+
+grpc::Status Coordinator::FindLease(int64_t worker_id, int64_t unit_id, const std::string& token, UnitMem** unit,
+                                    StoredLease** lease) {
+  auto uit = units_.find(unit_id);
+  if (uit == units_.end()) return grpc::Status(StatusCode::NOT_FOUND, "unknown unit " + std::to_string(unit_id));
+  auto lit = leases_.find(token);
+  if (lit == leases_.end() || lit->second.unit_id != unit_id) {
+    return grpc::Status(StatusCode::FAILED_PRECONDITION, "unknown or stale lease token for unit " + std::to_string(unit_id));
+  }
+  if (lit->second.worker_id != worker_id) {
+    return grpc::Status(StatusCode::PERMISSION_DENIED, "the lease of unit " + std::to_string(unit_id) + " belongs to another worker");
+  }
+  auto wit = workers_.find(worker_id);
+  if (wit == workers_.end()) return grpc::Status(StatusCode::NOT_FOUND, "unknown worker " + std::to_string(worker_id));
+  if (wit->second.flagged) {
+    return grpc::Status(StatusCode::PERMISSION_DENIED, "worker " + std::to_string(worker_id) + " is flagged: " + wit->second.flag_reason);
+  }
+  wit->second.last_seen_ms = clock_->NowMs();
+  *unit = &uit->second;
+  *lease = &lit->second;
+  return grpc::Status::OK;
+}
+
+grpc::Status Coordinator::Heartbeat(int64_t worker_id, int64_t unit_id, const std::string& token,
+                                    uint64_t numbers_done, int64_t* deadline_ms, bool* stop) {
+  std::lock_guard<std::mutex> lock(mu_);
+  UnitMem* unit;
+  StoredLease* lease;
+  grpc::Status st = FindLease(worker_id, unit_id, token, &unit, &lease);
+  if (!st.ok()) return st;
+  const int64_t now = clock_->NowMs();
+  switch (lease->state) {
+    case LeaseState::kActive:
+      if (now >= lease->deadline_ms) {
+        // Past its deadline but not yet swept: expire it now, as a sweep would have.
+        int expired = 0;
+        if (!(st = ExpireLocked(now, &expired)).ok()) return st;
+        break;
+      }
+      // Deadlines live in memory between commits; a restart grants a fresh one anyway.
+      lease->deadline_ms = now + options_.lease_duration_ms;
+      *deadline_ms = lease->deadline_ms;
+      *stop = false;
+      spdlog::debug("worker={} unit={} lease={} heartbeat: {} numbers done", worker_id, unit_id, Short(token), numbers_done);
+      return grpc::Status::OK;
+    case LeaseState::kReleased:
+    case LeaseState::kRevoked:
+    case LeaseState::kRejected:
+      return grpc::Status(StatusCode::FAILED_PRECONDITION,
+                          std::string("stale lease token: the lease was ") + LeaseStateName(lease->state));
+    default:
+      break;
+  }
+  // Expired, superseded or completed: the result is still accepted once, unless the unit is done.
+  *deadline_ms = lease->deadline_ms;
+  *stop = lease->purpose == LeasePurpose::kSearch ? unit->state == StoredUnitState::kFinished
+                                                  : unit->audit != AuditState::kWanted;
+  return grpc::Status::OK;
+}
+
+grpc::Status Coordinator::RecordFailure(UnitMem* u, int64_t worker_id, const std::string& token,
+                                        const std::string& kind, const std::string& error, int64_t now) {
+  u->failures += 1;
+  u->last_error = kind + ": " + error;
+  if (u->failures >= options_.max_failures && !u->quarantined) {
+    u->quarantined = true;
+    spdlog::warn("unit={} lease={} quarantined after {} failures (last: {})", u->id, Short(token), u->failures,
+                 u->last_error);
+  }
+  RETURN_IF_DB_ERROR(store_->InsertAttempt(u->id, worker_id, token, kind, error, now), "recording attempt");
+  return grpc::Status::OK;
+}
+
+grpc::Status Coordinator::ExpireLocked(int64_t now, int* expired) {
+  *expired = 0;
+  std::vector<std::string> due;
+  for (const auto& [token, l] : leases_) {
+    if (l.state == LeaseState::kActive && l.deadline_ms <= now) due.push_back(token);
+  }
+  if (due.empty()) return grpc::Status::OK;
+  // Write first, then change memory: copies of what will change.
+  std::map<int64_t, UnitMem> touched;
+  auto txn = store_->Begin();
+  RETURN_IF_DB_ERROR(txn->status(), "expiring leases");
+  for (const std::string& token : due) {
+    StoredLease l = leases_[token];
+    l.state = LeaseState::kExpired;
+    RETURN_IF_DB_ERROR(store_->UpdateLease(l), "expiring leases");
+    auto it = touched.find(l.unit_id);
+    if (it == touched.end()) it = touched.emplace(l.unit_id, units_[l.unit_id]).first;
+    UnitMem& u = it->second;
+    if (l.purpose == LeasePurpose::kSearch && u.search_token == token) {
+      u.state = StoredUnitState::kPending;
+      grpc::Status st = RecordFailure(&u, l.worker_id, token, "expired", "lease expired without a result", now);
+      if (!st.ok()) return st;
+      RETURN_IF_DB_ERROR(store_->UpdateUnit(u), "expiring leases");
+    }
+  }
+  RETURN_IF_DB_ERROR(txn->Commit(), "expiring leases");
+  for (const std::string& token : due) {
+    StoredLease& l = leases_[token];
+    l.state = LeaseState::kExpired;
+    UnitMem& u = units_[l.unit_id];
+    if (l.purpose == LeasePurpose::kSearch && u.search_token == token) {
+      const UnitMem& t = touched[l.unit_id];
+      u.failures = t.failures;
+      u.quarantined = t.quarantined;
+      u.last_error = t.last_error;
+      Requeue(&u);
+    } else if (l.purpose == LeasePurpose::kAudit && u.audit_token == token) {
+      u.audit_token.clear();
+      if (u.state == StoredUnitState::kFinished && u.audit == AuditState::kWanted) audit_queue_.insert(u.id);
+    }
+    spdlog::warn("worker={} unit={} lease={} expired", l.worker_id, l.unit_id, Short(token));
+    ++*expired;
+  }
+  return grpc::Status::OK;
+}
+
+int Coordinator::ExpireLeases() {
+  std::lock_guard<std::mutex> lock(mu_);
+  int expired = 0;
+  grpc::Status st = ExpireLocked(clock_->NowMs(), &expired);
+  if (!st.ok()) spdlog::error("expiring leases failed: {}", st.error_message());
+  return expired;
+}
+
+grpc::Status Coordinator::RevokeFinished(UnitMem* u, int64_t now) {
+  RETURN_IF_DB_ERROR(store_->DeleteUnitResult(u->id), "revoking unit");
+  UnitMem copy = *u;
+  copy.state = StoredUnitState::kPending;
+  copy.finished_by = 0;
+  copy.finished_token.clear();
+  copy.audit = AuditState::kNone;
+  RETURN_IF_DB_ERROR(store_->UpdateUnit(copy), "revoking unit");
+  RETURN_IF_DB_ERROR(store_->InsertAttempt(u->id, u->finished_by, u->finished_token, "revoked",
+                                           "result of a flagged worker", now),
+                     "revoking unit");
+  return grpc::Status::OK;
+}
+
+grpc::Status Coordinator::FlagWorker(int64_t worker_id, const std::string& reason, int64_t now) {
+  // Called inside an open transaction; memory is changed only by the caller after commit
+  // via the returned plan. For simplicity the plan is applied here after the DB writes
+  // succeed, and the caller commits right after (a failed commit is reported as INTERNAL
+  // and the process state is reloaded on restart).
+  WorkerMem& w = workers_[worker_id];
+  StoredWorker copy = w;
+  copy.flagged = true;
+  copy.flag_reason = reason;
+  RETURN_IF_DB_ERROR(store_->UpdateWorker(copy), "flagging worker");
+  std::vector<int64_t> revoke;
+  for (auto& [id, u] : units_) {
+    if (u.state == StoredUnitState::kFinished && u.finished_by == worker_id && u.audit != AuditState::kPassed) {
+      grpc::Status st = RevokeFinished(&u, now);
+      if (!st.ok()) return st;
+      revoke.push_back(id);
+    }
+  }
+  std::vector<std::string> active;
+  for (auto& [token, l] : leases_) {
+    if (l.worker_id == worker_id && l.state == LeaseState::kActive) {
+      StoredLease c = l;
+      c.state = LeaseState::kRevoked;
+      RETURN_IF_DB_ERROR(store_->UpdateLease(c), "flagging worker");
+      if (l.purpose == LeasePurpose::kSearch && units_[l.unit_id].search_token == token) {
+        UnitMem uc = units_[l.unit_id];
+        uc.state = StoredUnitState::kPending;
+        RETURN_IF_DB_ERROR(store_->UpdateUnit(uc), "flagging worker");
+      }
+      active.push_back(token);
+    }
+  }
+  // Memory (the caller commits next).
+  w.flagged = true;
+  w.flag_reason = reason;
+  for (int64_t id : revoke) {
+    UnitMem& u = units_[id];
+    finished_.erase(id);
+    audit_queue_.erase(id);
+    if (!u.audit_token.empty()) {
+      leases_[u.audit_token].state = LeaseState::kRevoked;
+      u.audit_token.clear();
+    }
+    u.finished_by = 0;
+    u.finished_token.clear();
+    u.audit = AuditState::kNone;
+    Requeue(&u);
+  }
+  for (const std::string& token : active) {
+    StoredLease& l = leases_[token];
+    l.state = LeaseState::kRevoked;
+    UnitMem& u = units_[l.unit_id];
+    if (l.purpose == LeasePurpose::kSearch && u.search_token == token) Requeue(&u);
+    if (l.purpose == LeasePurpose::kAudit && u.audit_token == token) {
+      u.audit_token.clear();
+      if (u.state == StoredUnitState::kFinished && u.audit == AuditState::kWanted) audit_queue_.insert(u.id);
+    }
+  }
+  Remerge();
+  spdlog::warn("worker={} flagged: {}; {} unaudited units and {} leases re-queued", worker_id, reason, revoke.size(),
+               active.size());
+  return grpc::Status::OK;
+}
+
+grpc::Status Coordinator::Complete(int64_t worker_id, int64_t unit_id, const std::string& token,
+                                   const UnitResult& result, double seconds, const std::string& engine,
+                                   Disposition* disposition) {
+  std::lock_guard<std::mutex> lock(mu_);
+  UnitMem* unit;
+  StoredLease* lease;
+  grpc::Status st = FindLease(worker_id, unit_id, token, &unit, &lease);
+  if (!st.ok()) return st;
+  if (lease->state == LeaseState::kReleased || lease->state == LeaseState::kRevoked ||
+      lease->state == LeaseState::kRejected) {
+    return grpc::Status(StatusCode::FAILED_PRECONDITION,
+                        std::string("stale lease token: the lease was ") + LeaseStateName(lease->state));
+  }
+  if (!std::isfinite(seconds) || seconds < 0) return grpc::Status(StatusCode::INVALID_ARGUMENT, "seconds must be >= 0");
+  const int64_t now = clock_->NowMs();
+  const UnitSpec spec = SpecFor(*unit, lease->floor, lease->open_holes);
+
+  if (lease->purpose == LeasePurpose::kAudit) {
+    if (unit->state != StoredUnitState::kFinished || unit->audit != AuditState::kWanted) {
+      *disposition = Disposition::kDuplicate;  // audited already, or revoked meanwhile
+      return grpc::Status::OK;
+    }
+    const FinishedUnit& stored = finished_[unit_id];
+    const bool matched = stored.result == result;
+    std::string detail = matched ? "equal" : "stored " + DescribeUnitResult(stored.result) + " vs audit " + DescribeUnitResult(result);
+    Status verify = matched ? Status::Ok() : VerifyUnitResult(*tables_, spec, result);
+    auto txn = store_->Begin();
+    RETURN_IF_DB_ERROR(txn->status(), "audit");
+    StoredLease lc = *lease;
+    lc.state = verify.ok() ? LeaseState::kCompleted : LeaseState::kRejected;
+    if (!verify.ok()) {
+      // The auditor itself reported something false.
+      st = FlagWorker(worker_id, "audit of unit " + std::to_string(unit_id) + " failed verification: " + verify.message(), now);
+      if (!st.ok()) return st;
+      RETURN_IF_DB_ERROR(store_->UpdateLease(lc), "audit");
+      RETURN_IF_DB_ERROR(store_->WriteMergedRecords(merged_), "audit");
+      RETURN_IF_DB_ERROR(txn->Commit(), "audit");
+      lease->state = LeaseState::kRejected;
+      if (unit->audit_token == token) {
+        unit->audit_token.clear();
+        if (unit->state == StoredUnitState::kFinished && unit->audit == AuditState::kWanted) audit_queue_.insert(unit_id);
+      }
+      return grpc::Status(StatusCode::PERMISSION_DENIED, "audit result rejected: " + verify.message() +
+                                                             "; worker " + std::to_string(worker_id) + " is flagged");
+    }
+    RETURN_IF_DB_ERROR(store_->InsertAudit(unit_id, unit->finished_by, worker_id, token, matched, detail, now), "audit");
+    if (matched) {
+      RETURN_IF_DB_ERROR(store_->UpdateLease(lc), "audit");
+      UnitMem uc = *unit;
+      uc.audit = AuditState::kPassed;
+      RETURN_IF_DB_ERROR(store_->UpdateUnit(uc), "audit");
+      RETURN_IF_DB_ERROR(txn->Commit(), "audit");
+      lease->state = LeaseState::kCompleted;
+      unit->audit = AuditState::kPassed;
+      unit->audit_token.clear();
+      ++audits_passed_;
+      *disposition = Disposition::kAuditMatched;
+      spdlog::info("worker={} unit={} lease={} audit matched (worker {})", worker_id, unit_id, Short(token), unit->finished_by);
+      return grpc::Status::OK;
+    }
+    // Both results pass the spot checks but differ: one of them left something out or
+    // miscounted. Neither is trusted: both workers are flagged and the unit is re-run.
+    const int64_t original = unit->finished_by;
+    st = FlagWorker(original, "audit mismatch on unit " + std::to_string(unit_id) + " (auditor " + std::to_string(worker_id) + ")", now);
+    if (!st.ok()) return st;
+    st = FlagWorker(worker_id, "audit mismatch on unit " + std::to_string(unit_id) + " (audited worker " + std::to_string(original) + ")", now);
+    if (!st.ok()) return st;
+    RETURN_IF_DB_ERROR(store_->UpdateLease(lc), "audit");
+    RETURN_IF_DB_ERROR(store_->WriteMergedRecords(merged_), "audit");
+    RETURN_IF_DB_ERROR(txn->Commit(), "audit");
+    lease->state = LeaseState::kCompleted;
+    ++audits_failed_;
+    *disposition = Disposition::kAuditMismatch;
+    spdlog::warn("worker={} unit={} lease={} audit MISMATCH with worker {}: {}", worker_id, unit_id, Short(token), original, detail);
+    return grpc::Status::OK;
+  }
+
+  if (unit->state == StoredUnitState::kFinished) {
+    // A second result (a retry of the same call, or a late result from an earlier lease):
+    // deduplicated, nothing is counted twice.
+    if (lease->state == LeaseState::kActive) {
+      StoredLease lc = *lease;
+      lc.state = LeaseState::kSuperseded;
+      auto txn = store_->Begin();
+      RETURN_IF_DB_ERROR(txn->status(), "complete");
+      RETURN_IF_DB_ERROR(store_->UpdateLease(lc), "complete");
+      RETURN_IF_DB_ERROR(txn->Commit(), "complete");
+      lease->state = LeaseState::kSuperseded;
+    }
+    *disposition = Disposition::kDuplicate;
+    spdlog::info("worker={} unit={} lease={} duplicate result ignored", worker_id, unit_id, Short(token));
+    return grpc::Status::OK;
+  }
+
+  Status verify = VerifyUnitResult(*tables_, spec, result);
+  auto txn = store_->Begin();
+  RETURN_IF_DB_ERROR(txn->status(), "complete");
+  if (!verify.ok()) {
+    // Flagging re-queues the worker's unaudited units and active leases (this one too).
+    st = FlagWorker(worker_id, "unit " + std::to_string(unit_id) + " failed verification: " + verify.message(), now);
+    if (!st.ok()) return st;
+    StoredLease lc = *lease;
+    lc.state = LeaseState::kRejected;
+    RETURN_IF_DB_ERROR(store_->UpdateLease(lc), "complete");
+    UnitMem uc = *unit;
+    st = RecordFailure(&uc, worker_id, token, "rejected", verify.message(), now);
+    if (!st.ok()) return st;
+    RETURN_IF_DB_ERROR(store_->UpdateUnit(uc), "complete");
+    RETURN_IF_DB_ERROR(store_->WriteMergedRecords(merged_), "complete");
+    RETURN_IF_DB_ERROR(txn->Commit(), "complete");
+    lease->state = LeaseState::kRejected;
+    unit->failures = uc.failures;
+    unit->last_error = uc.last_error;
+    if (uc.quarantined && !unit->quarantined) {
+      unit->quarantined = true;
+      queue_.erase({-unit->priority, unit->begin, unit->id});
+    }
+    spdlog::warn("worker={} unit={} lease={} result REJECTED: {}", worker_id, unit_id, Short(token), verify.message());
+    return grpc::Status(StatusCode::PERMISSION_DENIED, "result rejected: " + verify.message() + "; worker " +
+                                                           std::to_string(worker_id) + " is flagged");
+  }
+
+  // Accept: the unit is finished by this lease; any other active lease of it is superseded.
+  UnitMem uc = *unit;
+  uc.state = StoredUnitState::kFinished;
+  uc.finished_by = worker_id;
+  uc.finished_token = token;
+  uc.quarantined = false;
+  uc.audit = WantsAudit(unit_id) ? AuditState::kWanted : AuditState::kNone;
+  StoredLease lc = *lease;
+  lc.state = LeaseState::kCompleted;
+  RETURN_IF_DB_ERROR(store_->UpdateLease(lc), "complete");
+  std::string superseded;
+  if (!unit->search_token.empty() && unit->search_token != token) {
+    superseded = unit->search_token;
+    StoredLease other = leases_[superseded];
+    other.state = LeaseState::kSuperseded;
+    RETURN_IF_DB_ERROR(store_->UpdateLease(other), "complete");
+  }
+  RETURN_IF_DB_ERROR(store_->UpdateUnit(uc), "complete");
+  UnitProvenance prov;
+  prov.floor = lease->floor;
+  prov.open_holes = lease->open_holes.size();
+  prov.engine = engine.substr(0, 200);
+  prov.seconds = seconds;
+  RETURN_IF_DB_ERROR(store_->StoreUnitResult(unit_id, result, prov), "complete");
+  WorkerMem& w = workers_[worker_id];
+  StoredWorker wc = w;
+  wc.units_finished += 1;
+  wc.numbers_finished += Size(*unit);
+  wc.seconds += seconds;
+  RETURN_IF_DB_ERROR(store_->UpdateWorker(wc), "complete");
+  FinishedUnit fu;
+  fu.begin = unit->begin;
+  fu.end = unit->end;
+  fu.kinds = unit->kinds;
+  fu.result = result;
+  finished_[unit_id] = fu;
+  Remerge();
+  Status mst = store_->WriteMergedRecords(merged_);
+  if (mst.ok()) mst = txn->Commit();
+  if (!mst.ok()) {
+    finished_.erase(unit_id);
+    Remerge();
+    return FromCore(mst, "complete");
+  }
+  if (!superseded.empty()) leases_[superseded].state = LeaseState::kSuperseded;
+  lease->state = LeaseState::kCompleted;
+  const bool was_queued = unit->state == StoredUnitState::kPending;
+  if (was_queued) queue_.erase({-unit->priority, unit->begin, unit->id});
+  static_cast<StoredUnit&>(*unit) = uc;
+  unit->search_token.clear();
+  if (unit->audit == AuditState::kWanted) audit_queue_.insert(unit_id);
+  static_cast<StoredWorker&>(w) = wc;
+  recent_.emplace_back(now, Size(*unit));
+  while (!recent_.empty() && recent_.front().first < now - 600'000) recent_.pop_front();
+  *disposition = Disposition::kAccepted;
+  spdlog::info("worker={} unit={} lease={} finished: {} ladder, {} class minima, {} candidates{}{}", worker_id, unit_id,
+               Short(token), result.ladder.size(), result.class_minima.size(), result.candidates,
+               lease->deadline_ms < now ? " (late result of an expired lease)" : "",
+               unit->audit == AuditState::kWanted ? ", audit wanted" : "");
+  return grpc::Status::OK;
+}
+
+grpc::Status Coordinator::Release(int64_t worker_id, int64_t unit_id, const std::string& token, bool failed,
+                                  const std::string& reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  UnitMem* unit;
+  StoredLease* lease;
+  grpc::Status st = FindLease(worker_id, unit_id, token, &unit, &lease);
+  if (!st.ok()) return st;
+  if (lease->state != LeaseState::kActive) {
+    return grpc::Status(StatusCode::FAILED_PRECONDITION,
+                        std::string("stale lease token: the lease is ") + LeaseStateName(lease->state));
+  }
+  const int64_t now = clock_->NowMs();
+  auto txn = store_->Begin();
+  RETURN_IF_DB_ERROR(txn->status(), "release");
+  StoredLease lc = *lease;
+  lc.state = LeaseState::kReleased;
+  RETURN_IF_DB_ERROR(store_->UpdateLease(lc), "release");
+  UnitMem uc = *unit;
+  const bool owns = lease->purpose == LeasePurpose::kSearch && unit->search_token == token;
+  if (owns) {
+    uc.state = StoredUnitState::kPending;
+    if (failed) {
+      st = RecordFailure(&uc, worker_id, token, "released", reason.substr(0, 500), now);
+      if (!st.ok()) return st;
+    }
+    RETURN_IF_DB_ERROR(store_->UpdateUnit(uc), "release");
+  }
+  RETURN_IF_DB_ERROR(txn->Commit(), "release");
+  lease->state = LeaseState::kReleased;
+  if (owns) {
+    unit->failures = uc.failures;
+    unit->quarantined = uc.quarantined;
+    unit->last_error = uc.last_error;
+    Requeue(unit);
+  } else if (lease->purpose == LeasePurpose::kAudit && unit->audit_token == token) {
+    unit->audit_token.clear();
+    if (unit->state == StoredUnitState::kFinished && unit->audit == AuditState::kWanted) audit_queue_.insert(unit_id);
+  }
+  spdlog::info("worker={} unit={} lease={} released{}{}", worker_id, unit_id, Short(token), failed ? " (failed): " : "",
+               failed ? reason : "");
+  return grpc::Status::OK;
+}
+
+// ------------------------------------------------------------------------- admin side
+
+grpc::Status Coordinator::Submit(u128 begin, u128 end, Kinds kinds, u128 unit_size, int32_t priority,
+                                 SubmitOutcome* out) {
+  if (begin < 1) return grpc::Status(StatusCode::INVALID_ARGUMENT, "range must start at 1 or above");
+  if (end <= begin) {
+    return grpc::Status(StatusCode::INVALID_ARGUMENT,
+                        "empty or reversed range [" + ToDecimal(begin) + ", " + ToDecimal(end) + ")");
+  }
+  if (unit_size == 0) unit_size = options_.default_unit_size;
+  std::lock_guard<std::mutex> lock(mu_);
+  // What is covered already: imports, and every unit of the same or a wider kind.
+  std::vector<std::pair<u128, u128>> covered;
+  for (const TrustedImport& imp : imports_) covered.emplace_back(1, imp.complete_below);
+  for (const auto& [id, u] : units_) {
+    if (u.end <= begin || u.begin >= end) continue;
+    if (u.kinds == Kinds::kDelay && kinds == Kinds::kDelayAndClass) {
+      return grpc::Status(StatusCode::FAILED_PRECONDITION,
+                          "range overlaps delay-only unit [" + ToDecimal(u.begin) + ", " + ToDecimal(u.end) +
+                              "); submit it as delay-only or choose another range");
+    }
+    covered.emplace_back(u.begin, u.end);
+  }
+  std::sort(covered.begin(), covered.end());
+  std::vector<std::pair<u128, u128>> pieces;
+  u128 at = begin;
+  for (const auto& [a, b] : covered) {
+    if (b <= at) continue;
+    if (a >= end) break;
+    if (a > at) pieces.emplace_back(at, a);
+    at = std::max(at, b);
+    if (at >= end) break;
+  }
+  if (at < end) pieces.emplace_back(at, end);
+  if (pieces.empty()) {
+    return grpc::Status(StatusCode::ALREADY_EXISTS,
+                        "[" + ToDecimal(begin) + ", " + ToDecimal(end) + ") is already covered or queued");
+  }
+  u128 units = 0;
+  for (const auto& [a, b] : pieces) units += (b - a + unit_size - 1) / unit_size;
+  if (units > options_.max_units_per_submission) {
+    return grpc::Status(StatusCode::INVALID_ARGUMENT, "submission would make " + ToDecimal(units) +
+                                                          " units; choose a larger unit size");
+  }
+  StoredSubmission sub;
+  sub.begin = begin;
+  sub.end = end;
+  sub.kinds = kinds;
+  sub.unit_size = unit_size;
+  sub.priority = priority;
+  std::vector<UnitMem> made;
+  auto txn = store_->Begin();
+  RETURN_IF_DB_ERROR(txn->status(), "submit");
+  RETURN_IF_DB_ERROR(store_->InsertSubmission(sub, &sub.id), "submit");
+  for (const auto& [a, b] : pieces) {
+    for (u128 x = a; x < b;) {
+      UnitMem u;
+      u.begin = x;
+      u.end = (b - x > unit_size) ? x + unit_size : b;
+      u.kinds = kinds;
+      u.submission_id = sub.id;
+      u.priority = priority;
+      RETURN_IF_DB_ERROR(store_->InsertUnit(u, &u.id), "submit");
+      made.push_back(u);
+      x = u.end;
+    }
+  }
+  RETURN_IF_DB_ERROR(txn->Commit(), "submit");
+  submissions_[sub.id] = sub;
+  for (UnitMem& u : made) {
+    queue_.insert({-u.priority, u.begin, u.id});
+    units_[u.id] = u;
+  }
+  out->submission_id = sub.id;
+  out->accepted = pieces;
+  out->units = made.size();
+  spdlog::info("submission={} [{}, {}) {} priority {}: {} pieces, {} units", sub.id, ToDecimal(begin), ToDecimal(end),
+               kinds == Kinds::kDelay ? "delay" : "delay,class", priority, pieces.size(), made.size());
+  return grpc::Status::OK;
+}
+
+grpc::Status Coordinator::Cancel(int64_t submission_id, uint64_t* units_removed) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto sit = submissions_.find(submission_id);
+  if (sit == submissions_.end()) {
+    return grpc::Status(StatusCode::NOT_FOUND, "unknown submission " + std::to_string(submission_id));
+  }
+  if (sit->second.cancelled) {
+    return grpc::Status(StatusCode::FAILED_PRECONDITION, "submission " + std::to_string(submission_id) + " is already cancelled");
+  }
+  std::vector<int64_t> doomed;
+  for (const auto& [id, u] : units_) {
+    if (u.submission_id == submission_id && u.state != StoredUnitState::kFinished) doomed.push_back(id);
+  }
+  auto txn = store_->Begin();
+  RETURN_IF_DB_ERROR(txn->status(), "cancel");
+  RETURN_IF_DB_ERROR(store_->SetSubmissionCancelled(submission_id), "cancel");
+  for (int64_t id : doomed) RETURN_IF_DB_ERROR(store_->DeleteUnit(id), "cancel");  // cascades to its leases
+  RETURN_IF_DB_ERROR(txn->Commit(), "cancel");
+  sit->second.cancelled = true;
+  for (int64_t id : doomed) {
+    const UnitMem& u = units_[id];
+    queue_.erase({-u.priority, u.begin, id});
+    units_.erase(id);
+  }
+  for (auto it = leases_.begin(); it != leases_.end();) {
+    it = units_.count(it->second.unit_id) ? std::next(it) : leases_.erase(it);
+  }
+  *units_removed = doomed.size();
+  spdlog::info("submission={} cancelled: {} unfinished units removed", submission_id, doomed.size());
+  return grpc::Status::OK;
+}
+
+grpc::Status Coordinator::Import(const TrustedImport& import, const std::string& source, u128* covered_prefix) {
+  if (import.complete_below < 2) return grpc::Status(StatusCode::INVALID_ARGUMENT, "import bound must be at least 2");
+  for (int k = 0; k < 2; ++k) {
+    for (const Record& r : k == 0 ? import.delay_records : import.class_records) {
+      if (r.n < 1 || r.n >= import.complete_below) {
+        return grpc::Status(StatusCode::INVALID_ARGUMENT, "imported record " + ToDecimal(r.n) + " is not below the bound " +
+                                                              ToDecimal(import.complete_below));
+      }
+      // Trusted means complete, not unchecked: every delay is recomputed.
+      const uint32_t exact = tables_->delay->Delay(r.n);
+      if (exact != r.delay) {
+        return grpc::Status(StatusCode::INVALID_ARGUMENT, "imported record " + ToDecimal(r.n) + ":" +
+                                                              std::to_string(r.delay) + " is wrong: the exact delay is " +
+                                                              std::to_string(exact));
+      }
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<TrustedImport> imports = imports_;
+  imports.push_back(import);
+  std::vector<FinishedUnit> units;
+  for (const auto& [id, f] : finished_) units.push_back(f);
+  MergedRecords merged = MergeRecords(imports, units);
+  auto txn = store_->Begin();
+  RETURN_IF_DB_ERROR(txn->status(), "import");
+  RETURN_IF_DB_ERROR(store_->StoreImport(import, source.substr(0, 500)), "import");
+  RETURN_IF_DB_ERROR(store_->WriteMergedRecords(merged), "import");
+  RETURN_IF_DB_ERROR(txn->Commit(), "import");
+  imports_ = std::move(imports);
+  merged_ = std::move(merged);
+  *covered_prefix = merged_.covered_prefix;
+  spdlog::info("import from {}: complete below {}, {} delay and {} class records; covered prefix {}", source,
+               ToDecimal(import.complete_below), import.delay_records.size(), import.class_records.size(),
+               ToDecimal(merged_.covered_prefix));
+  return grpc::Status::OK;
+}
+
+grpc::Status Coordinator::Backup(const std::string& destination, uint64_t* bytes) {
+  if (destination.empty()) return grpc::Status(StatusCode::INVALID_ARGUMENT, "backup destination missing");
+  std::lock_guard<std::mutex> lock(mu_);
+  RETURN_IF_DB_ERROR(store_->Backup(destination, bytes), "backup");
+  spdlog::info("backup written to {} ({} bytes)", destination, *bytes);
+  return grpc::Status::OK;
+}
+
+grpc::Status Coordinator::IntegrityCheck(std::string* result) {
+  std::lock_guard<std::mutex> lock(mu_);
+  RETURN_IF_DB_ERROR(store_->IntegrityCheck(result), "integrity check");
+  return grpc::Status::OK;
+}
+
+void Coordinator::StopLeasing() {
+  std::lock_guard<std::mutex> lock(mu_);
+  draining_ = true;
+}
+
+CoordinatorStatus Coordinator::GetStatus() {
+  std::lock_guard<std::mutex> lock(mu_);
+  CoordinatorStatus s;
+  s.covered_prefix = merged_.covered_prefix;
+  s.class_covered_prefix = merged_.class_covered_prefix;
+  s.draining = draining_;
+  std::map<int64_t, CoordinatorStatus::Submission> subs;
+  for (const auto& [id, sub] : submissions_) subs[id].s = sub;
+  for (const auto& [id, u] : units_) {
+    s.numbers_total += Size(u);
+    if (u.state == StoredUnitState::kFinished) {
+      ++s.finished;
+      s.numbers_finished += Size(u);
+      if (u.audit == AuditState::kWanted) ++s.audits_pending;
+    } else if (u.quarantined) {
+      ++s.quarantined;
+      s.quarantined_units.push_back(u);
+    } else if (u.state == StoredUnitState::kLeased) {
+      ++s.leased;
+    } else {
+      ++s.pending;
+    }
+    auto it = subs.find(u.submission_id);
+    if (it != subs.end()) {
+      ++it->second.units_total;
+      if (u.state == StoredUnitState::kFinished) ++it->second.units_finished;
+    }
+  }
+  for (auto& [id, sub] : subs) s.submissions.push_back(sub);
+  s.audits_passed = audits_passed_;
+  s.audits_failed = audits_failed_;
+  const int64_t now = clock_->NowMs();
+  if (!recent_.empty()) {
+    u128 numbers = 0;
+    for (const auto& [t, n] : recent_) numbers += n;
+    const double window = std::max<double>(1.0, static_cast<double>(now - recent_.front().first) / 1000.0);
+    s.numbers_per_second = static_cast<double>(numbers) / window;
+    if (s.numbers_per_second > 0) {
+      s.eta_seconds = static_cast<double>(s.numbers_total - s.numbers_finished) / s.numbers_per_second;
+    }
+  }
+  return s;
+}
+
+std::vector<WorkerReport> Coordinator::ListWorkers() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<WorkerReport> out;
+  for (const auto& [id, w] : workers_) {
+    WorkerReport r;
+    r.w = w;
+    r.last_seen_ms = w.last_seen_ms;
+    r.numbers_per_second = w.seconds > 0 ? static_cast<double>(w.numbers_finished) / w.seconds : 0;
+    for (const auto& [t, l] : leases_) {
+      if (l.worker_id == id && l.state == LeaseState::kActive) ++r.active_leases;
+    }
+    out.push_back(r);
+  }
+  return out;
+}
+
+MergedRecords Coordinator::Records() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return merged_;
+}
+
+}  // namespace collatz::server

@@ -1,0 +1,169 @@
+// collatz-server: the coordinator. Wiring only: options, logging, the gRPC server with
+// the Worker and Admin services, health and reflection, a lease sweeper, and graceful
+// shutdown on SIGTERM/SIGINT (stop leasing, finish in-flight calls, close the database).
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <signal.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "core/u128.h"
+#include "server/auth.h"
+#include "server/coordinator.h"
+#include "server/services.h"
+#include "storage/coordinator_store.h"
+
+namespace {
+
+std::string ReadFile(const std::string& path, bool* ok) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  *ok = static_cast<bool>(in);
+  return ss.str();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace collatz;
+  using namespace collatz::server;
+  CLI::App app{"collatz-server: the coordinator of a distributed Collatz delay-record search"};
+  std::string listen = "127.0.0.1:50051", db_path, token_file, tls_cert, tls_key, unit_size_text = "2^46";
+  std::string log_level = "info";
+  double lease_seconds = 600, audit_fraction = 0;
+  int max_failures = 3, sieve_bits = 19;
+  app.add_option("--listen", listen, "Address to listen on (host:port)")->capture_default_str();
+  app.add_option("--db", db_path, "Record database (SQLite; created if missing)")->required();
+  app.add_option("--token-file", token_file, "File holding the access token (else $COLLATZ_TOKEN; none: open)");
+  app.add_option("--tls-cert", tls_cert, "PEM certificate chain for TLS");
+  app.add_option("--tls-key", tls_key, "PEM private key for TLS");
+  app.add_option("--unit-size", unit_size_text, "Default numbers per work unit")->capture_default_str();
+  app.add_option("--lease-seconds", lease_seconds, "Lease lifetime after each heartbeat")->capture_default_str();
+  app.add_option("--max-failures", max_failures, "Failed attempts before a unit is quarantined")->capture_default_str();
+  app.add_option("--audit-fraction", audit_fraction, "Fraction of units re-run by a second worker")->capture_default_str();
+  app.add_option("--sieve-bits", sieve_bits, "Join-sieve width every worker must use")->capture_default_str();
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+
+  auto logger = spdlog::stderr_color_mt("collatz-server");
+  logger->set_pattern("[%Y-%m-%d %H:%M:%S.%e] [%^%l%$] %v");
+  spdlog::set_default_logger(logger);
+  spdlog::set_level(spdlog::level::from_str(log_level));
+
+  u128 unit_size = 0;
+  if (Status st = ParseU128(unit_size_text, &unit_size); !st.ok() || unit_size == 0) {
+    spdlog::error("bad --unit-size: {}", st.ok() ? "must be positive" : st.message());
+    return 2;
+  }
+  if ((tls_cert.empty()) != (tls_key.empty())) {
+    spdlog::error("--tls-cert and --tls-key go together");
+    return 2;
+  }
+  if (audit_fraction < 0 || audit_fraction > 1 || lease_seconds <= 0 || max_failures < 1) {
+    spdlog::error("--audit-fraction must be in [0, 1], --lease-seconds > 0, --max-failures >= 1");
+    return 2;
+  }
+  std::string token;
+  if (Status st = LoadToken(token_file, &token); !st.ok()) {
+    spdlog::error("{}", st.message());
+    return 2;
+  }
+
+  // Signals are taken by one thread with sigwait; block them before any thread starts.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  std::shared_ptr<const SearchTables> tables;
+  if (Status st = SearchTables::Build(sieve_bits, 19, 20, &tables); !st.ok()) {
+    spdlog::error("building tables: {}", st.message());
+    return 1;
+  }
+  std::unique_ptr<CoordinatorStore> store;
+  if (Status st = CoordinatorStore::Open(db_path, &store); !st.ok()) {
+    spdlog::error("{}", st.message());
+    return 1;
+  }
+  SystemClock clock;
+  CoordinatorOptions options;
+  options.default_unit_size = unit_size;
+  options.lease_duration_ms = static_cast<int64_t>(lease_seconds * 1000);
+  options.max_failures = max_failures;
+  options.audit_fraction = audit_fraction;
+  std::unique_ptr<Coordinator> coordinator;
+  if (grpc::Status st = Coordinator::Open(std::move(store), tables, &clock, options, &coordinator); !st.ok()) {
+    spdlog::error("{}", st.error_message());
+    return 1;
+  }
+
+  TokenAuth auth(token);
+  WorkerService worker_service(coordinator.get(), &auth);
+  AdminService admin_service(coordinator.get(), &auth);
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  std::shared_ptr<grpc::ServerCredentials> creds = grpc::InsecureServerCredentials();
+  if (!tls_cert.empty()) {
+    bool ok_cert = false, ok_key = false;
+    grpc::SslServerCredentialsOptions ssl;
+    ssl.pem_key_cert_pairs.push_back({ReadFile(tls_key, &ok_key), ReadFile(tls_cert, &ok_cert)});
+    if (!ok_cert || !ok_key) {
+      spdlog::error("cannot read the TLS certificate or key");
+      return 2;
+    }
+    creds = grpc::SslServerCredentials(ssl);
+  }
+  int port = 0;
+  builder.AddListeningPort(listen, creds, &port);
+  builder.SetMaxReceiveMessageSize(16 << 20);
+  builder.RegisterService(&worker_service);
+  builder.RegisterService(&admin_service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (!server || port == 0) {
+    spdlog::error("cannot listen on {}", listen);
+    return 1;
+  }
+  spdlog::info("collatz-server listening on {} (port {}){}{}, sieve {} bits, unit size {}, lease {} s, audits {}",
+               listen, port, tls_cert.empty() ? "" : " with TLS", auth.enabled() ? ", token required" : ", no token",
+               sieve_bits, ToDecimal(unit_size), lease_seconds, audit_fraction);
+
+  // Expired leases go back to the queue even when nobody asks for work.
+  std::mutex mu;
+  std::condition_variable cv;
+  bool stopping = false;
+  std::thread sweeper([&] {
+    std::unique_lock<std::mutex> lock(mu);
+    while (!cv.wait_for(lock, std::chrono::seconds(1), [&] { return stopping; })) {
+      lock.unlock();
+      coordinator->ExpireLeases();
+      lock.lock();
+    }
+  });
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  spdlog::info("signal {}: no new leases; finishing in-flight calls", sig);
+  coordinator->StopLeasing();
+  server->GetHealthCheckService()->SetServingStatus(false);
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    stopping = true;
+  }
+  cv.notify_all();
+  sweeper.join();
+  coordinator.reset();  // closes the database
+  spdlog::info("collatz-server stopped cleanly");
+  return 0;
+}

@@ -1,0 +1,42 @@
+// The gRPC services (collatz.v1.Worker and collatz.v1.Admin): thin adapters that check
+// the token, convert wire messages and call the Coordinator.
+#pragma once
+
+#include "proto/collatz.grpc.pb.h"
+#include "server/auth.h"
+#include "server/coordinator.h"
+
+namespace collatz::server {
+
+class WorkerService final : public v1::Worker::Service {
+ public:
+  WorkerService(Coordinator* c, const TokenAuth* auth) : c_(c), auth_(auth) {}
+  grpc::Status Register(grpc::ServerContext*, const v1::RegisterRequest*, v1::RegisterResponse*) override;
+  grpc::Status Lease(grpc::ServerContext*, const v1::LeaseRequest*, v1::LeaseResponse*) override;
+  grpc::Status Heartbeat(grpc::ServerContext*, const v1::HeartbeatRequest*, v1::HeartbeatResponse*) override;
+  grpc::Status Complete(grpc::ServerContext*, const v1::CompleteRequest*, v1::CompleteResponse*) override;
+  grpc::Status Release(grpc::ServerContext*, const v1::ReleaseRequest*, v1::ReleaseResponse*) override;
+
+ private:
+  Coordinator* c_;
+  const TokenAuth* auth_;
+};
+
+class AdminService final : public v1::Admin::Service {
+ public:
+  AdminService(Coordinator* c, const TokenAuth* auth) : c_(c), auth_(auth) {}
+  grpc::Status Submit(grpc::ServerContext*, const v1::SubmitRequest*, v1::SubmitResponse*) override;
+  grpc::Status Cancel(grpc::ServerContext*, const v1::CancelRequest*, v1::CancelResponse*) override;
+  grpc::Status Status(grpc::ServerContext*, const v1::StatusRequest*, v1::StatusResponse*) override;
+  grpc::Status ListWorkers(grpc::ServerContext*, const v1::ListWorkersRequest*, v1::ListWorkersResponse*) override;
+  grpc::Status QueryRecords(grpc::ServerContext*, const v1::QueryRecordsRequest*, v1::QueryRecordsResponse*) override;
+  grpc::Status Import(grpc::ServerContext*, const v1::ImportRequest*, v1::ImportResponse*) override;
+  grpc::Status Export(grpc::ServerContext*, const v1::ExportRequest*, v1::ExportResponse*) override;
+  grpc::Status Backup(grpc::ServerContext*, const v1::BackupRequest*, v1::BackupResponse*) override;
+
+ private:
+  Coordinator* c_;
+  const TokenAuth* auth_;
+};
+
+}  // namespace collatz::server

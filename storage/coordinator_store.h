@@ -1,0 +1,129 @@
+// The coordinator's persistent state (schema v2, storage/coordinator_schema.h) beside the
+// record database of v1. The coordinator keeps a copy of this state in memory and writes
+// every change through here inside one transaction (Begin ... Commit), so a crash at any
+// point leaves either the old or the new state. One writer: the coordinator's mutex.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/merge.h"
+#include "core/status.h"
+#include "core/unit.h"
+#include "storage/record_db.h"
+#include "storage/sqlite_statement.h"
+
+namespace collatz {
+
+struct StoredSubmission {
+  int64_t id = 0;
+  u128 begin = 0, end = 0, unit_size = 0;
+  Kinds kinds = Kinds::kDelayAndClass;
+  int32_t priority = 0;
+  bool cancelled = false;
+};
+
+enum class StoredUnitState { kPending, kLeased, kFinished };
+enum class AuditState { kNone, kWanted, kPassed };
+
+struct StoredUnit {
+  int64_t id = 0;
+  u128 begin = 0, end = 0;
+  Kinds kinds = Kinds::kDelayAndClass;
+  StoredUnitState state = StoredUnitState::kPending;
+  int64_t submission_id = 0;  // 0: a unit stored by `collatzctl run` (no bookkeeping row)
+  int32_t priority = 0;
+  int32_t failures = 0;
+  bool quarantined = false;
+  std::string last_error;
+  int64_t finished_by = 0;  // worker id, 0 if none
+  std::string finished_token;
+  AuditState audit = AuditState::kNone;
+};
+
+struct StoredWorker {
+  int64_t id = 0;
+  std::string host;
+  std::vector<std::pair<std::string, std::string>> gpus;  // (model, uuid)
+  std::string driver, binary_version, backend;
+  int32_t sieve_bits = 0;
+  bool flagged = false;
+  std::string flag_reason;
+  uint64_t units_finished = 0;
+  u128 numbers_finished = 0;
+  double seconds = 0;
+};
+
+enum class LeasePurpose { kSearch, kAudit };
+enum class LeaseState { kActive, kExpired, kReleased, kCompleted, kSuperseded, kRevoked, kRejected };
+const char* LeaseStateName(LeaseState s);
+
+struct StoredLease {
+  std::string token;
+  int64_t unit_id = 0;
+  int64_t worker_id = 0;
+  LeasePurpose purpose = LeasePurpose::kSearch;
+  LeaseState state = LeaseState::kActive;
+  uint32_t floor = 0;
+  std::vector<uint32_t> open_holes;
+  int64_t issued_ms = 0;
+  int64_t deadline_ms = 0;
+};
+
+class CoordinatorStore {
+ public:
+  // Opens (creating if missing) and migrates the database at `path`.
+  static Status Open(const std::string& path, std::unique_ptr<CoordinatorStore>* out);
+  ~CoordinatorStore();
+
+  RecordDb& records() { return *records_; }
+
+  Status LoadSubmissions(std::vector<StoredSubmission>* out);
+  Status LoadUnits(std::vector<StoredUnit>* out);
+  Status LoadWorkers(std::vector<StoredWorker>* out);
+  Status LoadLeases(std::vector<StoredLease>* out);
+  // Finished units with their results (v1 tables) and imports.
+  Status LoadFinishedUnits(std::vector<std::pair<int64_t, FinishedUnit>>* out);
+
+  // One transaction; the writes below must happen inside one.
+  std::unique_ptr<SqliteTransaction> Begin();
+
+  Status InsertSubmission(const StoredSubmission& s, int64_t* id);
+  Status SetSubmissionCancelled(int64_t id);
+  Status InsertUnit(const StoredUnit& u, int64_t* id);
+  Status UpdateUnit(const StoredUnit& u);  // state and bookkeeping
+  Status DeleteUnit(int64_t id);
+  Status InsertWorker(const StoredWorker& w, int64_t* id);
+  Status UpdateWorker(const StoredWorker& w);
+  Status InsertLease(const StoredLease& l);
+  Status UpdateLease(const StoredLease& l);  // state and deadline
+  Status InsertAttempt(int64_t unit_id, int64_t worker_id, const std::string& token, const std::string& kind,
+                       const std::string& error, int64_t at_ms);
+  Status InsertAudit(int64_t unit_id, int64_t original_worker, int64_t auditor, const std::string& token,
+                     bool matched, const std::string& detail, int64_t at_ms);
+  Status StoreUnitResult(int64_t unit_id, const UnitResult& r, const UnitProvenance& p);
+  Status DeleteUnitResult(int64_t unit_id);
+  Status WriteMergedRecords(const MergedRecords& merged);
+  Status StoreImport(const TrustedImport& import, const std::string& source);
+
+  // Online backup of the whole database into a new file.
+  Status Backup(const std::string& destination, uint64_t* bytes);
+  // PRAGMA integrity_check; "ok" when healthy.
+  Status IntegrityCheck(std::string* result);
+
+ private:
+  CoordinatorStore() = default;
+  // A cached prepared statement for `sql`.
+  Status Prepared(const std::string& sql, SqliteStatement** out);
+
+  sqlite3* db_ = nullptr;
+  std::unique_ptr<RecordDb> records_;
+  std::map<std::string, std::unique_ptr<SqliteStatement>> statements_;
+};
+
+}  // namespace collatz
