@@ -6,7 +6,7 @@
 //   gpu_bench --at 2^60 --numbers 2^40 --kinds delay [--sieve-bits 19] [--step-bits 19]
 //             [--tail-bits 24] [--block-threads 256] [--no-et] [--baseline-numbers 2^28]
 //             [--verify-numbers 2^24] [--repeat 3] [--records path/delay_records.csv]
-//             [--global-steps] [--bound-sub-bits 6] [--positions-per-launch N]
+//             [--global-steps] [--no-refill] [--bound-sub-bits 6] [--positions-per-launch N]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -68,6 +68,7 @@ int Main(int argc, char** argv) {
     else if (key == "--positions-per-launch") a.gpu.positions_per_launch = std::stoull(value());
     else if (key == "--no-et") a.gpu.early_termination = false;
     else if (key == "--global-steps") a.gpu.shared_step_table = false;
+    else if (key == "--no-refill") a.gpu.lane_refill = false;
     else if (key == "--bound-sub-bits") a.gpu.bound_sub_bits = std::stoi(value());
     else if (key == "--baseline-numbers") a.baseline_numbers = value();
     else if (key == "--verify-numbers") a.verify_numbers = value();
@@ -197,11 +198,11 @@ int Main(int argc, char** argv) {
                 static_cast<unsigned long>(count), seconds, base_rate, detail.max_delay,
                 static_cast<unsigned long>(detail.overflowed));
   }
-  std::printf("SUMMARY at=%s numbers=%s kinds=%s sieve=%d step=%d tail=%d threads=%d smem=%d et=%d sub=%d: "
+  std::printf("SUMMARY at=%s numbers=%s kinds=%s sieve=%d step=%d tail=%d threads=%d smem=%d refill=%d et=%d sub=%d: "
               "%.3e numbers/s (median wall %.3f s of %d; summed launch events %.3f s); baseline %.3e numbers/s; "
               "speedup x%.0f\n",
               a.at.c_str(), a.numbers.c_str(), a.kinds.c_str(), a.sieve_bits, a.gpu.step_bits, a.gpu.tail_bits,
-              a.gpu.block_threads, (a.gpu.shared_step_table && a.gpu.step_bits <= 13) ? 1 : 0, a.gpu.early_termination ? 1 : 0, a.gpu.bound_sub_bits,
+              a.gpu.block_threads, (a.gpu.shared_step_table && a.gpu.step_bits <= 13) ? 1 : 0, a.gpu.lane_refill ? 1 : 0, a.gpu.early_termination ? 1 : 0, a.gpu.bound_sub_bits,
               n / wall, wall, static_cast<int>(walls.size()), kernel, base_rate, base_rate > 0 ? n / wall / base_rate : 0.0);
   return 0;
 }

@@ -280,7 +280,7 @@ Status GpuEngine::Init() {
   sm_count_ = prop.multiProcessorCount;
   blocks_per_sm_ = o.blocks_per_sm;
   if (blocks_per_sm_ <= 0) {
-    CUDA_TRY(gpu::SearchBlocksPerSm(o.block_threads, SharedSteps(), o.step_bits, &blocks_per_sm_));
+    CUDA_TRY(gpu::SearchBlocksPerSm(o.block_threads, SharedSteps(), o.step_bits, o.lane_refill, &blocks_per_sm_));
     if (blocks_per_sm_ <= 0) blocks_per_sm_ = 1;
   }
 
@@ -339,7 +339,7 @@ Status GpuEngine::EnsureCapacity(Slot& slot, uint64_t ladder, uint64_t host_fini
 
 Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
   LaunchParams p = base_params_;
-  const uint64_t threads = gpu::kTilePositions;  // positions per tile (one warp)
+  const uint64_t threads = options_.lane_refill ? gpu::kRefillTile : gpu::kTilePositions;  // positions per tile
   p.ladder_floor = job.ladder_floor;
   p.acc = slot.acc.get();
   p.ladder = slot.ladder.get();
@@ -557,6 +557,7 @@ Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
   p.floor = spec.floor;
   p.classes = classes ? 1 : 0;
   p.early_stop = (options_.early_termination && et.enabled()) ? 1 : 0;
+  p.refill = options_.lane_refill ? 1 : 0;
   // First-block pattern: odd n mod 18 computed by the kind's rule.
   p.period = classes ? 2 : 18;
   p.npat = 0;

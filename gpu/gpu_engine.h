@@ -39,6 +39,9 @@ struct GpuEngineOptions {
   // Keep the step table in shared memory (4-byte entries) when step_bits <= 13;
   // otherwise it is read from global memory / L2 (16-byte entries).
   bool shared_step_table = true;
+  // Lane refill: each warp owns 256 positions; lanes whose number is done take new ones
+  // in batches instead of idling until the warp's slowest lane of every 32 is done.
+  bool lane_refill = true;
 };
 
 // Number of usable CUDA devices; 0 when there is no GPU or no driver. Never throws.

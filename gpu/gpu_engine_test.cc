@@ -288,6 +288,8 @@ TEST(GpuEngineTest, TuningVariantsAgree) {
   std::mt19937_64 rng(Seed() + 5);
   GpuEngineOptions a, b, c, d;
   d.step_bits = 19;  // global-memory step table
+  d.lane_refill = false;
+  c.lane_refill = false;
   d.bound_sub_bits = 3;
   a.tail_bits = 20;
   a.step_bits = 11;

@@ -144,8 +144,8 @@ __device__ __forceinline__ bool LoadNumber(const LaunchParams& P, uint64_t cycle
     const int k = P.sieve_bits;
     x.v_hi = x.n_hi >> k;
     x.v_lo = (x.n_lo >> k) | (x.n_hi << (64 - k));
-    hash += Mix64(x.v_lo * e.pow3 + e.c);
     *overflow = !MulAdd(x.v_hi, x.v_lo, e.pow3, e.c);
+    hash += Mix64(x.v_lo);  // the low 64 bits of 3^p h + c, exact even on overflow
     x.s = e.steps;
   } else {
     const uint64_t pos = index;
@@ -265,10 +265,133 @@ __global__ void __launch_bounds__(kThreads) SearchKernel(const LaunchParams P) {
   AddTotals<kThreads>(P, candidates, count, sum, hash);
 }
 
+// The same search with lane refill: a warp owns a tile of kRefillTile positions; a lane
+// whose number is done (finished or stopped early) waits until at least
+// kRefillThreshold lanes are idle, then they all take the tile's next numbers. The warp
+// then no longer waits for its slowest lane on every 32 numbers, only once per tile.
+constexpr int kRefillPerLane = kRefillTile / 32;
+constexpr int kRefillThreshold = 12;
+
+template <int kThreads, bool kSieved, bool kSharedSteps>
+__global__ void __launch_bounds__(kThreads) RefillKernel(const LaunchParams P) {
+  extern __shared__ uint32_t shared_steps[];
+  __shared__ uint32_t shared_pow3[32];
+  __shared__ uint32_t keys_all[kThreads / 32][kRefillTile];
+  if (kSharedSteps) {
+    const uint32_t n = 1u << P.tables.step_bits;
+    for (uint32_t i = threadIdx.x; i < n; i += kThreads) {
+      const uint4 e = __ldg(reinterpret_cast<const uint4*>(P.tables.steps) + i);
+      shared_steps[i] = e.x | ((e.z - static_cast<uint32_t>(P.tables.step_bits)) << 26);
+    }
+  }
+  if (threadIdx.x < 32) {
+    uint32_t m = 1;
+    for (unsigned j = 0; j < threadIdx.x && j < 20; ++j) m *= 3;
+    shared_pow3[threadIdx.x] = m;
+  }
+  __syncthreads();
+  const unsigned lane = threadIdx.x & 31;
+  const unsigned lanes_below = (1u << lane) - 1;
+  uint32_t* keys = keys_all[threadIdx.x / 32];
+#pragma unroll
+  for (int r = 0; r < kRefillPerLane; ++r) keys[r * 32 + lane] = 0;
+  __syncwarp();
+  const uint64_t warps_per_block = kThreads / 32;
+  unsigned long long candidates = 0, count = 0, sum = 0, hash = 0;
+  for (uint64_t tile = P.tile_begin + blockIdx.x * warps_per_block + threadIdx.x / 32; tile < P.tile_end;
+       tile += gridDim.x * warps_per_block) {
+    uint64_t cycle = 0, first;
+    if (kSieved) {
+      const uint32_t t = P.first_tile_rem + static_cast<uint32_t>(tile - P.tile_begin);
+      const uint32_t q = t / P.tiles_per_cycle;
+      cycle = P.first_tile_cycle + q;
+      first = static_cast<uint64_t>(t - q * P.tiles_per_cycle) * kRefillTile;
+    } else {
+      first = tile * kRefillTile;
+    }
+    uint32_t item = 0;
+    uint32_t next = 0;  // warp-uniform: the tile's next unclaimed item
+    bool live = false;
+    Number x;
+    while (true) {
+      const unsigned idle = __ballot_sync(0xFFFFFFFFu, !live);
+      if (next < static_cast<uint32_t>(kRefillTile) && (__popc(idle) >= kRefillThreshold || idle == 0xFFFFFFFFu)) {
+        if (!live) {
+          const uint32_t mine = next + __popc(idle & lanes_below);
+          if (mine < static_cast<uint32_t>(kRefillTile)) {
+            item = mine;
+            bool overflow;
+            live = LoadNumber<kSieved>(P, cycle, first + mine, x, &overflow, candidates, hash);
+            if (live && overflow) {
+              HostFinish(P, x);
+              live = false;
+            }
+          }
+        }
+        next += __popc(idle);
+        continue;
+      }
+      if (idle == 0xFFFFFFFFu) break;
+      if (live) {
+        uint32_t d = 0;
+        const int outcome = WalkStep<kSharedSteps>(P, shared_steps, shared_pow3, x.v_hi, x.v_lo, x.s, &d);
+        if (outcome != kContinue) {
+          if (outcome == kHostFinish) HostFinish(P, x);
+          if (outcome == kFinished) {
+            const uint32_t key = Finish(P, x, d, count, sum);
+            if (key != 0) keys[item] = key;
+          }
+          live = false;
+        }
+      }
+    }
+    __syncwarp();
+    // Ladder over the tile in position order: lane l holds items l*kRefillPerLane ...
+    uint32_t mine[kRefillPerLane];
+    uint32_t local = 0;
+#pragma unroll
+    for (int r = 0; r < kRefillPerLane; ++r) {
+      mine[r] = keys[lane * kRefillPerLane + r];
+      local = mine[r] > local ? mine[r] : local;
+    }
+    if (__any_sync(0xFFFFFFFFu, local != 0)) {
+      uint32_t inclusive = local;
+#pragma unroll
+      for (int off = 1; off < 32; off <<= 1) {
+        const uint32_t y = __shfl_up_sync(0xFFFFFFFFu, inclusive, off);
+        if (lane >= static_cast<unsigned>(off)) inclusive = y > inclusive ? y : inclusive;
+      }
+      uint32_t before = __shfl_up_sync(0xFFFFFFFFu, inclusive, 1);
+      if (lane == 0) before = 0;
+#pragma unroll
+      for (int r = 0; r < kRefillPerLane; ++r) {
+        if (mine[r] != 0 && mine[r] > before) {
+          Number y;
+          bool overflow;
+          unsigned long long unused_c = 0, unused_h = 0;
+          LoadNumber<kSieved>(P, cycle, first + lane * kRefillPerLane + r, y, &overflow, unused_c, unused_h);
+          const unsigned long long at = atomicAdd(&P.acc->ladder_count, 1ULL);
+          if (at < P.ladder_capacity) P.ladder[at] = LadderEntry{y.n_lo, y.n_hi, mine[r], 0};
+        }
+        before = mine[r] > before ? mine[r] : before;
+      }
+      __syncwarp();
+#pragma unroll
+      for (int r = 0; r < kRefillPerLane; ++r) keys[lane * kRefillPerLane + r] = 0;
+    }
+    __syncwarp();
+  }
+  AddTotals<kThreads>(P, candidates, count, sum, hash);
+}
+
 template <int kThreads, bool kSieved, bool kShared>
 cudaError_t LaunchOne(const LaunchParams& p, int grid_blocks, cudaStream_t stream) {
   const size_t shared = kShared ? (sizeof(uint32_t) << p.tables.step_bits) : 0;
-  SearchKernel<kThreads, kSieved, kShared><<<grid_blocks, kThreads, shared, stream>>>(p);
+  if (p.refill) {
+    RefillKernel<kThreads, kSieved, kShared><<<grid_blocks, kThreads, shared, stream>>>(p);
+  } else {
+    SearchKernel<kThreads, kSieved, kShared><<<grid_blocks, kThreads, shared, stream>>>(p);
+  }
   return cudaGetLastError();
 }
 
@@ -285,7 +408,13 @@ cudaError_t LaunchSized(const LaunchParams& p, bool shared_steps, int grid_block
 }
 
 template <int kThreads>
-cudaError_t BlocksPerSm(bool shared_steps, int step_bits, int* blocks) {
+cudaError_t BlocksPerSm(bool shared_steps, int step_bits, bool refill, int* blocks) {
+  if (refill) {
+    return shared_steps ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, RefillKernel<kThreads, true, true>,
+                                                                        kThreads, sizeof(uint32_t) << step_bits)
+                        : cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, RefillKernel<kThreads, true, false>,
+                                                                        kThreads, 0);
+  }
   if (shared_steps) {
     return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, SearchKernel<kThreads, true, true>, kThreads,
                                                          sizeof(uint32_t) << step_bits);
@@ -336,11 +465,11 @@ cudaError_t LaunchSearch(const LaunchParams& p, int block_threads, bool shared_s
   }
 }
 
-cudaError_t SearchBlocksPerSm(int block_threads, bool shared_steps, int step_bits, int* blocks) {
+cudaError_t SearchBlocksPerSm(int block_threads, bool shared_steps, int step_bits, bool refill, int* blocks) {
   switch (block_threads) {
-    case 128: return BlocksPerSm<128>(shared_steps, step_bits, blocks);
-    case 256: return BlocksPerSm<256>(shared_steps, step_bits, blocks);
-    case 512: return BlocksPerSm<512>(shared_steps, step_bits, blocks);
+    case 128: return BlocksPerSm<128>(shared_steps, step_bits, refill, blocks);
+    case 256: return BlocksPerSm<256>(shared_steps, step_bits, refill, blocks);
+    case 512: return BlocksPerSm<512>(shared_steps, step_bits, refill, blocks);
     default: return cudaErrorInvalidValue;
   }
 }

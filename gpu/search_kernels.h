@@ -77,6 +77,7 @@ struct LaunchParams {
   uint32_t ladder_floor = 0;  // >= floor: the running max of the unit before this launch
   int classes = 0;          // delay+class search
   int early_stop = 0;       // exact early termination on
+  int refill = 0;           // lane-refill kernel (tiles of kRefillTile positions)
 
   // Positions [pos_begin, pos_end). Sieved mode: position = cycle * cycle_len + rem,
   // N = base + cycle * cycle_stride + entries[rem].offset; tiles never straddle cycles.
@@ -102,15 +103,16 @@ struct LaunchParams {
   unsigned long long* class_min = nullptr;  // kClassSlots entries, N - base (classes only)
 };
 
-// Positions per tile: one warp's.
+// Positions per tile: one warp's (32), or 256 with lane refill.
 constexpr int kTilePositions = 32;
+constexpr int kRefillTile = 256;
 
 // Launches the search kernel for one launch's positions on `stream`, with the step table
 // in shared memory (step_bits <= kMaxSharedStepBits) or in global memory.
 cudaError_t LaunchSearch(const LaunchParams& p, int block_threads, bool shared_steps, int grid_blocks,
                          cudaStream_t stream);
 // Resident blocks per SM for the search kernel of that configuration.
-cudaError_t SearchBlocksPerSm(int block_threads, bool shared_steps, int step_bits, int* blocks);
+cudaError_t SearchBlocksPerSm(int block_threads, bool shared_steps, int step_bits, bool refill, int* blocks);
 
 // Fills tail[n] for n in [2^base_bits, 2^tail_bits) from tail[0 .. 2^base_bits) (already
 // there) with the step table; sets *failed (device int) if a value would leave 128 bits.
