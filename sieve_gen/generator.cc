@@ -24,6 +24,10 @@ constexpr size_t kLocalBatch = 2048;        // records a thread collects per par
 constexpr int kMaxPartitionBits = 12;       // 4096 partitions
 constexpr uint64_t kInMemoryPartitionRecords = uint64_t{4} << 20;  // keep in-RAM parts cache-friendly
 constexpr double kImbalance = 1.25;         // slack for uneven hash partitions
+constexpr double kSubBucketRecords = 8192;  // 128 KiB: a sub-bucket is grouped inside L2
+// Grouping a partition holds it twice (the partition and its sub-bucket scatter) plus
+// 2 bytes a record of bucket ids.
+constexpr double kGroupingCopies = 2.2;
 
 int CeilLog2(double x) {
   int b = 0;
@@ -46,7 +50,7 @@ struct StorePlan {
 // partition per thread once levels are big enough to be worth splitting.
 int PartitionBitsFor(uint64_t records, size_t record_bytes, int threads, uint64_t memory_bytes, bool external) {
   const double bytes = static_cast<double>(records) * record_bytes;
-  int bits = CeilLog2(bytes * threads * kImbalance / std::max<double>(1.0, memory_bytes / 2.0));
+  int bits = CeilLog2(bytes * threads * kImbalance * kGroupingCopies / std::max<double>(1.0, memory_bytes / 2.0));
   bits = std::max(bits, CeilLog2(static_cast<double>(records) / kInMemoryPartitionRecords));
   if (records >= 64 * 1024) bits = std::max(bits, CeilLog2(2.0 * threads));
   if (external) {
@@ -69,7 +73,7 @@ StorePlan PlanLiftStore(uint64_t max_records, uint64_t input_ram_bytes, uint64_t
                         int threads, const GeneratorOptions& o) {
   StorePlan plan;
   const double need = static_cast<double>(input_ram_bytes) + static_cast<double>(max_records) * sizeof(LiftRecord) +
-                      static_cast<double>(threads) * input_partition_bytes * kImbalance;
+                      static_cast<double>(threads) * input_partition_bytes * kImbalance * kGroupingCopies;
   plan.external = o.force_external || need > static_cast<double>(o.memory_bytes);
   plan.partition_bits = PartitionBitsFor(max_records, sizeof(LiftRecord), threads, o, plan.external);
   return plan;
@@ -79,7 +83,7 @@ StorePlan PlanResidueStore(uint64_t max_records, uint64_t input_ram_bytes, uint6
                            int threads, const GeneratorOptions& o) {
   StorePlan plan;
   const double need = static_cast<double>(input_ram_bytes) + static_cast<double>(max_records) * sizeof(uint64_t) +
-                      static_cast<double>(threads) * input_partition_bytes * kImbalance;
+                      static_cast<double>(threads) * input_partition_bytes * kImbalance * kGroupingCopies;
   plan.external = o.force_external || need > static_cast<double>(o.memory_bytes);
   plan.partition_bits = std::min(o.bits, PartitionBitsFor(max_records, sizeof(uint64_t), threads, o, plan.external));
   return plan;
@@ -140,6 +144,41 @@ struct SharedState {
   }
 };
 
+// Marks dead[i] for every record of records[0, m) that is not the smallest residue of its
+// (p, c) group, with an open-addressing table on hash bits that neither the partition
+// (top bits) nor the sub-bucket (low bits) used. Groups have at most two members.
+void KeepSmallestOfEachGroup(const LiftRecord* records, size_t m, std::vector<uint32_t>* table,
+                             std::vector<uint8_t>* dead) {
+  constexpr uint32_t kEmpty = 0xFFFFFFFFu;
+  size_t cap = 16;
+  while (cap < 2 * m) cap <<= 1;
+  table->assign(cap, kEmpty);
+  dead->assign(m, 0);
+  uint32_t* t = table->data();
+  const size_t mask = cap - 1;
+  for (size_t i = 0; i < m; ++i) {
+    const LiftRecord& r = records[i];
+    size_t slot = (GroupHash(r) >> 16) & mask;
+    for (;;) {
+      const uint32_t j = t[slot];
+      if (j == kEmpty) {
+        t[slot] = static_cast<uint32_t>(i);
+        break;
+      }
+      if (records[j].SameGroup(r)) {
+        if (r.residue() < records[j].residue()) {
+          (*dead)[j] = 1;
+          t[slot] = static_cast<uint32_t>(i);
+        } else {
+          (*dead)[i] = 1;
+        }
+        break;
+      }
+      slot = (slot + 1) & mask;
+    }
+  }
+}
+
 // Groups every partition of level `level` by (p, c), keeps the smallest residue of each
 // group and sends its lifts to `next` (or, at the last level, the residue to `final`).
 void GroupWorker(int writer, int level, LiftStore* in, LiftStore* next, ResidueStore* final, int final_shift,
@@ -147,7 +186,11 @@ void GroupWorker(int writer, int level, LiftStore* in, LiftStore* next, ResidueS
   try {
     LocalBatches<LiftRecord> lifts(next, writer);
     LocalBatches<uint64_t> residues(final, writer);
-    std::vector<LiftRecord> part;
+    std::vector<LiftRecord> part, scratch;
+    std::vector<uint16_t> bucket_of;
+    std::vector<size_t> bucket_start;
+    std::vector<uint32_t> table;
+    std::vector<uint8_t> dead;
     const int next_bits = next ? CeilLog2(next->partitions()) : 0;
     uint64_t survivors = 0, odd = 0;
     for (;;) {
@@ -156,25 +199,50 @@ void GroupWorker(int writer, int level, LiftStore* in, LiftStore* next, ResidueS
       if (j >= in->partitions()) break;
       Status s = in->TakePartition(j, &part);
       if (!s.ok()) return st->Fail(s);
-      std::sort(part.begin(), part.end());
-      for (size_t i = 0; i < part.size(); ++i) {
-        if (i > 0 && part[i].SameGroup(part[i - 1])) continue;  // not the smallest of its group
-        const LiftRecord& r = part[i];
-        ++survivors;
-        const bool is_odd = (r.residue() & 1) != 0;
-        odd += is_odd;
-        if (next != nullptr) {
-          LiftRecord kids[2];
-          LiftChildren(r, level, pow3, kids);
-          lifts.Add(GroupPartition(kids[0], next_bits), kids[0]);
-          lifts.Add(GroupPartition(kids[1], next_bits), kids[1]);
-        } else if (is_odd || include_even) {
-          residues.Add(static_cast<uint32_t>(r.residue() >> final_shift), r.residue());
+      // Scatter into cache-sized sub-buckets by the low hash bits (a group never spans
+      // two), then group each sub-bucket in a small hash table that stays in cache.
+      const size_t n = part.size();
+      const int sub_bits = std::min(16, CeilLog2(static_cast<double>(n) / kSubBucketRecords));
+      std::vector<LiftRecord>* bucketed = &part;
+      bucket_start.assign((size_t{1} << sub_bits) + 1, 0);
+      if (sub_bits > 0) {
+        bucket_of.resize(n);
+        for (size_t i = 0; i < n; ++i) {
+          bucket_of[i] = static_cast<uint16_t>(GroupSubBucket(part[i], sub_bits));
+          ++bucket_start[bucket_of[i] + 1];
+        }
+        for (size_t b = 1; b < bucket_start.size(); ++b) bucket_start[b] += bucket_start[b - 1];
+        scratch.resize(n);
+        std::vector<size_t> fill(bucket_start.begin(), bucket_start.end() - 1);
+        for (size_t i = 0; i < n; ++i) scratch[fill[bucket_of[i]]++] = part[i];
+        bucketed = &scratch;
+      } else {
+        bucket_start[1] = n;
+      }
+      for (size_t b = 0; b + 1 < bucket_start.size(); ++b) {
+        const LiftRecord* first = bucketed->data() + bucket_start[b];
+        const size_t m = bucket_start[b + 1] - bucket_start[b];
+        KeepSmallestOfEachGroup(first, m, &table, &dead);
+        for (size_t i = 0; i < m; ++i) {
+          if (dead[i]) continue;  // not the smallest of its group
+          const LiftRecord& r = first[i];
+          ++survivors;
+          const bool is_odd = (r.residue() & 1) != 0;
+          odd += is_odd;
+          if (next != nullptr) {
+            LiftRecord kids[2];
+            LiftChildren(r, level, pow3, kids);
+            lifts.Add(GroupPartition(kids[0], next_bits), kids[0]);
+            lifts.Add(GroupPartition(kids[1], next_bits), kids[1]);
+          } else if (is_odd || include_even) {
+            residues.Add(static_cast<uint32_t>(r.residue() >> final_shift), r.residue());
+          }
         }
       }
       st->records_done.fetch_add(part.size());
     }
     std::vector<LiftRecord>().swap(part);
+    std::vector<LiftRecord>().swap(scratch);
     if (next) lifts.Flush();
     if (final) residues.Flush();
     st->survivors.fetch_add(survivors);
@@ -208,7 +276,8 @@ ResourceEstimate EstimateResources(const GeneratorOptions& o) {
     StorePlan plan = last ? PlanResidueStore(out_records, input_ram, input_part, threads, o)
                           : PlanLiftStore(out_records, input_ram, input_part, threads, o);
     const uint64_t out_bytes = out_records * (last ? sizeof(uint64_t) : sizeof(LiftRecord)) / (last ? 2 : 1);
-    uint64_t ram = input_ram + threads * input_part + (plan.external ? 0 : out_bytes);
+    uint64_t ram = input_ram + static_cast<uint64_t>(threads * input_part * kGroupingCopies) +
+                   (plan.external ? 0 : out_bytes);
     uint64_t disk = input_disk + (plan.external ? out_bytes : 0);
     if (plan.external) {
       e.external = true;

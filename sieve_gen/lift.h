@@ -49,14 +49,23 @@ inline void LiftChildren(const LiftRecord& s, int level, const uint64_t* pow3, L
   }
 }
 
-// Partition of a record by a hash of (p, c): equal groups land in the same partition.
-// partition_bits may be 0 (one partition).
-inline uint32_t GroupPartition(const LiftRecord& r, int partition_bits) {
+// A hash of (p, c) (splitmix64's finalizer): records of one group hash alike.
+inline uint64_t GroupHash(const LiftRecord& r) {
   uint64_t z = r.c ^ ((r.rp >> 48) * 0x9E3779B97F4A7C15ull);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return partition_bits == 0 ? 0 : static_cast<uint32_t>(z >> (64 - partition_bits));
+  return z ^ (z >> 31);
+}
+
+// Partition of a record from the top hash bits: equal groups land in the same partition.
+// partition_bits may be 0 (one partition).
+inline uint32_t GroupPartition(const LiftRecord& r, int partition_bits) {
+  return partition_bits == 0 ? 0 : static_cast<uint32_t>(GroupHash(r) >> (64 - partition_bits));
+}
+
+// Cache-sized sub-bucket inside a partition, from the low hash bits.
+inline uint32_t GroupSubBucket(const LiftRecord& r, int sub_bits) {
+  return static_cast<uint32_t>(GroupHash(r) & ((uint64_t{1} << sub_bits) - 1));
 }
 
 }  // namespace collatz::sievegen
