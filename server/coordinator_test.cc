@@ -1,0 +1,381 @@
+// The coordinator's logic with a fake clock (no sleeps): leases, expiry, re-issue, late
+// and duplicate results, stale tokens, quarantine, lying workers, audits, restarts.
+#include "server/coordinator.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "core/cpu_engine.h"
+#include "core/records_csv.h"
+#include "server/result_verifier.h"
+
+namespace collatz::server {
+namespace {
+
+using grpc::StatusCode;
+
+class CoordinatorTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { ASSERT_TRUE(SearchTables::Build(12, 12, 16, &tables_).ok()); }
+
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("coord_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    db_ = (dir_ / "c.db").string();
+    options_.lease_duration_ms = 60'000;
+    options_.max_failures = 3;
+    Reopen();
+  }
+  void TearDown() override {
+    if (c_) {
+      std::string ic;
+      ASSERT_TRUE(c_->IntegrityCheck(&ic).ok());
+      EXPECT_EQ(ic, "ok");
+    }
+    c_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  void Reopen() {
+    c_.reset();
+    std::unique_ptr<CoordinatorStore> store;
+    ASSERT_TRUE(CoordinatorStore::Open(db_, &store).ok());
+    ASSERT_TRUE(Coordinator::Open(std::move(store), tables_, &clock_, options_, &c_).ok());
+  }
+
+  int64_t NewWorker() {
+    WorkerDescription d;
+    d.host = "w";
+    d.sieve_bits = 12;
+    int64_t id = 0;
+    EXPECT_TRUE(c_->Register(d, &id).ok());
+    return id;
+  }
+
+  UnitResult Search(const UnitSpec& spec) {
+    CpuEngineOptions eo;
+    eo.threads = 1;
+    CpuEngine engine(tables_, eo);
+    UnitResult r;
+    EXPECT_TRUE(engine.Search(spec, &r).ok());
+    return r;
+  }
+
+  // Leases the next unit for `worker` and searches it honestly.
+  LeaseGrant LeaseOne(int64_t worker) {
+    LeaseGrant g;
+    grpc::Status st = c_->Lease(worker, &g);
+    EXPECT_TRUE(st.ok()) << st.error_message();
+    return g;
+  }
+
+  static std::shared_ptr<const SearchTables> tables_;
+  std::filesystem::path dir_;
+  std::string db_;
+  FakeClock clock_;
+  CoordinatorOptions options_;
+  std::unique_ptr<Coordinator> c_;
+};
+std::shared_ptr<const SearchTables> CoordinatorTest::tables_;
+
+TEST_F(CoordinatorTest, SubmitCutsUnitsTrimsOverlapsAndRefusesBadRanges) {
+  SubmitOutcome out;
+  EXPECT_EQ(c_->Submit(10, 10, Kinds::kDelayAndClass, 0, 0, &out).error_code(), StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(c_->Submit(20, 10, Kinds::kDelayAndClass, 0, 0, &out).error_code(), StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(c_->Submit(0, 10, Kinds::kDelayAndClass, 0, 0, &out).error_code(), StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(c_->Submit(1, Pow2(100), Kinds::kDelayAndClass, 1, 0, &out).error_code(), StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(c_->GetStatus().pending, 0u);
+
+  ASSERT_TRUE(c_->Submit(1, 1000, Kinds::kDelayAndClass, 300, 0, &out).ok());
+  EXPECT_EQ(out.units, 4u);  // [1,301) [301,601) [601,901) [901,1000)
+  ASSERT_TRUE(c_->Submit(500, 1500, Kinds::kDelayAndClass, 300, 0, &out).ok());
+  ASSERT_EQ(out.accepted.size(), 1u);
+  EXPECT_TRUE(out.accepted[0].first == 1000 && out.accepted[0].second == 1500);
+  EXPECT_EQ(out.units, 2u);
+  EXPECT_EQ(c_->Submit(1, 1500, Kinds::kDelay, 300, 0, &out).error_code(), StatusCode::ALREADY_EXISTS);
+  EXPECT_EQ(c_->GetStatus().pending, 6u);
+  EXPECT_TRUE(c_->GetStatus().numbers_total == 1499);
+  // A class search may not claim ranges that were searched for delay records only.
+  ASSERT_TRUE(c_->Submit(2000, 3000, Kinds::kDelay, 0, 0, &out).ok());
+  EXPECT_EQ(c_->Submit(1500, 2500, Kinds::kDelayAndClass, 0, 0, &out).error_code(), StatusCode::FAILED_PRECONDITION);
+
+  uint64_t removed = 0;
+  EXPECT_EQ(c_->Cancel(99, &removed).error_code(), StatusCode::NOT_FOUND);
+  ASSERT_TRUE(c_->Cancel(out.submission_id, &removed).ok());
+  EXPECT_EQ(removed, 1u);
+  EXPECT_EQ(c_->Cancel(out.submission_id, &removed).error_code(), StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(c_->GetStatus().pending, 6u);
+}
+
+TEST_F(CoordinatorTest, LeaseExpiryReissueLateAndDuplicateResults) {
+  SubmitOutcome out;
+  ASSERT_TRUE(c_->Submit(1, 1 << 16, Kinds::kDelayAndClass, 1 << 16, 0, &out).ok());
+  const int64_t w1 = NewWorker(), w2 = NewWorker();
+  LeaseGrant g1 = LeaseOne(w1);
+  ASSERT_TRUE(g1.has_unit);
+  LeaseGrant none = LeaseOne(w2);
+  EXPECT_FALSE(none.has_unit);  // the only unit is leased
+
+  // A heartbeat extends the lease: no expiry at the old deadline.
+  clock_.Advance(50'000);
+  int64_t deadline = 0;
+  bool stop = true;
+  ASSERT_TRUE(c_->Heartbeat(w1, g1.unit_id, g1.token, 100, &deadline, &stop).ok());
+  EXPECT_FALSE(stop);
+  EXPECT_EQ(deadline, clock_.NowMs() + options_.lease_duration_ms);
+  clock_.Advance(50'000);
+  EXPECT_EQ(c_->ExpireLeases(), 0);
+
+  // Past the deadline: the unit goes back to the queue and is re-issued with a new token.
+  clock_.Advance(10'001);
+  EXPECT_EQ(c_->ExpireLeases(), 1);
+  EXPECT_EQ(c_->GetStatus().pending, 1u);
+  LeaseGrant g2 = LeaseOne(w2);
+  ASSERT_TRUE(g2.has_unit);
+  EXPECT_EQ(g2.unit_id, g1.unit_id);
+  EXPECT_NE(g2.token, g1.token);
+
+  // The late result of the expired lease is accepted once...
+  const UnitResult r = Search(g1.spec);
+  Disposition d;
+  ASSERT_TRUE(c_->Complete(w1, g1.unit_id, g1.token, r, 1.0, "cpu", &d).ok());
+  EXPECT_EQ(d, Disposition::kAccepted);
+  // ...the re-issued lease learns it may stop, and its result is a duplicate, as is a retry.
+  ASSERT_TRUE(c_->Heartbeat(w2, g2.unit_id, g2.token, 100, &deadline, &stop).ok());
+  EXPECT_TRUE(stop);
+  ASSERT_TRUE(c_->Complete(w2, g2.unit_id, g2.token, Search(g2.spec), 1.0, "cpu", &d).ok());
+  EXPECT_EQ(d, Disposition::kDuplicate);
+  ASSERT_TRUE(c_->Complete(w1, g1.unit_id, g1.token, r, 1.0, "cpu", &d).ok());
+  EXPECT_EQ(d, Disposition::kDuplicate);
+
+  const CoordinatorStatus s = c_->GetStatus();
+  EXPECT_EQ(s.finished, 1u);
+  EXPECT_TRUE(s.covered_prefix == (1 << 16));
+  // One unit, one result row: nothing counted twice, and it survives a restart.
+  Reopen();
+  EXPECT_EQ(c_->GetStatus().finished, 1u);
+  EXPECT_EQ(c_->ListWorkers()[0].w.units_finished + c_->ListWorkers()[1].w.units_finished, 1u);
+}
+
+TEST_F(CoordinatorTest, BadRequestsGetPreciseCodesAndChangeNothing) {
+  SubmitOutcome out;
+  ASSERT_TRUE(c_->Submit(1, 4096, Kinds::kDelay, 0, 0, &out).ok());
+  const int64_t w1 = NewWorker(), w2 = NewWorker();
+  LeaseGrant g = LeaseOne(w1);
+  ASSERT_TRUE(g.has_unit);
+  const UnitResult r = Search(g.spec);
+  Disposition d;
+  int64_t deadline;
+  bool stop;
+  EXPECT_EQ(c_->Complete(w1, 12345, g.token, r, 1, "cpu", &d).error_code(), StatusCode::NOT_FOUND);
+  EXPECT_EQ(c_->Complete(w1, g.unit_id, std::string(32, 'a'), r, 1, "cpu", &d).error_code(),
+            StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(c_->Complete(w2, g.unit_id, g.token, r, 1, "cpu", &d).error_code(), StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(c_->Complete(999, g.unit_id, g.token, r, 1, "cpu", &d).error_code(), StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(c_->Heartbeat(w1, 12345, g.token, 0, &deadline, &stop).error_code(), StatusCode::NOT_FOUND);
+  EXPECT_EQ(c_->Lease(999, &g).error_code(), StatusCode::NOT_FOUND);
+  g = LeaseGrant();
+  // Released: the token is stale from then on.
+  LeaseGrant held;
+  ASSERT_TRUE(c_->Lease(w1, &held).ok());
+  EXPECT_FALSE(held.has_unit);
+  CoordinatorStatus s = c_->GetStatus();
+  EXPECT_EQ(s.leased, 1u);
+  EXPECT_EQ(s.finished, 0u);
+  WorkerDescription other;
+  other.host = "w";
+  other.sieve_bits = 19;
+  int64_t id;
+  EXPECT_EQ(c_->Register(other, &id).error_code(), StatusCode::FAILED_PRECONDITION);
+  EXPECT_FALSE(c_->ListWorkers()[0].w.flagged);
+  EXPECT_FALSE(c_->ListWorkers()[1].w.flagged);
+}
+
+TEST_F(CoordinatorTest, ReleasedTokenIsStaleAndFailuresQuarantine) {
+  SubmitOutcome out;
+  ASSERT_TRUE(c_->Submit(1, 4096, Kinds::kDelay, 0, 0, &out).ok());
+  const int64_t w = NewWorker();
+  LeaseGrant g = LeaseOne(w);
+  ASSERT_TRUE(c_->Release(w, g.unit_id, g.token, false, "").ok());
+  Disposition d;
+  EXPECT_EQ(c_->Complete(w, g.unit_id, g.token, Search(g.spec), 1, "cpu", &d).error_code(),
+            StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(c_->Release(w, g.unit_id, g.token, false, "").error_code(), StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(c_->GetStatus().pending, 1u);
+
+  // Two failed releases and one expiry: quarantined, shown in status, not leased again.
+  g = LeaseOne(w);
+  ASSERT_TRUE(c_->Release(w, g.unit_id, g.token, true, "out of memory").ok());
+  g = LeaseOne(w);
+  ASSERT_TRUE(c_->Release(w, g.unit_id, g.token, true, "out of memory").ok());
+  g = LeaseOne(w);
+  ASSERT_TRUE(g.has_unit);
+  clock_.Advance(options_.lease_duration_ms + 1);
+  EXPECT_EQ(c_->ExpireLeases(), 1);
+  CoordinatorStatus s = c_->GetStatus();
+  EXPECT_EQ(s.quarantined, 1u);
+  EXPECT_EQ(s.pending, 0u);
+  ASSERT_EQ(s.quarantined_units.size(), 1u);
+  EXPECT_EQ(s.quarantined_units[0].failures, 3);
+  EXPECT_FALSE(LeaseOne(w).has_unit);
+  Reopen();
+  EXPECT_EQ(c_->GetStatus().quarantined, 1u);
+  EXPECT_FALSE(LeaseOne(w).has_unit);
+}
+
+class LyingWorkerTest : public CoordinatorTest,
+                        public ::testing::WithParamInterface<std::pair<const char*, std::function<void(UnitResult*)>>> {};
+
+TEST_P(LyingWorkerTest, IsCaughtFlaggedAndItsUnauditedWorkRequeued) {
+  SubmitOutcome out;
+  ASSERT_TRUE(c_->Submit(1, 3 << 14, Kinds::kDelayAndClass, 1 << 14, 0, &out).ok());
+  const int64_t liar = NewWorker(), honest = NewWorker();
+  // The liar first finishes one unit honestly; it is re-queued when the liar is caught.
+  LeaseGrant g = LeaseOne(liar);
+  Disposition d;
+  ASSERT_TRUE(c_->Complete(liar, g.unit_id, g.token, Search(g.spec), 1, "cpu", &d).ok());
+  EXPECT_EQ(c_->GetStatus().finished, 1u);
+  g = LeaseOne(liar);
+  UnitResult r = Search(g.spec);
+  GetParam().second(&r);
+  grpc::Status st = c_->Complete(liar, g.unit_id, g.token, r, 1, "cpu", &d);
+  EXPECT_EQ(st.error_code(), StatusCode::PERMISSION_DENIED) << GetParam().first;
+  CoordinatorStatus s = c_->GetStatus();
+  EXPECT_EQ(s.finished, 0u);
+  EXPECT_EQ(s.pending, 3u);
+  EXPECT_TRUE(s.covered_prefix == 1);
+  EXPECT_EQ(c_->Lease(liar, &g).error_code(), StatusCode::PERMISSION_DENIED);
+  // The honest worker redoes everything; the records are right.
+  for (int i = 0; i < 3; ++i) {
+    g = LeaseOne(honest);
+    ASSERT_TRUE(g.has_unit);
+    ASSERT_TRUE(c_->Complete(honest, g.unit_id, g.token, Search(g.spec), 1, "cpu", &d).ok());
+  }
+  EXPECT_TRUE(c_->GetStatus().covered_prefix == (3 << 14));
+  std::vector<Record> ref;
+  ASSERT_TRUE(ReadRecordsCsv(std::string(COLLATZ_SHARED_DATA) + "/delay_records_below_2p28.csv", RecordCsvKind::kDelay, &ref).ok());
+  std::erase_if(ref, [](const Record& x) { return x.n >= (3 << 14); });
+  EXPECT_EQ(c_->Records().delay_final, ref);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Lies, LyingWorkerTest,
+    ::testing::Values(
+        std::make_pair("wrong delay", std::function<void(UnitResult*)>([](UnitResult* r) { r->ladder.back().delay += 1; })),
+        std::make_pair("fake record", std::function<void(UnitResult*)>([](UnitResult* r) {
+                         // A real number with its real delay, but one the unit cannot report
+                         // (even): a fabricated ladder entry.
+                         Record fake = r->ladder.back();
+                         fake.n += 1;
+                         fake.delay = SlowDelay(fake.n);
+                         if (fake.delay > r->ladder.back().delay) r->ladder.push_back(fake);
+                         else r->ladder.back() = fake;
+                       })),
+        std::make_pair("record outside the unit", std::function<void(UnitResult*)>([](UnitResult* r) {
+                         r->ladder.push_back(Record{27, 111});
+                         std::sort(r->ladder.begin(), r->ladder.end(), [](const Record& a, const Record& b) { return a.n < b.n; });
+                       })),
+        std::make_pair("class minimum of a closed class", std::function<void(UnitResult*)>([](UnitResult* r) {
+                         r->class_minima.insert(r->class_minima.begin(), Record{r->class_minima.front().n, 0});
+                       }))));
+
+TEST_F(CoordinatorTest, AuditCatchesAWrongTally) {
+  options_.audit_fraction = 1.0;
+  Reopen();
+  SubmitOutcome out;
+  ASSERT_TRUE(c_->Submit(1 << 14, 1 << 15, Kinds::kDelayAndClass, 1 << 14, 0, &out).ok());
+  const int64_t a = NewWorker(), b = NewWorker(), c = NewWorker();
+  LeaseGrant g = LeaseOne(a);
+  UnitResult lie = Search(g.spec);
+  lie.tally_sum += 7;  // not checkable on its own: only an audit finds it
+  Disposition d;
+  ASSERT_TRUE(c_->Complete(a, g.unit_id, g.token, lie, 1, "cpu", &d).ok());
+  EXPECT_EQ(d, Disposition::kAccepted);
+  EXPECT_EQ(c_->GetStatus().audits_pending, 1u);
+  // The audit goes to another worker, with the same floor and holes.
+  EXPECT_FALSE(LeaseOne(a).has_unit);
+  LeaseGrant audit = LeaseOne(b);
+  ASSERT_TRUE(audit.has_unit);
+  EXPECT_EQ(audit.purpose, LeasePurpose::kAudit);
+  EXPECT_EQ(audit.spec.floor, g.spec.floor);
+  ASSERT_TRUE(c_->Complete(b, audit.unit_id, audit.token, Search(audit.spec), 1, "cpu", &d).ok());
+  EXPECT_EQ(d, Disposition::kAuditMismatch);
+  CoordinatorStatus s = c_->GetStatus();
+  EXPECT_EQ(s.audits_failed, 1u);
+  EXPECT_EQ(s.finished, 0u);
+  EXPECT_EQ(s.pending, 1u);
+  // Honest re-run by a third worker, then audited by... nobody else is left unflagged but
+  // a fourth; an honest audit matches.
+  g = LeaseOne(c);
+  ASSERT_TRUE(c_->Complete(c, g.unit_id, g.token, Search(g.spec), 1, "cpu", &d).ok());
+  const int64_t e = NewWorker();
+  audit = LeaseOne(e);
+  ASSERT_EQ(audit.purpose, LeasePurpose::kAudit);
+  ASSERT_TRUE(c_->Complete(e, audit.unit_id, audit.token, Search(audit.spec), 1, "cpu", &d).ok());
+  EXPECT_EQ(d, Disposition::kAuditMatched);
+  s = c_->GetStatus();
+  EXPECT_EQ(s.audits_passed, 1u);
+  EXPECT_EQ(s.finished, 1u);
+}
+
+TEST_F(CoordinatorTest, SearchOf2p20EqualsReferenceAcrossRestartsAndImports) {
+  SubmitOutcome out;
+  ASSERT_TRUE(c_->Submit(1, 1 << 20, Kinds::kDelayAndClass, 1 << 17, 0, &out).ok());
+  const int64_t w = NewWorker();
+  int n = 0;
+  while (true) {
+    LeaseGrant g = LeaseOne(w);
+    if (!g.has_unit) break;
+    // Floors and holes come from what is verified so far.
+    if (g.spec.begin > 1) EXPECT_GT(g.spec.floor, 0u);
+    Disposition d;
+    ASSERT_TRUE(c_->Complete(w, g.unit_id, g.token, Search(g.spec), 1, "cpu", &d).ok());
+    if (++n % 3 == 0) Reopen();
+  }
+  EXPECT_EQ(n, 8);
+  std::vector<Record> delay_ref, class_ref;
+  ASSERT_TRUE(ReadRecordsCsv(std::string(COLLATZ_SHARED_DATA) + "/delay_records_below_2p28.csv", RecordCsvKind::kDelay, &delay_ref).ok());
+  ASSERT_TRUE(ReadRecordsCsv(std::string(COLLATZ_SHARED_DATA) + "/class_records_below_2p28.csv", RecordCsvKind::kClass, &class_ref).ok());
+  std::erase_if(delay_ref, [](const Record& x) { return x.n >= (1 << 20); });
+  std::erase_if(class_ref, [](const Record& x) { return x.n >= (1 << 20); });
+  MergedRecords m = c_->Records();
+  EXPECT_TRUE(m.covered_prefix == (1 << 20));
+  EXPECT_EQ(m.delay_final, delay_ref);
+  EXPECT_EQ(m.class_final, class_ref);
+
+  // An import of the reference below 2^22 covers more; a wrong import is refused.
+  std::vector<Record> d22, c22;
+  ASSERT_TRUE(ReadRecordsCsv(std::string(COLLATZ_SHARED_DATA) + "/delay_records_below_2p28.csv", RecordCsvKind::kDelay, &d22).ok());
+  std::erase_if(d22, [](const Record& x) { return x.n >= (1 << 22); });
+  TrustedImport bad;
+  bad.complete_below = 1 << 22;
+  bad.delay_records = d22;
+  bad.delay_records.back().delay += 1;
+  u128 covered = 0;
+  EXPECT_EQ(c_->Import(bad, "bad", &covered).error_code(), StatusCode::INVALID_ARGUMENT);
+  TrustedImport good;
+  good.complete_below = 1 << 22;
+  good.delay_records = d22;
+  ASSERT_TRUE(c_->Import(good, "reference", &covered).ok());
+  EXPECT_TRUE(covered == (1 << 22));
+  SubmitOutcome o2;
+  EXPECT_EQ(c_->Submit(1, 1 << 22, Kinds::kDelay, 0, 0, &o2).error_code(), StatusCode::ALREADY_EXISTS);
+  Reopen();
+  EXPECT_TRUE(c_->Records().covered_prefix == (1 << 22));
+  // The lease context now carries the imported records for early termination.
+  ASSERT_TRUE(c_->Submit(1 << 22, (1 << 22) + (1 << 14), Kinds::kDelay, 0, 0, &o2).ok());
+  LeaseGrant g = LeaseOne(w);
+  ASSERT_TRUE(g.has_unit);
+  EXPECT_EQ(g.spec.floor, d22.back().delay);
+  EXPECT_TRUE(g.spec.records_complete_below == (1 << 22));
+  EXPECT_EQ(g.spec.known_records, d22);
+}
+
+}  // namespace
+}  // namespace collatz::server

@@ -1,0 +1,217 @@
+// End to end on 127.0.0.1 with the real collatz-server binary and in-process test workers
+// (server/test_worker.h): a search of [1, 2^26) while one worker abandons its unit
+// mid-way (as if killed) and the server is killed with SIGKILL and restarted; the final
+// records equal shared/data, every unit is finished exactly once, and the database
+// passes PRAGMA integrity_check after a graceful SIGTERM.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sqlite3.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "core/records_csv.h"
+#include "proto/wire.h"
+#include "server/auth.h"
+#include "server/test_worker.h"
+#include "storage/record_db.h"
+
+extern char** environ;
+
+namespace collatz::server {
+namespace {
+
+constexpr const char* kToken = "e2e-token";
+
+int FreePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+class ServerProcess {
+ public:
+  ServerProcess(std::vector<std::string> args, std::string log) : args_(std::move(args)), log_(std::move(log)) {}
+  ~ServerProcess() {
+    if (pid_ > 0) Kill(SIGKILL);
+  }
+  void Start() {
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>(COLLATZ_SERVER_BINARY));
+    for (auto& a : args_) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 2, log_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    ASSERT_EQ(posix_spawn(&pid_, COLLATZ_SERVER_BINARY, &fa, nullptr, argv.data(), environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+  }
+  int Kill(int sig) {
+    ::kill(pid_, sig);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return status;
+  }
+
+ private:
+  std::vector<std::string> args_;
+  std::string log_;
+  pid_t pid_ = -1;
+};
+
+std::vector<Record> Reference(const char* file, RecordCsvKind kind, u128 below) {
+  std::vector<Record> r;
+  EXPECT_TRUE(ReadRecordsCsv(std::string(COLLATZ_SHARED_DATA) + "/" + file, kind, &r).ok());
+  std::erase_if(r, [below](const Record& x) { return x.n >= below; });
+  return r;
+}
+
+TEST(EndToEnd, SearchWithWorkerLossAndServerKillEqualsReference) {
+  const auto dir = std::filesystem::temp_directory_path() / ("e2e_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string db = (dir / "e2e.db").string();
+  {
+    std::ofstream(dir / "token") << kToken << "\n";
+  }
+  const int port = FreePort();
+  const std::string address = "127.0.0.1:" + std::to_string(port);
+  const u128 end = Pow2(26);
+  ServerProcess server({"--listen", address, "--db", db, "--token-file", (dir / "token").string(), "--sieve-bits", "16",
+                        "--unit-size", "2^22", "--lease-seconds", "3", "--audit-fraction", "0.25", "--log-level", "info"},
+                       (dir / "server.log").string());
+  server.Start();
+
+  std::shared_ptr<grpc::Channel> channel;
+  ASSERT_TRUE(MakeChannel(address, "", &channel).ok());
+  auto admin = v1::Admin::NewStub(channel);
+  auto status = [&](v1::StatusResponse* s) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    return admin->Status(&ctx, v1::StatusRequest(), s);
+  };
+  auto wait_up = [&] {
+    v1::StatusResponse s;
+    for (int i = 0; i < 300; ++i) {
+      if (status(&s).ok()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+  };
+  ASSERT_TRUE(wait_up()) << "server did not come up";
+  {
+    grpc::ClientContext ctx;
+    AddToken(&ctx, kToken);
+    v1::SubmitRequest req;
+    wire::ToWire(1, req.mutable_begin());
+    wire::ToWire(end, req.mutable_end());
+    req.set_kinds(v1::KINDS_DELAY_AND_CLASS);
+    v1::SubmitResponse resp;
+    ASSERT_TRUE(admin->Submit(&ctx, req, &resp).ok());
+    EXPECT_EQ(resp.units(), 16u);
+  }
+
+  std::shared_ptr<const SearchTables> tables;
+  ASSERT_TRUE(SearchTables::Build(16, 16, 18, &tables).ok());
+  // A worker that dies mid-unit: it leases and never comes back; its lease expires.
+  {
+    WorkerClient lost(channel, kToken);
+    ASSERT_TRUE(lost.Register(WorkerIdentity{"lost", {}, "", "", "cpu", 16}).ok());
+    WorkerLease lease;
+    ASSERT_TRUE(lost.Lease(&lease).ok());
+    ASSERT_TRUE(lease.has_unit);
+  }
+  std::atomic<bool> stop{false};
+  TestWorkerOptions wo;
+  wo.address = address;
+  wo.token = kToken;
+  wo.idle_exit_ms = 15000;
+  TestWorkerStats s1, s2;
+  std::thread t1([&] { s1 = RunTestWorker(wo, tables, &stop); });
+  std::thread t2([&] { s2 = RunTestWorker(wo, tables, &stop); });
+
+  // Kill the server with SIGKILL once a few units are done, and restart it.
+  for (int i = 0; i < 1200; ++i) {
+    v1::StatusResponse s;
+    if (status(&s).ok() && s.units_finished() >= 5) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  server.Kill(SIGKILL);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  server.Start();
+  ASSERT_TRUE(wait_up()) << "server did not come back";
+
+  v1::StatusResponse final_status;
+  for (int i = 0; i < 3000; ++i) {
+    if (status(&final_status).ok() && final_status.units_finished() == 16 && final_status.audits_pending() == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  stop = true;
+  t1.join();
+  t2.join();
+  EXPECT_EQ(final_status.units_finished(), 16u);
+  EXPECT_EQ(final_status.units_pending() + final_status.units_leased() + final_status.units_quarantined(), 0u);
+  EXPECT_EQ(final_status.audits_failed(), 0u);
+  EXPECT_TRUE(wire::FromWire(final_status.covered_prefix()) == end);
+  EXPECT_EQ(s1.errors + s2.errors, 0);
+  EXPECT_GE(s1.accepted + s2.accepted, 11);  // some units may have finished before the kill, twice counted never
+
+  for (auto [kind, file, csv] : {std::tuple{v1::RECORD_KIND_DELAY, "delay_records_below_2p28.csv", RecordCsvKind::kDelay},
+                                 std::tuple{v1::RECORD_KIND_CLASS, "class_records_below_2p28.csv", RecordCsvKind::kClass}}) {
+    grpc::ClientContext ctx;
+    v1::QueryRecordsRequest q;
+    q.set_kind(kind);
+    v1::QueryRecordsResponse r;
+    ASSERT_TRUE(admin->QueryRecords(&ctx, q, &r).ok());
+    EXPECT_EQ(wire::RecordsFromWire(r.final_records()), Reference(file, csv, end)) << file;
+  }
+  // Graceful stop, then check the file itself: 16 finished units tile [1, 2^26) exactly.
+  EXPECT_EQ(server.Kill(SIGTERM), 0);
+  std::unique_ptr<RecordDb> rdb;
+  ASSERT_TRUE(RecordDb::Open(db, RecordDb::OpenMode::kExistingOnly, &rdb).ok());
+  std::vector<FinishedUnit> units;
+  ASSERT_TRUE(rdb->LoadFinishedUnits(&units).ok());
+  ASSERT_EQ(units.size(), 16u);
+  u128 at = 1;
+  for (const FinishedUnit& u : units) {
+    EXPECT_TRUE(u.begin == at);
+    at = u.end;
+  }
+  EXPECT_TRUE(at == end);
+  rdb.reset();
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(db.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(raw, "PRAGMA integrity_check", -1, &stmt, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(stmt), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0)), "ok");
+  sqlite3_finalize(stmt);
+  ASSERT_EQ(sqlite3_prepare_v2(raw, "SELECT count(*) FROM unit_results", -1, &stmt, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(stmt), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(stmt, 0), 16);
+  sqlite3_finalize(stmt);
+  sqlite3_close_v2(raw);
+  std::printf("workers: accepted %d+%d, duplicates %d+%d, audits %d+%d, reconnects %d+%d; audits passed %llu\n",
+              s1.accepted, s2.accepted, s1.duplicates, s2.duplicates, s1.audits, s2.audits, s1.reconnects,
+              s2.reconnects, static_cast<unsigned long long>(final_status.audits_passed()));
+  if (std::getenv("COLLATZ_KEEP_E2E") == nullptr) std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace collatz::server

@@ -1,0 +1,200 @@
+// The gRPC services in-process on 127.0.0.1: token checks, precise status codes, oversized
+// messages, garbage bytes on the port, health.
+#include "server/services.h"
+
+#include <arpa/inet.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/impl/codegen/client_unary_call.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "proto/wire.h"
+#include "server/worker_client.h"
+
+namespace collatz::server {
+namespace {
+
+using grpc::StatusCode;
+
+constexpr const char* kToken = "s3cret-token-for-tests";
+
+class ServicesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(SearchTables::Build(12, 12, 16, &tables_).ok());
+    dir_ = std::filesystem::temp_directory_path() / ("svc_test_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    std::unique_ptr<CoordinatorStore> store;
+    ASSERT_TRUE(CoordinatorStore::Open((dir_ / "s.db").string(), &store).ok());
+    ASSERT_TRUE(Coordinator::Open(std::move(store), tables_, &clock_, CoordinatorOptions(), &c_).ok());
+    auth_ = std::make_unique<TokenAuth>(kToken);
+    worker_ = std::make_unique<WorkerService>(c_.get(), auth_.get());
+    admin_ = std::make_unique<AdminService>(c_.get(), auth_.get());
+    grpc::EnableDefaultHealthCheckService(true);
+    grpc::ServerBuilder b;
+    b.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
+    b.SetMaxReceiveMessageSize(1 << 20);
+    b.RegisterService(worker_.get());
+    b.RegisterService(admin_.get());
+    server_ = b.BuildAndStart();
+    ASSERT_NE(port_, 0);
+    address_ = "127.0.0.1:" + std::to_string(port_);
+    channel_ = grpc::CreateChannel(address_, grpc::InsecureChannelCredentials());
+    admin_stub_ = v1::Admin::NewStub(channel_);
+  }
+  void TearDown() override {
+    server_->Shutdown();
+    std::string ic;
+    ASSERT_TRUE(c_->IntegrityCheck(&ic).ok());
+    EXPECT_EQ(ic, "ok");
+    c_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  grpc::Status Submit(const std::string& token, u128 begin, u128 end, v1::Kinds kinds = v1::KINDS_DELAY) {
+    grpc::ClientContext ctx;
+    AddToken(&ctx, token);
+    v1::SubmitRequest req;
+    wire::ToWire(begin, req.mutable_begin());
+    wire::ToWire(end, req.mutable_end());
+    req.set_kinds(kinds);
+    v1::SubmitResponse resp;
+    return admin_stub_->Submit(&ctx, req, &resp);
+  }
+  v1::StatusResponse GetStatus() {
+    grpc::ClientContext ctx;  // no token: read-only queries are open
+    v1::StatusResponse resp;
+    EXPECT_TRUE(admin_stub_->Status(&ctx, v1::StatusRequest(), &resp).ok());
+    return resp;
+  }
+
+  std::shared_ptr<const SearchTables> tables_;
+  std::filesystem::path dir_;
+  FakeClock clock_;
+  std::unique_ptr<Coordinator> c_;
+  std::unique_ptr<TokenAuth> auth_;
+  std::unique_ptr<WorkerService> worker_;
+  std::unique_ptr<AdminService> admin_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+  std::string address_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::Admin::Stub> admin_stub_;
+};
+
+TEST_F(ServicesTest, TokenIsRequiredForChangesButNotForQueries) {
+  EXPECT_EQ(Submit("", 1, 1000).error_code(), StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(Submit("wrong", 1, 1000).error_code(), StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(Submit(std::string(kToken) + "x", 1, 1000).error_code(), StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(GetStatus().units_pending(), 0u);
+  WorkerClient anonymous(channel_, "");
+  EXPECT_EQ(anonymous.Register(WorkerIdentity{"h", {}, "", "", "cpu", 12}).error_code(), StatusCode::UNAUTHENTICATED);
+  WorkerClient wrong(channel_, "nope");
+  EXPECT_EQ(wrong.Register(WorkerIdentity{"h", {}, "", "", "cpu", 12}).error_code(), StatusCode::UNAUTHENTICATED);
+  EXPECT_TRUE(c_->ListWorkers().empty());
+  // The error message never echoes a token.
+  grpc::Status st = Submit("wrong-token-text", 1, 1000);
+  EXPECT_EQ(st.error_message().find("wrong-token-text"), std::string::npos);
+
+  ASSERT_TRUE(Submit(kToken, 1, 1000).ok());
+  EXPECT_EQ(GetStatus().units_pending(), 1u);
+  grpc::ClientContext ctx;
+  v1::QueryRecordsRequest q;
+  q.set_kind(v1::RECORD_KIND_DELAY);
+  v1::QueryRecordsResponse qr;
+  EXPECT_TRUE(admin_stub_->QueryRecords(&ctx, q, &qr).ok());
+}
+
+TEST_F(ServicesTest, BadRequestsGetPreciseCodes) {
+  EXPECT_EQ(Submit(kToken, 5, 5).error_code(), StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(Submit(kToken, 9, 5).error_code(), StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(Submit(kToken, 1, 9, v1::KINDS_UNSPECIFIED).error_code(), StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(Submit(kToken, 1, 9, static_cast<v1::Kinds>(77)).error_code(), StatusCode::INVALID_ARGUMENT);
+  ASSERT_TRUE(Submit(kToken, 1, 4096).ok());
+  EXPECT_EQ(Submit(kToken, 1, 4096).error_code(), StatusCode::ALREADY_EXISTS);
+  WorkerClient w(channel_, kToken);
+  ASSERT_TRUE(w.Register(WorkerIdentity{"h", {}, "", "", "cpu", 12}).ok());
+  WorkerLease lease;
+  ASSERT_TRUE(w.Lease(&lease).ok());
+  ASSERT_TRUE(lease.has_unit);
+  EXPECT_TRUE(lease.spec.begin == 1 && lease.spec.end == 4096);
+  WorkerLease unknown = lease;
+  unknown.unit_id = 777;
+  EXPECT_EQ(w.Complete(unknown, UnitResult(), 1, "cpu", nullptr).error_code(), StatusCode::NOT_FOUND);
+  WorkerLease stale = lease;
+  stale.token = std::string(32, '0');
+  EXPECT_EQ(w.Complete(stale, UnitResult(), 1, "cpu", nullptr).error_code(), StatusCode::FAILED_PRECONDITION);
+  stale.token = "";
+  EXPECT_EQ(w.Complete(stale, UnitResult(), 1, "cpu", nullptr).error_code(), StatusCode::INVALID_ARGUMENT);
+  {
+    grpc::ClientContext ctx;
+    AddToken(&ctx, kToken);
+    v1::CancelRequest req;
+    req.set_submission_id(4242);
+    v1::CancelResponse resp;
+    EXPECT_EQ(admin_stub_->Cancel(&ctx, req, &resp).error_code(), StatusCode::NOT_FOUND);
+  }
+  {
+    grpc::ClientContext ctx;
+    v1::QueryRecordsRequest q;  // kind unspecified
+    v1::QueryRecordsResponse qr;
+    EXPECT_EQ(admin_stub_->QueryRecords(&ctx, q, &qr).error_code(), StatusCode::INVALID_ARGUMENT);
+  }
+  // Oversized message: refused by gRPC before it reaches the coordinator.
+  {
+    grpc::ClientContext ctx;
+    AddToken(&ctx, kToken);
+    v1::ImportRequest req;
+    req.set_source(std::string(2 << 20, 'x'));
+    v1::ImportResponse resp;
+    EXPECT_EQ(admin_stub_->Import(&ctx, req, &resp).error_code(), StatusCode::RESOURCE_EXHAUSTED);
+  }
+  const v1::StatusResponse s = GetStatus();
+  EXPECT_EQ(s.units_leased(), 1u);
+  EXPECT_EQ(s.units_finished(), 0u);
+  EXPECT_EQ(wire::FromWire(s.covered_prefix()), static_cast<u128>(1));
+}
+
+TEST_F(ServicesTest, GarbageBytesOnThePortLeaveTheServerServing) {
+  for (const std::string& junk : {std::string("GET / HTTP/1.1\r\nHost: x\r\n\r\n"), std::string(4096, '\xff'),
+                                  std::string("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n") + std::string(100, '\x07')}) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port_));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    ASSERT_GT(::write(fd, junk.data(), junk.size()), 0);
+    char buf[256];
+    timeval tv{1, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    (void)!::read(fd, buf, sizeof buf);
+    ::close(fd);
+  }
+  EXPECT_TRUE(Submit(kToken, 1, 100).ok());
+  EXPECT_EQ(GetStatus().units_pending(), 1u);
+  // The health service answers SERVING (HealthCheckResponse{status: 1} is bytes 08 01).
+  grpc::ClientContext ctx;
+  grpc::ByteBuffer request, response;
+  grpc::Slice empty("", 0);
+  request = grpc::ByteBuffer(&empty, 1);
+  grpc::Status st = grpc::internal::BlockingUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
+      channel_.get(), grpc::internal::RpcMethod("/grpc.health.v1.Health/Check", nullptr, grpc::internal::RpcMethod::NORMAL_RPC),
+      &ctx, request, &response);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  std::vector<grpc::Slice> slices;
+  ASSERT_TRUE(response.Dump(&slices).ok());
+  std::string bytes;
+  for (const auto& sl : slices) bytes.append(reinterpret_cast<const char*>(sl.begin()), sl.size());
+  EXPECT_EQ(bytes, std::string("\x08\x01", 2));
+}
+
+}  // namespace
+}  // namespace collatz::server

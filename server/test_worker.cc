@@ -1,0 +1,93 @@
+#include "server/test_worker.h"
+
+#include <chrono>
+#include <thread>
+
+#include "server/auth.h"
+
+namespace collatz::server {
+
+TestWorkerStats RunTestWorker(const TestWorkerOptions& options, std::shared_ptr<const SearchTables> tables,
+                              const std::atomic<bool>* stop) {
+  TestWorkerStats stats;
+  std::shared_ptr<grpc::Channel> channel;
+  if (!MakeChannel(options.address, "", &channel).ok()) return stats;
+  WorkerClient client(channel, options.token, 10000);
+  CpuEngineOptions eo;
+  eo.threads = options.threads;
+  CpuEngine engine(tables, eo);
+  WorkerIdentity id;
+  id.host = "test-worker";
+  id.sieve_bits = tables->sieve->bits();
+  auto now_ms = [] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  };
+  int64_t idle_since = now_ms();
+  bool registered = false;
+  while (stop == nullptr || !stop->load()) {
+    if (!registered) {
+      grpc::Status st = client.Register(id);
+      if (!st.ok()) {
+        ++stats.reconnects;
+        if (now_ms() - idle_since > 60000) return stats;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        continue;
+      }
+      registered = true;
+    }
+    WorkerLease lease;
+    grpc::Status st = client.Lease(&lease);
+    if (st.error_code() == grpc::StatusCode::NOT_FOUND) {
+      registered = false;  // a fresh database: register again
+      continue;
+    }
+    if (st.error_code() == grpc::StatusCode::PERMISSION_DENIED) return stats;  // flagged
+    if (!st.ok()) {
+      ++stats.reconnects;
+      if (now_ms() - idle_since > 60000) return stats;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      continue;
+    }
+    if (!lease.has_unit) {
+      if (now_ms() - idle_since > options.idle_exit_ms) return stats;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      continue;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    UnitResult result;
+    Status ss = engine.Search(lease.spec, &result);
+    if (!ss.ok()) {
+      client.Release(lease, true, ss.message());
+      ++stats.errors;
+      continue;
+    }
+    if (options.tamper) options.tamper(&result);
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    // Retry the completion across a server restart: the same token stays valid.
+    for (int attempt = 0; attempt < 600; ++attempt) {
+      v1::Disposition d = v1::DISPOSITION_UNSPECIFIED;
+      st = client.Complete(lease, result, secs, engine.Describe(), &d);
+      if (st.error_code() == grpc::StatusCode::UNAVAILABLE || st.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+        ++stats.reconnects;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        continue;
+      }
+      if (!st.ok()) {
+        ++stats.errors;
+        if (st.error_code() == grpc::StatusCode::PERMISSION_DENIED) return stats;
+      } else if (d == v1::DISPOSITION_ACCEPTED) {
+        ++stats.accepted;
+      } else if (d == v1::DISPOSITION_DUPLICATE) {
+        ++stats.duplicates;
+      } else {
+        ++stats.audits;
+      }
+      break;
+    }
+    idle_since = now_ms();
+    if (options.max_units > 0 && stats.accepted + stats.audits >= options.max_units) return stats;
+  }
+  return stats;
+}
+
+}  // namespace collatz::server

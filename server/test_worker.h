@@ -1,0 +1,36 @@
+// A minimal but real worker for tests: leases over gRPC, searches with collatz::CpuEngine,
+// heartbeats, completes. Test code only; the product worker is issue 4's collatz-worker.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "core/cpu_engine.h"
+#include "server/worker_client.h"
+
+namespace collatz::server {
+
+struct TestWorkerOptions {
+  std::string address;
+  std::string token;
+  int threads = 1;
+  // Applied to every result before it is sent (to simulate a lying worker).
+  std::function<void(UnitResult*)> tamper;
+  // Stop after this many completions (0: until `stop` or no work).
+  int max_units = 0;
+  // Return when the server has no work for this long.
+  int idle_exit_ms = 3000;
+};
+
+struct TestWorkerStats {
+  int accepted = 0, duplicates = 0, audits = 0, errors = 0, reconnects = 0;
+};
+
+// Runs until there is no more work (idle_exit_ms), max_units, or *stop. Survives server
+// restarts: UNAVAILABLE is retried, and a NOT_FOUND worker id re-registers.
+TestWorkerStats RunTestWorker(const TestWorkerOptions& options, std::shared_ptr<const SearchTables> tables,
+                              const std::atomic<bool>* stop);
+
+}  // namespace collatz::server
