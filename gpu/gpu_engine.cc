@@ -280,7 +280,8 @@ Status GpuEngine::Init() {
   sm_count_ = prop.multiProcessorCount;
   blocks_per_sm_ = o.blocks_per_sm;
   if (blocks_per_sm_ <= 0) {
-    CUDA_TRY(gpu::SearchBlocksPerSm(o.block_threads, SharedSteps(), o.step_bits, o.lane_refill, &blocks_per_sm_));
+    CUDA_TRY(gpu::SearchBlocksPerSm(o.block_threads, SharedSteps(), o.step_bits, o.lane_refill, o.full_occupancy,
+                                    &blocks_per_sm_));
     if (blocks_per_sm_ <= 0) blocks_per_sm_ = 1;
   }
 
@@ -558,6 +559,7 @@ Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
   p.classes = classes ? 1 : 0;
   p.early_stop = (options_.early_termination && et.enabled()) ? 1 : 0;
   p.refill = options_.lane_refill ? 1 : 0;
+  p.full_occupancy = options_.full_occupancy ? 1 : 0;
   // First-block pattern: odd n mod 18 computed by the kind's rule.
   p.period = classes ? 2 : 18;
   p.npat = 0;

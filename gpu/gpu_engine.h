@@ -42,6 +42,8 @@ struct GpuEngineOptions {
   // Lane refill: each warp owns 256 positions; lanes whose number is done take new ones
   // in batches instead of idling until the warp's slowest lane of every 32 is done.
   bool lane_refill = true;
+  // Plain kernel only: cap registers at 32 so that 2048 threads fit on an SM.
+  bool full_occupancy = false;
 };
 
 // Number of usable CUDA devices; 0 when there is no GPU or no driver. Never throws.

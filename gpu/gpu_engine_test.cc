@@ -290,6 +290,7 @@ TEST(GpuEngineTest, TuningVariantsAgree) {
   d.step_bits = 19;  // global-memory step table
   d.lane_refill = false;
   c.lane_refill = false;
+  c.full_occupancy = true;
   d.bound_sub_bits = 3;
   a.tail_bits = 20;
   a.step_bits = 11;

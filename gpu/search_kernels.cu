@@ -202,8 +202,16 @@ __device__ __forceinline__ void AddTotals(const LaunchParams& P, unsigned long l
   }
 }
 
-template <int kThreads, bool kSieved, bool kSharedSteps>
-__global__ void __launch_bounds__(kThreads) SearchKernel(const LaunchParams P) {
+// kMinBlocks = 2048 / kThreads caps registers at 32 for full occupancy (more warps to
+// hide the step table's L2 latency, at the price of a few spills).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
+#define COLLATZ_THREADS_PER_SM 1024
+#else
+#define COLLATZ_THREADS_PER_SM 2048
+#endif
+template <int kThreads, bool kSieved, bool kSharedSteps, int kMinBlocks>
+__global__ void __launch_bounds__(kThreads, kMinBlocks == 1 ? 1 : COLLATZ_THREADS_PER_SM / kThreads)
+    SearchKernel(const LaunchParams P) {
   extern __shared__ uint32_t shared_steps[];
   __shared__ uint32_t shared_pow3[32];
   if (kSharedSteps) {
@@ -389,8 +397,10 @@ cudaError_t LaunchOne(const LaunchParams& p, int grid_blocks, cudaStream_t strea
   const size_t shared = kShared ? (sizeof(uint32_t) << p.tables.step_bits) : 0;
   if (p.refill) {
     RefillKernel<kThreads, kSieved, kShared><<<grid_blocks, kThreads, shared, stream>>>(p);
+  } else if (p.full_occupancy) {
+    SearchKernel<kThreads, kSieved, kShared, 2048 / kThreads><<<grid_blocks, kThreads, shared, stream>>>(p);
   } else {
-    SearchKernel<kThreads, kSieved, kShared><<<grid_blocks, kThreads, shared, stream>>>(p);
+    SearchKernel<kThreads, kSieved, kShared, 1><<<grid_blocks, kThreads, shared, stream>>>(p);
   }
   return cudaGetLastError();
 }
@@ -408,7 +418,14 @@ cudaError_t LaunchSized(const LaunchParams& p, bool shared_steps, int grid_block
 }
 
 template <int kThreads>
-cudaError_t BlocksPerSm(bool shared_steps, int step_bits, bool refill, int* blocks) {
+cudaError_t BlocksPerSm(bool shared_steps, int step_bits, bool refill, bool full, int* blocks) {
+  if (!refill && full) {
+    return shared_steps ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                              blocks, SearchKernel<kThreads, true, true, 2048 / kThreads>, kThreads,
+                              sizeof(uint32_t) << step_bits)
+                        : cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                              blocks, SearchKernel<kThreads, true, false, 2048 / kThreads>, kThreads, 0);
+  }
   if (refill) {
     return shared_steps ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, RefillKernel<kThreads, true, true>,
                                                                         kThreads, sizeof(uint32_t) << step_bits)
@@ -416,10 +433,10 @@ cudaError_t BlocksPerSm(bool shared_steps, int step_bits, bool refill, int* bloc
                                                                         kThreads, 0);
   }
   if (shared_steps) {
-    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, SearchKernel<kThreads, true, true>, kThreads,
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, SearchKernel<kThreads, true, true, 1>, kThreads,
                                                          sizeof(uint32_t) << step_bits);
   }
-  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, SearchKernel<kThreads, true, false>, kThreads, 0);
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, SearchKernel<kThreads, true, false, 1>, kThreads, 0);
 }
 
 __global__ void FillTailKernel(const StepEntry* steps, int step_bits, uint16_t* tail, int base_bits,
@@ -465,11 +482,12 @@ cudaError_t LaunchSearch(const LaunchParams& p, int block_threads, bool shared_s
   }
 }
 
-cudaError_t SearchBlocksPerSm(int block_threads, bool shared_steps, int step_bits, bool refill, int* blocks) {
+cudaError_t SearchBlocksPerSm(int block_threads, bool shared_steps, int step_bits, bool refill, bool full,
+                              int* blocks) {
   switch (block_threads) {
-    case 128: return BlocksPerSm<128>(shared_steps, step_bits, refill, blocks);
-    case 256: return BlocksPerSm<256>(shared_steps, step_bits, refill, blocks);
-    case 512: return BlocksPerSm<512>(shared_steps, step_bits, refill, blocks);
+    case 128: return BlocksPerSm<128>(shared_steps, step_bits, refill, full, blocks);
+    case 256: return BlocksPerSm<256>(shared_steps, step_bits, refill, full, blocks);
+    case 512: return BlocksPerSm<512>(shared_steps, step_bits, refill, full, blocks);
     default: return cudaErrorInvalidValue;
   }
 }

@@ -78,6 +78,7 @@ struct LaunchParams {
   int classes = 0;          // delay+class search
   int early_stop = 0;       // exact early termination on
   int refill = 0;           // lane-refill kernel (tiles of kRefillTile positions)
+  int full_occupancy = 0;   // plain kernel capped at 32 registers (2048 threads per SM)
 
   // Positions [pos_begin, pos_end). Sieved mode: position = cycle * cycle_len + rem,
   // N = base + cycle * cycle_stride + entries[rem].offset; tiles never straddle cycles.
@@ -112,7 +113,8 @@ constexpr int kRefillTile = 256;
 cudaError_t LaunchSearch(const LaunchParams& p, int block_threads, bool shared_steps, int grid_blocks,
                          cudaStream_t stream);
 // Resident blocks per SM for the search kernel of that configuration.
-cudaError_t SearchBlocksPerSm(int block_threads, bool shared_steps, int step_bits, bool refill, int* blocks);
+cudaError_t SearchBlocksPerSm(int block_threads, bool shared_steps, int step_bits, bool refill, bool full_occupancy,
+                              int* blocks);
 
 // Fills tail[n] for n in [2^base_bits, 2^tail_bits) from tail[0 .. 2^base_bits) (already
 // there) with the step table; sets *failed (device int) if a value would leave 128 bits.

@@ -1,0 +1,115 @@
+// GPU batch statistics against the CPU (FastDelay) and the slow path. Skips without a device.
+#include "gpu/gpu_stats.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace collatz {
+namespace {
+
+class GpuStatsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!GpuStats::DeviceAvailable()) GTEST_SKIP() << "no CUDA device";
+  }
+
+  static std::unique_ptr<GpuStats> Make(int sieve_bits, int tail_bits, int threads, uint64_t launch_numbers) {
+    GpuStatsOptions o;
+    o.sieve_bits = sieve_bits;
+    o.tail_bits = tail_bits;
+    o.block_threads = threads;
+    o.launch_numbers = launch_numbers;
+    std::unique_ptr<GpuStats> g;
+    const Status st = GpuStats::Create(o, &g);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    return g;
+  }
+
+  static const FastDelay& Fast() {
+    static const FastDelay fast(std::make_shared<const StepTable>(16), std::make_shared<const TailTable>(20));
+    return fast;
+  }
+
+  // GPU == CPU for every batch; returns the GPU timings.
+  static GpuStatsTimings ExpectSameAsCpu(GpuStats& g, u128 from, u128 to, uint32_t batch, bool also_slow = false) {
+    std::vector<BatchStats> gpu, cpu;
+    GpuStatsTimings t;
+    Status st = g.Compute(from, to, batch, &gpu, &t);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    EXPECT_TRUE(ComputeBatchStats(Fast(), from, to, batch, 0, &cpu).ok());
+    EXPECT_EQ(gpu.size(), cpu.size());
+    size_t bad = 0;
+    for (size_t b = 0; b < std::min(gpu.size(), cpu.size()); ++b) {
+      if (!(gpu[b] == cpu[b]) && ++bad <= 5) {
+        ADD_FAILURE() << "batch at " << ToDecimal(from + static_cast<u128>(b) * batch) << ": gpu min " << gpu[b].min
+                      << " max " << gpu[b].max << " count " << gpu[b].count << " sum " << gpu[b].sum << "; cpu min "
+                      << cpu[b].min << " max " << cpu[b].max << " count " << cpu[b].count << " sum " << cpu[b].sum;
+      }
+    }
+    EXPECT_EQ(bad, 0u);
+    if (also_slow) {
+      std::vector<BatchStats> slow;
+      EXPECT_TRUE(ComputeBatchStatsSlow(from, to, batch, &slow).ok());
+      EXPECT_TRUE(slow == gpu);
+    }
+    return t;
+  }
+};
+
+TEST_F(GpuStatsTest, FromZeroAcrossBlocksAndLaunches) {
+  auto g = Make(16, 24, 256, uint64_t{1} << 18);
+  ASSERT_NE(g, nullptr);
+  ExpectSameAsCpu(*g, 0, uint64_t{1} << 21, 1024);
+  ExpectSameAsCpu(*g, 0, 4096, 32, /*also_slow=*/true);
+}
+
+TEST_F(GpuStatsTest, RandomRangesUnalignedToBlocks) {
+  auto g = Make(16, 28, 512, uint64_t{1} << 20);
+  ASSERT_NE(g, nullptr);
+  std::mt19937_64 rng(66);
+  const int exponents[] = {30, 40, 50, 63, 64, 65, 70, 100};
+  for (int e : exponents) {
+    const uint32_t batch = 32u << (rng() % 6);
+    u128 start = (u128{1} << e) + ((static_cast<u128>(rng()) << 64 | rng()) % (u128{1} << e));
+    start -= start % batch;
+    const u128 len = static_cast<u128>(batch) * (1 + rng() % (e >= 64 ? 200 : 3000));
+    SCOPED_TRACE(ToDecimal(start) + " batch " + std::to_string(batch));
+    ExpectSameAsCpu(*g, start, start + len, batch, e >= 64);
+  }
+}
+
+TEST_F(GpuStatsTest, OtherTableShapes) {
+  for (int k : {12, 18}) {
+    auto g = Make(k, 20, 1024, uint64_t{1} << 22);
+    ASSERT_NE(g, nullptr);
+    const u128 start = (u128{1} << 45) + 12345 * 1024;
+    ExpectSameAsCpu(*g, start, start + (uint64_t{1} << 20), 1024);
+  }
+}
+
+TEST_F(GpuStatsTest, WalksPast128BitsAreFinishedOnTheHost) {
+  auto g = Make(16, 24, 256, uint64_t{1} << 17);
+  ASSERT_NE(g, nullptr);
+  u128 past128 = 0;
+  ASSERT_TRUE(ParseDecimalU128("48503373501652785087", &past128).ok());
+  const u128 start = past128 - past128 % 1024 - 2048;
+  ExpectSameAsCpu(*g, start, start + 8192, 1024, /*also_slow=*/true);
+  // Near 2^127 most walks leave 128 bits at once.
+  const u128 top = u128{1} << 127;
+  const GpuStatsTimings t = ExpectSameAsCpu(*g, top, top + (uint64_t{1} << 17), 1024);
+  EXPECT_GT(t.host_finished, 1000u);
+}
+
+TEST_F(GpuStatsTest, RejectsBadBatches) {
+  auto g = Make(16, 24, 256, uint64_t{1} << 20);
+  ASSERT_NE(g, nullptr);
+  std::vector<BatchStats> out;
+  EXPECT_FALSE(g->Compute(0, 3000, 1000, &out).ok());      // not a power of two
+  EXPECT_FALSE(g->Compute(0, 1 << 18, 1 << 17, &out).ok());  // above 2^k
+  EXPECT_FALSE(g->Compute(16, 1024, 16, &out).ok());       // below 32
+  EXPECT_FALSE(g->Compute(1024, 1024, 1024, &out).ok());   // empty
+}
+
+}  // namespace
+}  // namespace collatz

@@ -1,0 +1,75 @@
+// Kernels of the GPU batch-statistics engine (issue 6) and their thin launch wrappers
+// (stats_kernel.cu). Plain structs only: this header is shared by nvcc and the host compiler.
+//
+// The job counts every N, so there is no sieve to skip numbers with; but the k-bit join
+// (SPEC 2, rule 3) still pays: for N = 2^k h + i with h >= 1, residues i with equal (p, c)
+// after k T-steps have EQUAL delays. A block of 2^k numbers computes only the smallest
+// residue of each (p, c) group (k = 16: 19275 of 65536, evens included) into shared memory,
+// then every batch of the block is reduced from those delays through rep[i], the group of i.
+#pragma once
+
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+namespace collatz::gpu {
+
+// What the kernel writes for one batch; numbers whose survivor went to the host are not
+// counted yet (the host adds them), so count may be below the batch size.
+struct StatsBatchOut {
+  uint16_t min;  // 0xFFFF if count == 0
+  uint16_t max;
+  uint32_t count;
+  unsigned long long sum;
+};
+
+// A survivor whose walk would leave 128 bits: N = 2^k h + residue of survivor `survivor`.
+struct StatsFinishEntry {
+  uint64_t h_lo, h_hi;
+  uint32_t survivor;
+  uint32_t unused;
+};
+
+// Delay entries of the shared table that the host still has to fill.
+constexpr uint16_t kStatsPending = 0xFFFF;
+// Widest step table kept in shared memory (4-byte entries c | p << 26, 32 KiB).
+constexpr int kStatsMaxStepBits = 13;
+constexpr int kStatsMaxSieveBits = 20;  // c < 3^k and 3^p fit 32 bits
+
+struct StatsParams {
+  const uint16_t* tail = nullptr;  // exact delays of n < 2^tail_bits
+  int tail_bits = 0;
+  const uint32_t* steps = nullptr;  // 2^step_bits entries, c | p << 26
+  int step_bits = 0;
+  const uint2* survivors = nullptr;  // {c, p} of each group's smallest residue, ascending residue
+  const uint32_t* rep = nullptr;     // 2^sieve_bits entries: survivor index of residue i
+  uint32_t survivor_count = 0;
+  int sieve_bits = 0;
+  // Blocks h = first_h + j for j < blocks; launch position x = N - (2^k first_h + begin_offset).
+  uint64_t first_h_lo = 0, first_h_hi = 0;
+  uint64_t blocks = 0;
+  uint64_t begin_offset = 0;  // multiple of the batch, < 2^k
+  uint64_t numbers = 0;       // multiple of the batch
+  int batch_bits = 0;         // batch = 2^batch_bits, 5 <= batch_bits <= sieve_bits
+  StatsBatchOut* out = nullptr;  // numbers >> batch_bits entries
+  StatsFinishEntry* finish = nullptr;
+  unsigned int* finish_count = nullptr;  // may exceed the capacity: then the host redoes the launch
+  uint32_t finish_capacity = 0;
+};
+
+// Dynamic shared memory the stats kernel needs for these tables.
+size_t StatsSharedBytes(int step_bits, uint32_t survivor_count);
+
+// Launches the stats kernel (block_threads: 256, 512 or 1024) on a persistent grid.
+cudaError_t LaunchStats(const StatsParams& p, int block_threads, int grid_blocks, cudaStream_t stream);
+
+// Resident blocks per SM of the stats kernel with that much dynamic shared memory
+// (also raises the kernel's dynamic shared memory limit to it).
+cudaError_t StatsBlocksPerSm(int block_threads, size_t shared_bytes, int* blocks);
+
+// Fills tail[n] for n in [2^base_bits, 2^tail_bits) from tail[0 .. 2^base_bits) (already on the
+// device) with the step table (c | p << 26); sets *failed if a value would leave 128 bits.
+cudaError_t LaunchStatsFillTail(const uint32_t* steps, int step_bits, uint16_t* tail, int base_bits,
+                                int tail_bits, int* failed, cudaStream_t stream);
+
+}  // namespace collatz::gpu
