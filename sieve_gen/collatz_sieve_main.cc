@@ -174,6 +174,8 @@ int RunGenerate(const GenerateArgs& a) {
   j["max_partitions"] = stats.max_partitions;
   j["largest_level_records"] = stats.largest_level_records;
   j["peak_scratch_bytes"] = stats.peak_external_bytes;
+  j["scratch_read_bytes"] = stats.external_read_bytes;
+  j["scratch_written_bytes"] = stats.external_written_bytes;
   std::cout << j.dump() << std::endl;
   return kExitOk;
 }

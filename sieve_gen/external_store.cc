@@ -241,6 +241,17 @@ uint64_t ExternalPeakBytes() {
   return stxxl::block_manager::get_instance()->get_maximum_allocation();
 }
 
+void ExternalIoVolume(uint64_t* read_bytes, uint64_t* written_bytes) {
+  *read_bytes = *written_bytes = 0;
+  {
+    std::lock_guard<std::mutex> lock(ConfigMutex());
+    if (ConfiguredDir().empty()) return;
+  }
+  stxxl::stats* s = stxxl::stats::get_instance();
+  *read_bytes = static_cast<uint64_t>(s->get_read_volume());
+  *written_bytes = static_cast<uint64_t>(s->get_written_volume());
+}
+
 template <typename Rec>
 std::unique_ptr<PartitionedStore<Rec>> MakeExternalStore(int partitions, int writers) {
   return std::make_unique<ExternalStore<Rec>>(partitions, writers);

@@ -444,6 +444,7 @@ Status GenerateSieve(const GeneratorOptions& o, const ResidueSink& sink, Generat
     }
   }
   stats->peak_external_bytes = ExternalPeakBytes();
+  ExternalIoVolume(&stats->external_read_bytes, &stats->external_written_bytes);
   return Status::Ok();
 }
 

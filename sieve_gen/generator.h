@@ -30,7 +30,9 @@ struct GeneratorStats {
   int external_levels = 0;     // levels held out of core
   int max_partitions = 1;
   int threads = 0;
-  uint64_t peak_external_bytes = 0;  // estimated from the records held on disk at once
+  uint64_t peak_external_bytes = 0;  // largest STXXL allocation (scratch disk) at once
+  uint64_t external_read_bytes = 0;
+  uint64_t external_written_bytes = 0;
 };
 
 struct Progress {

@@ -49,6 +49,8 @@ Status ConfigureExternalMemory(const std::string& tmpdir);
 
 // Largest number of bytes STXXL has held on disk at once in this process (0 if unused).
 uint64_t ExternalPeakBytes();
+// Bytes STXXL has read and written in this process.
+void ExternalIoVolume(uint64_t* read_bytes, uint64_t* written_bytes);
 
 // STXXL block size. While written, each external (partition, writer) holds one block
 // being filled, and each writer has up to kExternalWriterBuffers more blocks in flight.
