@@ -18,7 +18,7 @@ struct GpuEngineOptions {
   int device = 0;
   // Step table (S <= 20) and tail table (exact delays of every n < 2^T, 16-bit, in device
   // memory; built on the GPU, T <= 32).
-  int step_bits = 13;
+  int step_bits = 19;
   int tail_bits = 24;
   // Threads per block (128, 256 or 512) and resident blocks per SM (0: from occupancy).
   int block_threads = 256;
@@ -41,9 +41,9 @@ struct GpuEngineOptions {
   bool shared_step_table = true;
   // Lane refill: each warp owns 256 positions; lanes whose number is done take new ones
   // in batches instead of idling until the warp's slowest lane of every 32 is done.
-  bool lane_refill = true;
+  bool lane_refill = false;  // measured slower on the H200 (docs/PERFORMANCE.md)
   // Plain kernel only: cap registers at 32 so that 2048 threads fit on an SM.
-  bool full_occupancy = false;
+  bool full_occupancy = true;
 };
 
 // Number of usable CUDA devices; 0 when there is no GPU or no driver. Never throws.

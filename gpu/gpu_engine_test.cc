@@ -253,25 +253,29 @@ TEST(GpuEngineTest, UnitsHoldingKnownRecordsAndWideTrajectories) {
 
 TEST(GpuEngineTest, BufferOverflowIsDetectedAndRecovered) {
   REQUIRE_GPU();
-  GpuEngineOptions tiny;
-  tiny.ladder_capacity = 1;
-  tiny.host_finish_capacity = 1;
-  tiny.positions_per_launch = 5000;  // many launches: the ladder floor travels between them
-  auto gpu = MakeGpu(tiny);
-  std::mt19937_64 rng(Seed() + 4);
-  for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
-    UnitSpec spec;
-    spec.kinds = kinds;
-    spec.begin = Pow2(60) + rng() % Pow2(50);
-    spec.end = spec.begin + (uint64_t{1} << 20);
-    ExpectSame(*gpu, spec);
-    EXPECT_GT(LastGpuSearchStats(*gpu).split_launches, 0u);
-    // Near 2^125 almost every trajectory leaves 128 bits: the host-finish list fills.
-    spec.begin = Pow2(125) + rng() % Pow2(100);
-    spec.end = spec.begin + (uint64_t{1} << 15);
-    ExpectSame(*gpu, spec);
-    EXPECT_GT(LastGpuSearchStats(*gpu).split_launches, 0u);
-    EXPECT_GT(LastGpuSearchStats(*gpu).host_finished, 0u);
+  for (bool refill : {false, true}) {
+    SCOPED_TRACE(refill ? "lane refill" : "plain kernel");
+    GpuEngineOptions tiny;
+    tiny.ladder_capacity = 1;
+    tiny.host_finish_capacity = 1;
+    tiny.positions_per_launch = 5000;  // many launches: the ladder floor travels between them
+    tiny.lane_refill = refill;
+    auto gpu = MakeGpu(tiny);
+    std::mt19937_64 rng(Seed() + 4);
+    for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
+      UnitSpec spec;
+      spec.kinds = kinds;
+      spec.begin = Pow2(60) + rng() % Pow2(50);
+      spec.end = spec.begin + (uint64_t{1} << 20);
+      ExpectSame(*gpu, spec);
+      EXPECT_GT(LastGpuSearchStats(*gpu).split_launches, 0u);
+      // Near 2^125 almost every trajectory leaves 128 bits: the host-finish list fills.
+      spec.begin = Pow2(125) + rng() % Pow2(100);
+      spec.end = spec.begin + (uint64_t{1} << 15);
+      ExpectSame(*gpu, spec);
+      EXPECT_GT(LastGpuSearchStats(*gpu).split_launches, 0u);
+      EXPECT_GT(LastGpuSearchStats(*gpu).host_finished, 0u);
+    }
   }
   // Automatic capacities grow instead: same result.
   GpuEngineOptions grow;
@@ -287,10 +291,10 @@ TEST(GpuEngineTest, TuningVariantsAgree) {
   REQUIRE_GPU();
   std::mt19937_64 rng(Seed() + 5);
   GpuEngineOptions a, b, c, d;
-  d.step_bits = 19;  // global-memory step table
-  d.lane_refill = false;
-  c.lane_refill = false;
-  c.full_occupancy = true;
+  d.step_bits = 13;  // shared-memory step table, lane refill, CPU-sized bound buckets
+  d.lane_refill = true;
+  d.full_occupancy = false;
+  c.full_occupancy = false;
   d.bound_sub_bits = 3;
   a.tail_bits = 20;
   a.step_bits = 11;

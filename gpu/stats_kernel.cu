@@ -31,15 +31,26 @@ __device__ __forceinline__ bool MulAdd32(uint64_t& hi, uint64_t& lo, uint32_t m,
 
 // Walks v (after `d` steps) with the S-bit table until v < 2^tail_bits; returns the delay,
 // or kStatsPending if a step would leave 128 bits.
+// steps and pow3 live in shared memory (lanes index them divergently: constant memory would serialize).
 __device__ __forceinline__ uint32_t WalkToTail(uint64_t hi, uint64_t lo, uint32_t d, const uint32_t* steps,
-                                               int S, const uint16_t* tail, int tail_bits) {
+                                               const uint32_t* pow3, int S, const uint16_t* tail, int tail_bits) {
   const uint32_t mask = (1u << S) - 1;
   while (hi != 0 || (lo >> tail_bits) != 0) {
     const uint32_t e = steps[static_cast<uint32_t>(lo) & mask];
     const uint32_t p = e >> 26;
-    lo = (lo >> S) | (hi << (64 - S));
-    hi >>= S;
-    if (!MulAdd32(hi, lo, kPow3Const[p], e & ((1u << 26) - 1))) return kStatsPending;
+    const uint32_t m = pow3[p];
+    if (hi == 0) {
+      // The common case below 2^64: a 64 x 32-bit product (two limbs), which cannot overflow.
+      const uint64_t h = lo >> S;
+      const uint64_t p0 = static_cast<uint64_t>(static_cast<uint32_t>(h)) * m + (e & ((1u << 26) - 1));
+      const uint64_t p1 = static_cast<uint64_t>(static_cast<uint32_t>(h >> 32)) * m + (p0 >> 32);
+      lo = (p1 << 32) | static_cast<uint32_t>(p0);
+      hi = p1 >> 32;
+    } else {
+      lo = (lo >> S) | (hi << (64 - S));
+      hi >>= S;
+      if (!MulAdd32(hi, lo, m, e & ((1u << 26) - 1))) return kStatsPending;
+    }
     d += static_cast<uint32_t>(S) + p;
   }
   return d + __ldg(tail + lo);
@@ -48,6 +59,8 @@ __device__ __forceinline__ uint32_t WalkToTail(uint64_t hi, uint64_t lo, uint32_
 template <int kThreads>
 __global__ void __launch_bounds__(kThreads) StatsKernel(const StatsParams P) {
   extern __shared__ uint32_t shared[];
+  __shared__ uint32_t s_pow3[21];
+  if (threadIdx.x < 21) s_pow3[threadIdx.x] = kPow3Const[threadIdx.x];
   uint32_t* s_steps = shared;
   uint16_t* s_delay = reinterpret_cast<uint16_t*>(shared + (1u << P.step_bits));
   for (uint32_t i = threadIdx.x; i < (1u << P.step_bits); i += kThreads) s_steps[i] = __ldg(P.steps + i);
@@ -70,8 +83,8 @@ __global__ void __launch_bounds__(kThreads) StatsKernel(const StatsParams P) {
         const uint2 e = __ldg(P.survivors + s);
         uint64_t hi = h_hi, lo = h_lo;
         uint32_t d = kStatsPending;
-        if (MulAdd32(hi, lo, kPow3Const[e.y], e.x)) {
-          d = WalkToTail(hi, lo, static_cast<uint32_t>(k) + e.y, s_steps, P.step_bits, P.tail, P.tail_bits);
+        if (MulAdd32(hi, lo, s_pow3[e.y], e.x)) {
+          d = WalkToTail(hi, lo, static_cast<uint32_t>(k) + e.y, s_steps, s_pow3, P.step_bits, P.tail, P.tail_bits);
         }
         if (d >= kStatsPending) {
           d = kStatsPending;
@@ -132,6 +145,9 @@ __global__ void __launch_bounds__(kThreads) StatsKernel(const StatsParams P) {
 
 __global__ void FillTailKernel(const uint32_t* steps, int S, uint16_t* tail, int base_bits, int tail_bits,
                                int* failed) {
+  __shared__ uint32_t s_pow3[21];
+  if (threadIdx.x < 21) s_pow3[threadIdx.x] = kPow3Const[threadIdx.x];
+  __syncthreads();
   const uint64_t begin = uint64_t{1} << base_bits, end = uint64_t{1} << tail_bits;
   const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
   const uint32_t mask = (1u << S) - 1;
@@ -144,7 +160,7 @@ __global__ void FillTailKernel(const uint32_t* steps, int S, uint16_t* tail, int
       const uint32_t p = e >> 26;
       lo = (lo >> S) | (hi << (64 - S));
       hi >>= S;
-      if (!MulAdd32(hi, lo, kPow3Const[p], e & ((1u << 26) - 1))) {
+      if (!MulAdd32(hi, lo, s_pow3[p], e & ((1u << 26) - 1))) {
         ok = false;
         break;
       }
