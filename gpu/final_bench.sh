@@ -1,0 +1,18 @@
+#!/bin/bash
+# The figures of docs/PERFORMANCE.md (GPU section), on the GPU machine from the repository
+# root: the whole [1, 2^32) test, then gpu_bench at 2^60 and 2^66 for both kinds, each
+# with the plain baseline kernel timed in the same run. Logs under $OUT.
+set -o pipefail
+cd .carry/gpu || exit 1
+export LD_LIBRARY_PATH=$PWD COLLATZ_SHARED_DATA=$PWD
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader
+[[ ${SKIP_FULL:-0} == 1 ]] || COLLATZ_GPU_FULL=1 timeout 300 ./gpu_engine_test --gtest_filter=*WholeRange* 2>&1 | tee "$OUT/full.log" | grep -E "^\[ *(OK|FAILED) *\]"
+run() { timeout 150 ./gpu_bench --baseline-numbers 2^30 "$@" 2>&1 | tee -a "$OUT/final.log" | grep -E "SUMMARY|verify|baseline:|unit \[|gpu_bench:" | sed -e 's/; candidates=.*//'; }
+for sieve in 19 24; do
+  run --at 2^60 --numbers 2^40 --kinds delay --sieve-bits $sieve --verify-numbers 2^24
+  run --at 2^60 --numbers 2^38 --kinds delay,class --sieve-bits $sieve --verify-numbers 2^24
+  run --at 2^66 --numbers 2^40 --kinds delay --sieve-bits $sieve --verify-numbers 2^24
+  run --at 2^66 --numbers 2^38 --kinds delay,class --sieve-bits $sieve --verify-numbers 2^24
+done
+run --at 2^60 --numbers 2^40 --kinds delay --sieve-bits 26 --baseline-numbers 0
