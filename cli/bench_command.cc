@@ -77,7 +77,7 @@ int BenchCommand(const BenchArgs& args) {
   const int sieve_bits = args.sieve_bits != 0 ? args.sieve_bits : DefaultSieveBits(resolved);
   const auto t0 = std::chrono::steady_clock::now();
   std::shared_ptr<const SearchTables> tables;
-  if (!(st = SearchTables::Build(sieve_bits, 19, 20, &tables)).ok()) return Failure(cmd, st);
+  if (!(st = SearchTables::Build(sieve_bits, kDefaultStepBits, kDefaultTailBits, &tables)).ok()) return Failure(cmd, st);
   std::unique_ptr<SearchEngine> engine;
   if (!(st = MakeEngine(resolved, tables, args.threads, &engine)).ok()) return Failure(cmd, st);
   const double build_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
