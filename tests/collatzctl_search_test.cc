@@ -1,6 +1,8 @@
 // End-to-end: `collatzctl run` then `collatzctl records` against the exhaustive
 // reference data in shared/data, resuming, kinds, candidates, and `bench`.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 #include <algorithm>
@@ -109,6 +111,35 @@ TEST(CollatzctlSearch, ResumeReusesFinishedUnits) {
   EXPECT_EQ(RecordsCsv(db, "delay"), ReferenceBelow("delay_records_below_2p28.csv", Pow2(26), 0));
   EXPECT_EQ(RecordsCsv(db, "class"), ReferenceBelow("class_records_below_2p28.csv", Pow2(26), 1));
 }
+
+// Kills a run mid-way (SIGKILL: no cleanup at all, or SIGINT: the orderly stop), then
+// reruns it: whatever units were stored are kept, and the result is still exact.
+void KillAndResume(int signal_number) {
+  TempDir dir;
+  const std::string db = dir.File("records.db");
+  const std::vector<std::string> args = {"run", "--to", "2^26", "--unit-size", "2^21", "--db", db};
+  const int pid = StartCollatzctl(args, dir.File("out1"), dir.File("err1"));
+  ::usleep(1500 * 1000);
+  ::kill(pid, signal_number);
+  const int code = WaitForExit(pid);
+  // It may have finished before the signal on a fast machine; then there is nothing to resume.
+  if (code != 0) {
+    EXPECT_EQ(code, signal_number == SIGKILL ? 128 + SIGKILL : 130) << ReadFileOrEmpty(dir.File("err1"));
+  }
+  if (signal_number == SIGINT && code == 130) {
+    EXPECT_NE(ReadFileOrEmpty(dir.File("err1")).find("rerun the same command to resume"), std::string::npos);
+  }
+  Completed rerun = RunCollatzctl(args);
+  ASSERT_EQ(rerun.exit_code, 0) << Describe(rerun);
+  EXPECT_NE(rerun.out.find("numbers were already covered"), std::string::npos);
+  EXPECT_EQ(RecordsCsv(db, "delay"), ReferenceBelow("delay_records_below_2p28.csv", Pow2(26), 0));
+  EXPECT_EQ(RecordsCsv(db, "class"), ReferenceBelow("class_records_below_2p28.csv", Pow2(26), 1));
+  Completed again = RunCollatzctl(args);
+  EXPECT_NE(again.out.find("# searched 0 numbers"), std::string::npos) << again.out;
+}
+
+TEST(CollatzctlSearch, SigkillLosesNothingStored) { KillAndResume(SIGKILL); }
+TEST(CollatzctlSearch, SigintStopsAndResumes) { KillAndResume(SIGINT); }
 
 TEST(CollatzctlSearch, ManySmallUnitsGiveTheSameRecords) {
   TempDir dir;

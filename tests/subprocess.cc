@@ -31,9 +31,8 @@ TempDir::TempDir() {
 
 TempDir::~TempDir() { std::filesystem::remove_all(path_); }
 
-Completed RunCollatzctl(const std::vector<std::string>& args, const std::string& cwd) {
-  TempDir io;
-  const std::string out_path = io.File("stdout"), err_path = io.File("stderr");
+int StartCollatzctl(const std::vector<std::string>& args, const std::string& out_path, const std::string& err_path,
+                    const std::string& cwd) {
   std::vector<std::string> argv_s = {COLLATZCTL_PATH};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -52,10 +51,20 @@ Completed RunCollatzctl(const std::vector<std::string>& args, const std::string&
     ::execv(argv[0], argv.data());
     ::_exit(127);
   }
+  return pid;
+}
+
+int WaitForExit(int pid) {
   int status = 0;
   ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+Completed RunCollatzctl(const std::vector<std::string>& args, const std::string& cwd) {
+  TempDir io;
+  const std::string out_path = io.File("stdout"), err_path = io.File("stderr");
   Completed c;
-  c.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  c.exit_code = WaitForExit(StartCollatzctl(args, out_path, err_path, cwd));
   c.out = ReadFileOrEmpty(out_path);
   c.err = ReadFileOrEmpty(err_path);
   return c;

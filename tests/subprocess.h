@@ -16,6 +16,12 @@ struct Completed {
 // Runs COLLATZCTL_PATH with `args` in directory `cwd` (empty: the current one).
 Completed RunCollatzctl(const std::vector<std::string>& args, const std::string& cwd = "");
 
+// Starts COLLATZCTL_PATH with `args`, stdout and stderr to the given files; returns the pid.
+int StartCollatzctl(const std::vector<std::string>& args, const std::string& out_path, const std::string& err_path,
+                    const std::string& cwd = "");
+// Waits for a started child; returns its exit code, or 128 + signal.
+int WaitForExit(int pid);
+
 // A fresh, empty temporary directory removed by the destructor.
 class TempDir {
  public:
