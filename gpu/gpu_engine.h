@@ -44,6 +44,9 @@ struct GpuEngineOptions {
   bool lane_refill = false;  // measured slower on the H200 (docs/PERFORMANCE.md)
   // Plain kernel only: cap registers at 32 so that 2048 threads fit on an SM.
   bool full_occupancy = true;
+  // Two numbers per thread walked in lockstep (two step-table loads in flight per thread);
+  // with the global-memory step table only. Takes precedence over lane_refill.
+  bool two_per_thread = false;
 };
 
 // Number of usable CUDA devices; 0 when there is no GPU or no driver. Never throws.

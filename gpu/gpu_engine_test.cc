@@ -253,13 +253,15 @@ TEST(GpuEngineTest, UnitsHoldingKnownRecordsAndWideTrajectories) {
 
 TEST(GpuEngineTest, BufferOverflowIsDetectedAndRecovered) {
   REQUIRE_GPU();
-  for (bool refill : {false, true}) {
-    SCOPED_TRACE(refill ? "lane refill" : "plain kernel");
+  for (int variant : {0, 1, 2}) {
+    const bool refill = variant == 1;
+    SCOPED_TRACE(variant == 0 ? "plain kernel" : variant == 1 ? "lane refill" : "two per thread");
     GpuEngineOptions tiny;
     tiny.ladder_capacity = 1;
     tiny.host_finish_capacity = 1;
     tiny.positions_per_launch = 5000;  // many launches: the ladder floor travels between them
     tiny.lane_refill = refill;
+    tiny.two_per_thread = variant == 2;
     auto gpu = MakeGpu(tiny);
     std::mt19937_64 rng(Seed() + 4);
     for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
@@ -290,7 +292,8 @@ TEST(GpuEngineTest, BufferOverflowIsDetectedAndRecovered) {
 TEST(GpuEngineTest, TuningVariantsAgree) {
   REQUIRE_GPU();
   std::mt19937_64 rng(Seed() + 5);
-  GpuEngineOptions a, b, c, d;
+  GpuEngineOptions a, b, c, d, e;
+  e.two_per_thread = true;
   d.step_bits = 13;  // shared-memory step table, lane refill, CPU-sized bound buckets
   d.lane_refill = true;
   d.full_occupancy = false;
@@ -303,7 +306,7 @@ TEST(GpuEngineTest, TuningVariantsAgree) {
   b.step_bits = 20;
   b.block_threads = 512;
   c.early_termination = false;
-  auto ga = MakeGpu(a), gb = MakeGpu(b), gc = MakeGpu(c), gd = MakeGpu(d);
+  auto ga = MakeGpu(a), gb = MakeGpu(b), gc = MakeGpu(c), gd = MakeGpu(d), ge = MakeGpu(e);
   for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
     const u128 begin = Pow2(60) + rng() % Pow2(58);
     const UnitSpec spec = SpecWithRecords(begin, begin + (uint64_t{1} << 22), kinds, &rng);
@@ -312,6 +315,7 @@ TEST(GpuEngineTest, TuningVariantsAgree) {
     EXPECT_EQ(GpuSearch(*gb, spec), cpu);
     EXPECT_EQ(GpuSearch(*gc, spec), cpu);
     EXPECT_EQ(GpuSearch(*gd, spec), cpu);
+    EXPECT_EQ(GpuSearch(*ge, spec), cpu);
   }
 }
 

@@ -392,10 +392,108 @@ __global__ void __launch_bounds__(kThreads) RefillKernel(const LaunchParams P) {
   AddTotals<kThreads>(P, candidates, count, sum, hash);
 }
 
+// Two numbers per thread, walked in lockstep: each pass first checks both (early stop,
+// tail), then issues both step-table loads, then does both multiplies, so two L2 loads are
+// in flight per thread (the plain kernel's loop waits on one at a time). Tiles of
+// kPairTile = 64 positions per warp: lane l holds positions l and l + 32.
+// Checks whether a number can stop or finish here; kContinue if it needs a step.
+__device__ __forceinline__ int Check(const LaunchParams& P, uint64_t hi, uint64_t lo, uint32_t s, uint32_t* delay) {
+  if (P.early_stop && CanStop(P, s, hi, lo)) return kStopped;
+  if (hi == 0 && (lo >> P.tables.tail_bits) == 0) {
+    *delay = s + __ldg(P.tables.tail + lo);
+    return kFinished;
+  }
+  return kContinue;
+}
+
+template <int kThreads, bool kSieved>
+__global__ void __launch_bounds__(kThreads, COLLATZ_THREADS_PER_SM / 2 / kThreads) PairKernel(const LaunchParams P) {
+  const unsigned lane = threadIdx.x & 31;
+  const uint64_t warps_per_block = kThreads / 32;
+  const int S = P.tables.step_bits;
+  const uint64_t step_mask = (uint64_t{1} << S) - 1;
+  const uint4* steps = reinterpret_cast<const uint4*>(P.tables.steps);
+  unsigned long long candidates = 0, count = 0, sum = 0, hash = 0;
+  for (uint64_t tile = P.tile_begin + blockIdx.x * warps_per_block + threadIdx.x / 32; tile < P.tile_end;
+       tile += gridDim.x * warps_per_block) {
+    uint64_t cycle = 0, first;
+    if (kSieved) {
+      const uint32_t t = P.first_tile_rem + static_cast<uint32_t>(tile - P.tile_begin);
+      const uint32_t q = t / P.tiles_per_cycle;
+      cycle = P.first_tile_cycle + q;
+      first = static_cast<uint64_t>(t - q * P.tiles_per_cycle) * kPairTile;
+    } else {
+      first = tile * kPairTile;
+    }
+    Number x[2];
+    bool live[2];
+    uint32_t key[2] = {0, 0};
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      bool overflow;
+      live[i] = LoadNumber<kSieved>(P, cycle, first + i * 32 + lane, x[i], &overflow, candidates, hash);
+      if (live[i] && overflow) {
+        HostFinish(P, x[i]);
+        live[i] = false;
+      }
+    }
+    while (live[0] || live[1]) {
+      uint4 e[2];
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        if (!live[i]) continue;
+        uint32_t d = 0;
+        const int outcome = Check(P, x[i].v_hi, x[i].v_lo, x[i].s, &d);
+        if (outcome == kContinue) {
+          e[i] = __ldg(steps + (x[i].v_lo & step_mask));
+        } else {
+          if (outcome == kFinished) key[i] = Finish(P, x[i], d, count, sum);
+          live[i] = false;
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        if (!live[i]) continue;
+        if (!StepMulAdd(x[i].v_hi, x[i].v_lo, S, e[i].y, e[i].x)) {
+          HostFinish(P, x[i]);
+          live[i] = false;
+        } else {
+          x[i].s += e[i].z;
+        }
+      }
+    }
+    // Ladder over the 64 positions in order: first the lanes' first numbers, then the second.
+    if (__any_sync(0xFFFFFFFFu, (key[0] | key[1]) != 0)) {
+      uint32_t carried = 0;
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        uint32_t inclusive = key[i];
+#pragma unroll
+        for (int off = 1; off < 32; off <<= 1) {
+          const uint32_t y = __shfl_up_sync(0xFFFFFFFFu, inclusive, off);
+          if (lane >= static_cast<unsigned>(off)) inclusive = y > inclusive ? y : inclusive;
+        }
+        uint32_t before = __shfl_up_sync(0xFFFFFFFFu, inclusive, 1);
+        if (lane == 0) before = 0;
+        before = before > carried ? before : carried;
+        if (key[i] != 0 && key[i] > before) {
+          const unsigned long long at = atomicAdd(&P.acc->ladder_count, 1ULL);
+          if (at < P.ladder_capacity) P.ladder[at] = LadderEntry{x[i].n_lo, x[i].n_hi, key[i], 0};
+        }
+        const uint32_t total = __shfl_sync(0xFFFFFFFFu, inclusive, 31);
+        carried = total > carried ? total : carried;
+      }
+    }
+  }
+  AddTotals<kThreads>(P, candidates, count, sum, hash);
+}
+
 template <int kThreads, bool kSieved, bool kShared>
 cudaError_t LaunchOne(const LaunchParams& p, int grid_blocks, cudaStream_t stream) {
   const size_t shared = kShared ? (sizeof(uint32_t) << p.tables.step_bits) : 0;
-  if (p.refill) {
+  if (p.pair && !kShared) {
+    PairKernel<kThreads, kSieved><<<grid_blocks, kThreads, 0, stream>>>(p);
+  } else if (p.refill) {
     RefillKernel<kThreads, kSieved, kShared><<<grid_blocks, kThreads, shared, stream>>>(p);
   } else if (p.full_occupancy) {
     SearchKernel<kThreads, kSieved, kShared, 2048 / kThreads><<<grid_blocks, kThreads, shared, stream>>>(p);
@@ -418,7 +516,10 @@ cudaError_t LaunchSized(const LaunchParams& p, bool shared_steps, int grid_block
 }
 
 template <int kThreads>
-cudaError_t BlocksPerSm(bool shared_steps, int step_bits, bool refill, bool full, int* blocks) {
+cudaError_t BlocksPerSm(bool shared_steps, int step_bits, bool refill, bool full, bool pair, int* blocks) {
+  if (pair && !shared_steps) {
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, PairKernel<kThreads, true>, kThreads, 0);
+  }
   if (!refill && full) {
     return shared_steps ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(
                               blocks, SearchKernel<kThreads, true, true, 2048 / kThreads>, kThreads,
@@ -482,12 +583,12 @@ cudaError_t LaunchSearch(const LaunchParams& p, int block_threads, bool shared_s
   }
 }
 
-cudaError_t SearchBlocksPerSm(int block_threads, bool shared_steps, int step_bits, bool refill, bool full,
+cudaError_t SearchBlocksPerSm(int block_threads, bool shared_steps, int step_bits, bool refill, bool full, bool pair,
                               int* blocks) {
   switch (block_threads) {
-    case 128: return BlocksPerSm<128>(shared_steps, step_bits, refill, full, blocks);
-    case 256: return BlocksPerSm<256>(shared_steps, step_bits, refill, full, blocks);
-    case 512: return BlocksPerSm<512>(shared_steps, step_bits, refill, full, blocks);
+    case 128: return BlocksPerSm<128>(shared_steps, step_bits, refill, full, pair, blocks);
+    case 256: return BlocksPerSm<256>(shared_steps, step_bits, refill, full, pair, blocks);
+    case 512: return BlocksPerSm<512>(shared_steps, step_bits, refill, full, pair, blocks);
     default: return cudaErrorInvalidValue;
   }
 }

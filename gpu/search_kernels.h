@@ -79,6 +79,7 @@ struct LaunchParams {
   int early_stop = 0;       // exact early termination on
   int refill = 0;           // lane-refill kernel (tiles of kRefillTile positions)
   int full_occupancy = 0;   // plain kernel capped at 32 registers (2048 threads per SM)
+  int pair = 0;             // two numbers per thread (global step table; tiles of kPairTile)
 
   // Positions [pos_begin, pos_end). Sieved mode: position = cycle * cycle_len + rem,
   // N = base + cycle * cycle_stride + entries[rem].offset; tiles never straddle cycles.
@@ -107,6 +108,7 @@ struct LaunchParams {
 // Positions per tile: one warp's (32), or 256 with lane refill.
 constexpr int kTilePositions = 32;
 constexpr int kRefillTile = 256;
+constexpr int kPairTile = 64;  // two numbers per thread (global step table only)
 
 // Launches the search kernel for one launch's positions on `stream`, with the step table
 // in shared memory (step_bits <= kMaxSharedStepBits) or in global memory.
@@ -114,7 +116,7 @@ cudaError_t LaunchSearch(const LaunchParams& p, int block_threads, bool shared_s
                          cudaStream_t stream);
 // Resident blocks per SM for the search kernel of that configuration.
 cudaError_t SearchBlocksPerSm(int block_threads, bool shared_steps, int step_bits, bool refill, bool full_occupancy,
-                              int* blocks);
+                              bool pair, int* blocks);
 
 // Fills tail[n] for n in [2^base_bits, 2^tail_bits) from tail[0 .. 2^base_bits) (already
 // there) with the step table; sets *failed (device int) if a value would leave 128 bits.
