@@ -7,6 +7,8 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/plot_command.h"
+#include "cli/stats_command.h"
 
 int main(int argc, char** argv) {
   using namespace collatz::cli;
@@ -51,11 +53,33 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--records", bench.records,
                         "Published delay records CSV (default: " + DefaultPublishedRecordsPath() + ")");
 
+  StatsArgs stats;
+  CLI::App* stats_cmd = app.add_subcommand(
+      "stats", "Min, average and max delay of every batch of --batch consecutive N in [--from, --to) (every N counted)");
+  stats_cmd->add_option("--from", stats.from, "Start of the range, a multiple of --batch")->capture_default_str();
+  stats_cmd->add_option("--to", stats.to, "End of the range (exclusive), a multiple of --batch");
+  stats_cmd->add_option("--batch", stats.batch, "Numbers per batch")->capture_default_str();
+  stats_cmd->add_option("--backend", stats.backend, "Engine: cpu or gpu")->capture_default_str();
+  stats_cmd->add_option("--threads", stats.threads, "CPU threads (0: all cores)")->capture_default_str();
+  stats_cmd->add_option("--out", stats.out, "Output file (csv: stdout when omitted)");
+  stats_cmd->add_option("--format", stats.format, "bin (stats file, docs/STATS_FORMAT.md) or csv")
+      ->capture_default_str();
+  stats_cmd->add_option("--in", stats.in, "Read this stats file instead of computing (e.g. --in F --format csv)");
+
+  PlotArgs plot;
+  CLI::App* plot_cmd = app.add_subcommand("plot", "Draw a PNG with gnuplot: records (from --db) or stats (from --in)");
+  plot_cmd->add_option("what", plot.what, "records or stats")->required()->check(CLI::IsMember({"records", "stats"}));
+  plot_cmd->add_option("--db", plot.db, "Record database (plot records)")->capture_default_str();
+  plot_cmd->add_option("--in", plot.in, "Stats file (plot stats)");
+  plot_cmd->add_option("--out", plot.out, "PNG file to write")->required();
+  plot_cmd->add_option("--width", plot.width, "Width in pixels")->capture_default_str();
+  plot_cmd->add_option("--height", plot.height, "Height in pixels")->capture_default_str();
+
   // CLI11 would only say "A subcommand is required" for a misspelt command; name it.
   if (argc > 1 && argv[1][0] != '-') {
     const std::string first = argv[1];
-    if (first != "run" && first != "records" && first != "bench") {
-      std::fprintf(stderr, "collatzctl: error: unknown command \"%s\" (expected run, records or bench)\n"
+    if (first != "run" && first != "records" && first != "bench" && first != "stats" && first != "plot") {
+      std::fprintf(stderr, "collatzctl: error: unknown command \"%s\" (expected run, records, bench, stats or plot)\n"
                    "Run 'collatzctl --help' for usage.\n", first.c_str());
       return kExitUsage;
     }
@@ -75,5 +99,7 @@ int main(int argc, char** argv) {
   if (run_cmd->parsed()) return RunCommand(run);
   if (records_cmd->parsed()) return RecordsCommand(records);
   if (bench_cmd->parsed()) return BenchCommand(bench);
+  if (stats_cmd->parsed()) return StatsCommand(stats);
+  if (plot_cmd->parsed()) return PlotCommand(plot);
   return kExitUsage;
 }

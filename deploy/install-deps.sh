@@ -10,6 +10,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libgmp-dev libxxhash-dev
   prometheus-cpp-dev libsystemd-dev
+  gnuplot-nox
 )
 
 missing=()

@@ -102,6 +102,7 @@ struct GpuStats::Impl {
   cudaStream_t stream = nullptr;
   DeviceArray<uint16_t> tail;
   DeviceArray<uint32_t> steps;
+  DeviceArray<uint2> global_steps;
   DeviceArray<uint2> survivors;
   DeviceArray<uint32_t> rep;
   DeviceArray<int> failed;
@@ -132,10 +133,10 @@ Status GpuStats::Impl::Build() {
     return Status::InvalidArgument("GPU stats: sieve bits must be in 5..20");
   }
   if (o.step_bits < 1 || o.step_bits > gpu::kStatsMaxStepBits) {
-    return Status::InvalidArgument("GPU stats: step bits must be in 1..13");
+    return Status::InvalidArgument("GPU stats: step bits must be in 1..20");
   }
-  if (o.tail_bits < std::max(o.sieve_bits, kHostTailBits) || o.tail_bits > 32) {
-    return Status::InvalidArgument("GPU stats: tail bits must be in max(16, sieve bits)..32");
+  if (o.tail_bits < std::max({o.sieve_bits, o.step_bits, kHostTailBits}) || o.tail_bits > 32) {
+    return Status::InvalidArgument("GPU stats: tail bits must be in max(16, sieve bits, step bits)..32");
   }
   if (o.block_threads != 256 && o.block_threads != 512 && o.block_threads != 1024) {
     return Status::InvalidArgument("GPU stats: block threads must be 256, 512 or 1024");
@@ -147,12 +148,20 @@ Status GpuStats::Impl::Build() {
   sms = prop.multiProcessorCount;
   CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
 
-  // Step table, c | p << 26.
-  const StepTable step_table(o.step_bits);
-  std::vector<uint32_t> packed(size_t{1} << o.step_bits);
-  for (size_t i = 0; i < packed.size(); ++i) packed[i] = step_table.c(i) | (step_table.p(i) << 26);
+  // Step tables: c | p << 26 for shared memory (and for filling the tail), {c, p} in global memory.
+  const int packed_bits = std::min(o.step_bits, gpu::kStatsMaxSharedStepBits);
+  const StepTable packed_table(packed_bits);
+  std::vector<uint32_t> packed(size_t{1} << packed_bits);
+  for (size_t i = 0; i < packed.size(); ++i) packed[i] = packed_table.c(i) | (packed_table.p(i) << 26);
   STATUS_TRY(steps.Allocate(packed.size()));
   CUDA_TRY(cudaMemcpy(steps.get(), packed.data(), packed.size() * 4, cudaMemcpyHostToDevice));
+  if (o.step_bits > gpu::kStatsMaxSharedStepBits) {
+    const StepTable wide(o.step_bits);
+    std::vector<uint2> entries(size_t{1} << o.step_bits);
+    for (size_t i = 0; i < entries.size(); ++i) entries[i] = uint2{wide.c(i), wide.p(i)};
+    STATUS_TRY(global_steps.Allocate(entries.size()));
+    CUDA_TRY(cudaMemcpy(global_steps.get(), entries.data(), entries.size() * sizeof(uint2), cudaMemcpyHostToDevice));
+  }
 
   // Join groups of all residues i < 2^k (evens included): equal (p, c) after k T-steps.
   const uint32_t K = uint32_t{1} << o.sieve_bits;
@@ -194,7 +203,7 @@ Status GpuStats::Impl::Build() {
   CUDA_TRY(cudaMemcpy(tail.get(), base.data(), base.size() * 2, cudaMemcpyHostToDevice));
   STATUS_TRY(failed.Allocate(1));
   CUDA_TRY(cudaMemset(failed.get(), 0, sizeof(int)));
-  CUDA_TRY(gpu::LaunchStatsFillTail(steps.get(), o.step_bits, tail.get(), kHostTailBits, o.tail_bits, failed.get(),
+  CUDA_TRY(gpu::LaunchStatsFillTail(steps.get(), packed_bits, tail.get(), kHostTailBits, o.tail_bits, failed.get(),
                                     stream));
   CUDA_TRY(cudaStreamSynchronize(stream));
   int failed_host = 0;
@@ -219,7 +228,7 @@ Status GpuStats::Impl::Build() {
                                    std::to_string(prop.sharedMemPerBlockOptin));
   }
   int per_sm = 0;
-  CUDA_TRY(gpu::StatsBlocksPerSm(o.block_threads, shared, &per_sm));
+  CUDA_TRY(gpu::StatsBlocksPerSm(o.block_threads, o.refill, o.step_bits, survivor_count, &per_sm));
   if (per_sm < 1) return Status::Internal("GPU stats: the kernel does not fit on an SM with this configuration");
   grid_blocks = per_sm * sms;
 
@@ -242,6 +251,7 @@ Status GpuStats::Impl::Enqueue(Slot& slot, u128 from, u128 to, uint32_t batch, s
   p.tail = tail.get();
   p.tail_bits = options.tail_bits;
   p.steps = steps.get();
+  p.global_steps = global_steps.get();
   p.step_bits = options.step_bits;
   p.survivors = survivors.get();
   p.rep = rep.get();
@@ -261,7 +271,7 @@ Status GpuStats::Impl::Enqueue(Slot& slot, u128 from, u128 to, uint32_t batch, s
   const int grid = static_cast<int>(std::min<uint64_t>(grid_blocks, p.blocks));
   CUDA_TRY(cudaMemsetAsync(slot.finish_count.get(), 0, sizeof(unsigned int), stream));
   CUDA_TRY(cudaEventRecord(slot.start, stream));
-  CUDA_TRY(gpu::LaunchStats(p, options.block_threads, grid, stream));
+  CUDA_TRY(gpu::LaunchStats(p, options.block_threads, options.refill, grid, stream));
   CUDA_TRY(cudaEventRecord(slot.stop, stream));
   const size_t batches = static_cast<size_t>(p.numbers >> p.batch_bits);
   CUDA_TRY(cudaMemcpyAsync(slot.host_out.get(), slot.out.get(), batches * sizeof(StatsBatchOut),
@@ -386,7 +396,7 @@ std::string GpuStats::Describe() const {
   return "gpu " + std::to_string(o.device) + " (" + impl_->device_name + "), k=" + std::to_string(o.sieve_bits) +
          " (" + std::to_string(impl_->survivor_count) + " groups), S=" + std::to_string(o.step_bits) +
          ", T=" + std::to_string(o.tail_bits) + ", " + std::to_string(o.block_threads) + " threads x " +
-         std::to_string(impl_->grid_blocks) + " blocks";
+         std::to_string(impl_->grid_blocks) + " blocks" + (o.refill ? ", lane refill" : "");
 }
 
 uint32_t GpuStats::survivor_count() const { return impl_->survivor_count; }

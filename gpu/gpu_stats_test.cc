@@ -14,8 +14,10 @@ class GpuStatsTest : public ::testing::Test {
     if (!GpuStats::DeviceAvailable()) GTEST_SKIP() << "no CUDA device";
   }
 
-  static std::unique_ptr<GpuStats> Make(int sieve_bits, int tail_bits, int threads, uint64_t launch_numbers) {
+  static std::unique_ptr<GpuStats> Make(int sieve_bits, int tail_bits, int threads, uint64_t launch_numbers,
+                                        bool refill = false) {
     GpuStatsOptions o;
+    o.refill = refill;
     o.sieve_bits = sieve_bits;
     o.tail_bits = tail_bits;
     o.block_threads = threads;
@@ -65,7 +67,9 @@ TEST_F(GpuStatsTest, FromZeroAcrossBlocksAndLaunches) {
 }
 
 TEST_F(GpuStatsTest, RandomRangesUnalignedToBlocks) {
-  auto g = Make(16, 28, 512, uint64_t{1} << 20);
+  for (bool refill : {false, true}) {
+  SCOPED_TRACE(refill ? "lane refill" : "fixed stride");
+  auto g = Make(16, 28, 512, uint64_t{1} << 20, refill);
   ASSERT_NE(g, nullptr);
   std::mt19937_64 rng(66);
   const int exponents[] = {30, 40, 50, 63, 64, 65, 70, 100};
@@ -77,11 +81,12 @@ TEST_F(GpuStatsTest, RandomRangesUnalignedToBlocks) {
     SCOPED_TRACE(ToDecimal(start) + " batch " + std::to_string(batch));
     ExpectSameAsCpu(*g, start, start + len, batch, e >= 64);
   }
+  }
 }
 
 TEST_F(GpuStatsTest, OtherTableShapes) {
   for (int k : {12, 18}) {
-    auto g = Make(k, 20, 1024, uint64_t{1} << 22);
+    auto g = Make(k, 20, 1024, uint64_t{1} << 22, /*refill=*/k == 18);
     ASSERT_NE(g, nullptr);
     const u128 start = (u128{1} << 45) + 12345 * 1024;
     ExpectSameAsCpu(*g, start, start + (uint64_t{1} << 20), 1024);
@@ -89,7 +94,9 @@ TEST_F(GpuStatsTest, OtherTableShapes) {
 }
 
 TEST_F(GpuStatsTest, WalksPast128BitsAreFinishedOnTheHost) {
-  auto g = Make(16, 24, 256, uint64_t{1} << 17);
+  for (bool refill : {false, true}) {
+  SCOPED_TRACE(refill ? "lane refill" : "fixed stride");
+  auto g = Make(16, 24, 256, uint64_t{1} << 17, refill);
   ASSERT_NE(g, nullptr);
   u128 past128 = 0;
   ASSERT_TRUE(ParseDecimalU128("48503373501652785087", &past128).ok());
@@ -99,6 +106,25 @@ TEST_F(GpuStatsTest, WalksPast128BitsAreFinishedOnTheHost) {
   const u128 top = u128{1} << 127;
   const GpuStatsTimings t = ExpectSameAsCpu(*g, top, top + (uint64_t{1} << 17), 1024);
   EXPECT_GT(t.host_finished, 1000u);
+  }
+}
+
+TEST_F(GpuStatsTest, StepTableInGlobalMemory) {
+  for (int S : {16, 19}) {
+    GpuStatsOptions o;
+    o.sieve_bits = 16;
+    o.step_bits = S;
+    o.tail_bits = 24;
+    o.refill = S == 19;
+    o.launch_numbers = uint64_t{1} << 20;
+    std::unique_ptr<GpuStats> g;
+    const Status st = GpuStats::Create(o, &g);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    for (int e : {40, 66, 127}) {
+      const u128 start = (u128{1} << e) + 1024 * 333;
+      ExpectSameAsCpu(*g, start, start + (uint64_t{1} << 18), 1024);
+    }
+  }
 }
 
 TEST_F(GpuStatsTest, RejectsBadBatches) {

@@ -29,41 +29,130 @@ __device__ __forceinline__ bool MulAdd32(uint64_t& hi, uint64_t& lo, uint32_t m,
   return (p3 >> 32) == 0;
 }
 
-// Walks v (after `d` steps) with the S-bit table until v < 2^tail_bits; returns the delay,
-// or kStatsPending if a step would leave 128 bits.
-// steps and pow3 live in shared memory (lanes index them divergently: constant memory would serialize).
-__device__ __forceinline__ uint32_t WalkToTail(uint64_t hi, uint64_t lo, uint32_t d, const uint32_t* steps,
-                                               const uint32_t* pow3, int S, const uint16_t* tail, int tail_bits) {
-  const uint32_t mask = (1u << S) - 1;
-  while (hi != 0 || (lo >> tail_bits) != 0) {
-    const uint32_t e = steps[static_cast<uint32_t>(lo) & mask];
-    const uint32_t p = e >> 26;
-    const uint32_t m = pow3[p];
-    if (hi == 0) {
-      // The common case below 2^64: a 64 x 32-bit product (two limbs), which cannot overflow.
-      const uint64_t h = lo >> S;
-      const uint64_t p0 = static_cast<uint64_t>(static_cast<uint32_t>(h)) * m + (e & ((1u << 26) - 1));
-      const uint64_t p1 = static_cast<uint64_t>(static_cast<uint32_t>(h >> 32)) * m + (p0 >> 32);
-      lo = (p1 << 32) | static_cast<uint32_t>(p0);
-      hi = p1 >> 32;
-    } else {
-      lo = (lo >> S) | (hi << (64 - S));
-      hi >>= S;
-      if (!MulAdd32(hi, lo, m, e & ((1u << 26) - 1))) return kStatsPending;
-    }
-    d += static_cast<uint32_t>(S) + p;
+// One S-bit step of v = (hi:lo) >= 2^S: v <- 3^p (v >> S) + c, d += S + p; false if it
+// would leave 128 bits. steps and pow3 live in shared memory (lanes index them divergently:
+// constant memory would serialize).
+template <bool kGlobalSteps>
+__device__ __forceinline__ bool StepOnce(uint64_t& hi, uint64_t& lo, uint32_t& d, const uint32_t* s_steps,
+                                         const uint2* g_steps, const uint32_t* pow3, int S) {
+  const uint32_t i = static_cast<uint32_t>(lo) & ((1u << S) - 1);
+  uint32_t c, p;
+  if (kGlobalSteps) {
+    const uint2 e = __ldg(g_steps + i);
+    c = e.x;
+    p = e.y;
+  } else {
+    const uint32_t e = s_steps[i];
+    c = e & ((1u << 26) - 1);
+    p = e >> 26;
   }
-  return d + __ldg(tail + lo);
+  const uint32_t m = pow3[p];
+  if (hi == 0) {
+    // The common case below 2^64: a 64 x 32-bit product (two limbs), which cannot overflow.
+    const uint64_t h = lo >> S;
+    const uint64_t p0 = static_cast<uint64_t>(static_cast<uint32_t>(h)) * m + c;
+    const uint64_t p1 = static_cast<uint64_t>(static_cast<uint32_t>(h >> 32)) * m + (p0 >> 32);
+    lo = (p1 << 32) | static_cast<uint32_t>(p0);
+    hi = p1 >> 32;
+  } else {
+    lo = (lo >> S) | (hi << (64 - S));
+    hi >>= S;
+    if (!MulAdd32(hi, lo, m, c)) return false;
+  }
+  d += static_cast<uint32_t>(S) + p;
+  return true;
 }
 
-template <int kThreads>
+__device__ __forceinline__ void RecordPending(const StatsParams& P, uint64_t h_lo, uint64_t h_hi, uint32_t s,
+                                              uint16_t* s_delay) {
+  s_delay[s] = kStatsPending;
+  const unsigned int slot = atomicAdd(P.finish_count, 1u);
+  if (slot < P.finish_capacity) P.finish[slot] = StatsFinishEntry{h_lo, h_hi, s, 0};
+}
+
+__device__ __forceinline__ void StoreDelay(const StatsParams& P, uint64_t h_lo, uint64_t h_hi, uint32_t s, uint32_t d,
+                                           uint16_t* s_delay) {
+  if (d >= kStatsPending) {
+    RecordPending(P, h_lo, h_hi, s, s_delay);  // cannot happen below 2^128; never truncated anyway
+  } else {
+    s_delay[s] = static_cast<uint16_t>(d);
+  }
+}
+
+// Phase 1, plain: thread t walks survivors t, t + kThreads, ... to the end.
+template <int kThreads, bool kGlobalSteps>
+__device__ __forceinline__ void WalkSurvivors(const StatsParams& P, uint64_t h_lo, uint64_t h_hi,
+                                              const uint32_t* s_steps, const uint32_t* s_pow3, uint16_t* s_delay) {
+  for (uint32_t s = threadIdx.x; s < P.survivor_count; s += kThreads) {
+    const uint2 e = __ldg(P.survivors + s);
+    uint64_t hi = h_hi, lo = h_lo;
+    uint32_t d = static_cast<uint32_t>(P.sieve_bits) + e.y;
+    bool ok = MulAdd32(hi, lo, s_pow3[e.y], e.x);
+    while (ok && (hi != 0 || (lo >> P.tail_bits) != 0)) {
+      ok = StepOnce<kGlobalSteps>(hi, lo, d, s_steps, P.global_steps, s_pow3, P.step_bits);
+    }
+    if (ok) StoreDelay(P, h_lo, h_hi, s, d + __ldg(P.tail + lo), s_delay);
+    else RecordPending(P, h_lo, h_hi, s, s_delay);
+  }
+}
+
+// Phase 1 with lane refill: each warp owns a contiguous share of the survivors and a lane
+// that finishes takes the next one at once, so no lane idles while the slowest of 32 walks.
+template <int kThreads, bool kGlobalSteps>
+__device__ __forceinline__ void WalkSurvivorsRefill(const StatsParams& P, uint64_t h_lo, uint64_t h_hi,
+                                                    const uint32_t* s_steps, const uint32_t* s_pow3,
+                                                    uint16_t* s_delay) {
+  constexpr int kWarps = kThreads / 32;
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  const uint32_t share = (P.survivor_count + kWarps - 1) / kWarps;
+  const uint32_t end = min(P.survivor_count, (warp + 1) * share);
+  uint32_t next = min(P.survivor_count, warp * share);  // warp-uniform: first unassigned survivor
+  const unsigned lanes_below = (1u << lane) - 1;
+  bool active = false;
+  uint32_t cur = 0, d = 0;
+  uint64_t hi = 0, lo = 0;
+  while (true) {
+    const unsigned idle = __ballot_sync(0xFFFFFFFFu, !active);
+    if (idle != 0 && next < end) {
+      if (!active) {
+        const uint32_t cand = next + __popc(idle & lanes_below);
+        if (cand < end) {
+          cur = cand;
+          const uint2 e = __ldg(P.survivors + cur);
+          hi = h_hi;
+          lo = h_lo;
+          d = static_cast<uint32_t>(P.sieve_bits) + e.y;
+          active = MulAdd32(hi, lo, s_pow3[e.y], e.x);
+          if (!active) RecordPending(P, h_lo, h_hi, cur, s_delay);
+        }
+      }
+      next += __popc(idle);
+    }
+    if (!__any_sync(0xFFFFFFFFu, active)) break;
+    if (active) {
+      if (hi == 0 && (lo >> P.tail_bits) == 0) {
+        StoreDelay(P, h_lo, h_hi, cur, d + __ldg(P.tail + lo), s_delay);
+        active = false;
+      } else if (!StepOnce<kGlobalSteps>(hi, lo, d, s_steps, P.global_steps, s_pow3, P.step_bits)) {
+        RecordPending(P, h_lo, h_hi, cur, s_delay);
+        active = false;
+      }
+    }
+  }
+}
+
+template <int kThreads, bool kRefill, bool kGlobalSteps>
 __global__ void __launch_bounds__(kThreads) StatsKernel(const StatsParams P) {
   extern __shared__ uint32_t shared[];
   __shared__ uint32_t s_pow3[21];
   if (threadIdx.x < 21) s_pow3[threadIdx.x] = kPow3Const[threadIdx.x];
   uint32_t* s_steps = shared;
-  uint16_t* s_delay = reinterpret_cast<uint16_t*>(shared + (1u << P.step_bits));
-  for (uint32_t i = threadIdx.x; i < (1u << P.step_bits); i += kThreads) s_steps[i] = __ldg(P.steps + i);
+  const uint32_t shared_steps = kGlobalSteps ? 0 : (1u << P.step_bits);
+  uint16_t* s_delay = reinterpret_cast<uint16_t*>(shared + shared_steps);
+  if (!kGlobalSteps) {
+    for (uint32_t i = threadIdx.x; i < shared_steps; i += kThreads) s_steps[i] = __ldg(P.steps + i);
+  }
   __syncthreads();
 
   const int k = P.sieve_bits;
@@ -79,20 +168,8 @@ __global__ void __launch_bounds__(kThreads) StatsKernel(const StatsParams P) {
     const bool first_block = h_lo == 0 && h_hi == 0;
 
     if (!first_block) {
-      for (uint32_t s = threadIdx.x; s < P.survivor_count; s += kThreads) {
-        const uint2 e = __ldg(P.survivors + s);
-        uint64_t hi = h_hi, lo = h_lo;
-        uint32_t d = kStatsPending;
-        if (MulAdd32(hi, lo, s_pow3[e.y], e.x)) {
-          d = WalkToTail(hi, lo, static_cast<uint32_t>(k) + e.y, s_steps, s_pow3, P.step_bits, P.tail, P.tail_bits);
-        }
-        if (d >= kStatsPending) {
-          d = kStatsPending;
-          const unsigned int slot = atomicAdd(P.finish_count, 1u);
-          if (slot < P.finish_capacity) P.finish[slot] = StatsFinishEntry{h_lo, h_hi, s, 0};
-        }
-        s_delay[s] = static_cast<uint16_t>(d);
-      }
+      if (kRefill) WalkSurvivorsRefill<kThreads, kGlobalSteps>(P, h_lo, h_hi, s_steps, s_pow3, s_delay);
+      else WalkSurvivors<kThreads, kGlobalSteps>(P, h_lo, h_hi, s_steps, s_pow3, s_delay);
     }
     __syncthreads();
 
@@ -175,46 +252,48 @@ __global__ void FillTailKernel(const uint32_t* steps, int S, uint16_t* tail, int
   }
 }
 
-template <int kThreads>
-cudaError_t Launch(const StatsParams& p, int grid_blocks, cudaStream_t stream) {
-  const size_t shared = StatsSharedBytes(p.step_bits, p.survivor_count);
-  cudaError_t e = cudaFuncSetAttribute(StatsKernel<kThreads>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       static_cast<int>(shared));
-  if (e != cudaSuccess) return e;
-  StatsKernel<kThreads><<<grid_blocks, kThreads, shared, stream>>>(p);
-  return cudaGetLastError();
-}
+// The kernel instance for (threads, refill, global steps).
+using KernelFn = void (*)(const StatsParams);
 
 template <int kThreads>
-cudaError_t Occupancy(size_t shared, int* blocks) {
-  cudaError_t e = cudaFuncSetAttribute(StatsKernel<kThreads>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       static_cast<int>(shared));
-  if (e != cudaSuccess) return e;
-  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, StatsKernel<kThreads>, kThreads, shared);
+KernelFn Pick(bool refill, bool global_steps) {
+  if (refill) return global_steps ? StatsKernel<kThreads, true, true> : StatsKernel<kThreads, true, false>;
+  return global_steps ? StatsKernel<kThreads, false, true> : StatsKernel<kThreads, false, false>;
+}
+
+KernelFn PickKernel(int block_threads, bool refill, bool global_steps) {
+  switch (block_threads) {
+    case 256: return Pick<256>(refill, global_steps);
+    case 512: return Pick<512>(refill, global_steps);
+    case 1024: return Pick<1024>(refill, global_steps);
+    default: return nullptr;
+  }
 }
 
 }  // namespace
 
 size_t StatsSharedBytes(int step_bits, uint32_t survivor_count) {
-  return (size_t{1} << step_bits) * sizeof(uint32_t) + ((static_cast<size_t>(survivor_count) * 2 + 15) / 16) * 16;
+  const size_t steps = step_bits <= kStatsMaxSharedStepBits ? (size_t{1} << step_bits) * sizeof(uint32_t) : 0;
+  return steps + ((static_cast<size_t>(survivor_count) * 2 + 15) / 16) * 16;
 }
 
-cudaError_t LaunchStats(const StatsParams& p, int block_threads, int grid_blocks, cudaStream_t stream) {
-  switch (block_threads) {
-    case 256: return Launch<256>(p, grid_blocks, stream);
-    case 512: return Launch<512>(p, grid_blocks, stream);
-    case 1024: return Launch<1024>(p, grid_blocks, stream);
-    default: return cudaErrorInvalidValue;
-  }
+cudaError_t LaunchStats(const StatsParams& p, int block_threads, bool refill, int grid_blocks, cudaStream_t stream) {
+  const KernelFn kernel = PickKernel(block_threads, refill, p.step_bits > kStatsMaxSharedStepBits);
+  if (kernel == nullptr) return cudaErrorInvalidValue;
+  const size_t shared = StatsSharedBytes(p.step_bits, p.survivor_count);
+  const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared));
+  if (e != cudaSuccess) return e;
+  kernel<<<grid_blocks, block_threads, shared, stream>>>(p);
+  return cudaGetLastError();
 }
 
-cudaError_t StatsBlocksPerSm(int block_threads, size_t shared_bytes, int* blocks) {
-  switch (block_threads) {
-    case 256: return Occupancy<256>(shared_bytes, blocks);
-    case 512: return Occupancy<512>(shared_bytes, blocks);
-    case 1024: return Occupancy<1024>(shared_bytes, blocks);
-    default: return cudaErrorInvalidValue;
-  }
+cudaError_t StatsBlocksPerSm(int block_threads, bool refill, int step_bits, uint32_t survivor_count, int* blocks) {
+  const KernelFn kernel = PickKernel(block_threads, refill, step_bits > kStatsMaxSharedStepBits);
+  if (kernel == nullptr) return cudaErrorInvalidValue;
+  const size_t shared = StatsSharedBytes(step_bits, survivor_count);
+  const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared));
+  if (e != cudaSuccess) return e;
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, kernel, block_threads, shared);
 }
 
 cudaError_t LaunchStatsFillTail(const uint32_t* steps, int step_bits, uint16_t* tail, int base_bits,

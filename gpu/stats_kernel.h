@@ -32,14 +32,17 @@ struct StatsFinishEntry {
 
 // Delay entries of the shared table that the host still has to fill.
 constexpr uint16_t kStatsPending = 0xFFFF;
-// Widest step table kept in shared memory (4-byte entries c | p << 26, 32 KiB).
-constexpr int kStatsMaxStepBits = 13;
+// Widest step table kept in shared memory (4-byte entries c | p << 26, 32 KiB); wider ones
+// (up to 20 bits) are read from global memory (L2), 8-byte entries {c, p}.
+constexpr int kStatsMaxSharedStepBits = 13;
+constexpr int kStatsMaxStepBits = 20;
 constexpr int kStatsMaxSieveBits = 20;  // c < 3^k and 3^p fit 32 bits
 
 struct StatsParams {
   const uint16_t* tail = nullptr;  // exact delays of n < 2^tail_bits
   int tail_bits = 0;
-  const uint32_t* steps = nullptr;  // 2^step_bits entries, c | p << 26
+  const uint32_t* steps = nullptr;      // step_bits <= 13: 2^step_bits entries c | p << 26 (copied to shared)
+  const uint2* global_steps = nullptr;  // step_bits > 13: 2^step_bits entries {c, p}
   int step_bits = 0;
   const uint2* survivors = nullptr;  // {c, p} of each group's smallest residue, ascending residue
   const uint32_t* rep = nullptr;     // 2^sieve_bits entries: survivor index of residue i
@@ -57,18 +60,21 @@ struct StatsParams {
   uint32_t finish_capacity = 0;
 };
 
-// Dynamic shared memory the stats kernel needs for these tables.
+// Dynamic shared memory the stats kernel needs for these tables (the step table only when
+// step_bits <= kStatsMaxSharedStepBits).
 size_t StatsSharedBytes(int step_bits, uint32_t survivor_count);
 
-// Launches the stats kernel (block_threads: 256, 512 or 1024) on a persistent grid.
-cudaError_t LaunchStats(const StatsParams& p, int block_threads, int grid_blocks, cudaStream_t stream);
+// Launches the stats kernel (block_threads: 256, 512 or 1024) on a persistent grid; refill:
+// lanes of a warp take the next survivor as soon as theirs is done (else a fixed stride).
+cudaError_t LaunchStats(const StatsParams& p, int block_threads, bool refill, int grid_blocks, cudaStream_t stream);
 
-// Resident blocks per SM of the stats kernel with that much dynamic shared memory
-// (also raises the kernel's dynamic shared memory limit to it).
-cudaError_t StatsBlocksPerSm(int block_threads, size_t shared_bytes, int* blocks);
+// Resident blocks per SM of the stats kernel of that configuration (also raises the
+// kernel's dynamic shared memory limit to what it needs).
+cudaError_t StatsBlocksPerSm(int block_threads, bool refill, int step_bits, uint32_t survivor_count, int* blocks);
 
 // Fills tail[n] for n in [2^base_bits, 2^tail_bits) from tail[0 .. 2^base_bits) (already on the
-// device) with the step table (c | p << 26); sets *failed if a value would leave 128 bits.
+// device) with a step table of at most 13 bits (c | p << 26); sets *failed if a value would
+// leave 128 bits.
 cudaError_t LaunchStatsFillTail(const uint32_t* steps, int step_bits, uint16_t* tail, int base_bits,
                                 int tail_bits, int* failed, cudaStream_t stream);
 
