@@ -602,6 +602,9 @@ Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
     const uint64_t stride = static_cast<uint64_t>(cycle.modulus) << k;
     const uint64_t max_cycles = (uint64_t{1} << 62) / stride;
     const uint64_t limit = std::max<uint64_t>(1, std::min<u128>(per_launch, static_cast<u128>(max_cycles - 2) * cycle.len));
+    if ((last - first) / limit > (static_cast<u128>(1) << 24)) {
+      return Status::InvalidArgument("unit too large for one GPU search (more than 2^24 launches); split it");
+    }
     for (u128 at = first; at < last;) {
       const uint64_t n = static_cast<uint64_t>(std::min<u128>(limit, last - at));
       Job j;
