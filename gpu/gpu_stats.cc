@@ -105,6 +105,7 @@ struct GpuStats::Impl {
   DeviceArray<uint2> global_steps;
   DeviceArray<uint2> survivors;
   DeviceArray<uint32_t> rep;
+  DeviceArray<uint16_t> rep16;  // when survivor_count <= 65535
   DeviceArray<int> failed;
   uint32_t survivor_count = 0;
   std::vector<uint32_t> survivor_residue;  // host: residue of each survivor
@@ -193,6 +194,11 @@ Status GpuStats::Impl::Build() {
   CUDA_TRY(cudaMemcpy(survivors.get(), surv_host.data(), survivor_count * sizeof(uint2), cudaMemcpyHostToDevice));
   STATUS_TRY(rep.Allocate(K));
   CUDA_TRY(cudaMemcpy(rep.get(), rep_host.data(), K * sizeof(uint32_t), cudaMemcpyHostToDevice));
+  if (survivor_count <= 0xFFFF) {
+    const std::vector<uint16_t> narrow(rep_host.begin(), rep_host.end());
+    STATUS_TRY(rep16.Allocate(K));
+    CUDA_TRY(cudaMemcpy(rep16.get(), narrow.data(), K * sizeof(uint16_t), cudaMemcpyHostToDevice));
+  }
 
   // Tail: 2^16 exact delays from the host, the rest filled on the device.
   fast = std::make_shared<const FastDelay>(std::make_shared<const StepTable>(16),
@@ -255,6 +261,7 @@ Status GpuStats::Impl::Enqueue(Slot& slot, u128 from, u128 to, uint32_t batch, s
   p.step_bits = options.step_bits;
   p.survivors = survivors.get();
   p.rep = rep.get();
+  p.rep16 = rep16.get();
   p.survivor_count = survivor_count;
   p.sieve_bits = k;
   const u128 first_h = from >> k;
@@ -362,6 +369,10 @@ Status GpuStats::CheckBatch(uint32_t batch) const {
 
 Status GpuStats::Compute(u128 from, u128 to, uint32_t batch, std::vector<BatchStats>* out, GpuStatsTimings* timings) {
   const auto t0 = std::chrono::steady_clock::now();
+  for (Slot& slot : impl_->slots) {  // launches left by a call that failed half way
+    if (slot.busy) CUDA_TRY(cudaEventSynchronize(slot.copied));
+    slot.busy = false;
+  }
   STATUS_TRY(ValidateStatsRange(from, to, batch));
   STATUS_TRY(CheckBatch(batch));
   const u128 total_batches = (to - from) / batch;

@@ -129,7 +129,8 @@ __device__ __forceinline__ void WalkSurvivorsRefill(const StatsParams& P, uint64
       }
       next += __popc(idle);
     }
-    if (!__any_sync(0xFFFFFFFFu, active)) break;
+    // Done when no lane walks and nothing is left (all new lanes may have overflowed at once).
+    if (!__any_sync(0xFFFFFFFFu, active) && next >= end) break;
     if (active) {
       if (hi == 0 && (lo >> P.tail_bits) == 0) {
         StoreDelay(P, h_lo, h_hi, cur, d + __ldg(P.tail + lo), s_delay);
@@ -150,8 +151,8 @@ __global__ void __launch_bounds__(kThreads) StatsKernel(const StatsParams P) {
   uint32_t* s_steps = shared;
   const uint32_t shared_steps = kGlobalSteps ? 0 : (1u << P.step_bits);
   uint16_t* s_delay = reinterpret_cast<uint16_t*>(shared + shared_steps);
-  if (!kGlobalSteps) {
-    for (uint32_t i = threadIdx.x; i < shared_steps; i += kThreads) s_steps[i] = __ldg(P.steps + i);
+  if constexpr (!kGlobalSteps) {
+    for (uint32_t i = threadIdx.x; i < (1u << P.step_bits); i += kThreads) s_steps[i] = __ldg(P.steps + i);
   }
   __syncthreads();
 
@@ -192,14 +193,27 @@ __global__ void __launch_bounds__(kThreads) StatsKernel(const StatsParams P) {
           sum += d;
         }
       } else {
+        if (P.rep16 != nullptr) {
 #pragma unroll 4
-        for (uint32_t t = lane; t < B; t += 32) {
-          const uint32_t d = s_delay[__ldg(P.rep + i0 + t)];
-          if (d != kStatsPending) {
-            mn = min(mn, d);
-            mx = max(mx, d);
-            ++count;
-            sum += d;
+          for (uint32_t t = lane; t < B; t += 32) {
+            const uint32_t d = s_delay[__ldg(P.rep16 + i0 + t)];
+            if (d != kStatsPending) {
+              mn = min(mn, d);
+              mx = max(mx, d);
+              ++count;
+              sum += d;
+            }
+          }
+        } else {
+#pragma unroll 4
+          for (uint32_t t = lane; t < B; t += 32) {
+            const uint32_t d = s_delay[__ldg(P.rep + i0 + t)];
+            if (d != kStatsPending) {
+              mn = min(mn, d);
+              mx = max(mx, d);
+              ++count;
+              sum += d;
+            }
           }
         }
       }

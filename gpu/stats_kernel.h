@@ -46,6 +46,7 @@ struct StatsParams {
   int step_bits = 0;
   const uint2* survivors = nullptr;  // {c, p} of each group's smallest residue, ascending residue
   const uint32_t* rep = nullptr;     // 2^sieve_bits entries: survivor index of residue i
+  const uint16_t* rep16 = nullptr;   // the same in 16 bits when there are at most 65535 survivors (half the reads)
   uint32_t survivor_count = 0;
   int sieve_bits = 0;
   // Blocks h = first_h + j for j < blocks; launch position x = N - (2^k first_h + begin_offset).
