@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 
@@ -102,6 +103,7 @@ grpc::Status Coordinator::Load() {
     if (u.audit == AuditState::kPassed) ++audits_passed_;
   }
   Remerge();
+  RefreshMergedLocked(true);
   spdlog::info("coordinator loaded: {} submissions, {} units ({} queued), {} workers, {} leases, {} imports, "
                "covered prefix {}",
                submissions_.size(), units_.size(), queue_.size(), workers_.size(), leases_.size(), imports_.size(),
@@ -109,11 +111,82 @@ grpc::Status Coordinator::Load() {
   return grpc::Status::OK;
 }
 
-void Coordinator::Remerge() {
+void Coordinator::Remerge() { merged_dirty_ = true; }
+
+// Holds mu_ for a request that writes; on release, makes the request's writes durable
+// (group commit: one COMMIT covers every request that wrote since the last one) before
+// the request is answered.
+class Coordinator::WriteLock {
+ public:
+  explicit WriteLock(Coordinator* c) : c_(c) {
+    c_->writers_in_flight_.fetch_add(1);
+    lock_ = std::unique_lock<std::mutex>(c_->mu_);
+  }
+  ~WriteLock() {
+    const uint64_t epoch = c_->batch_epoch_;  // the batch holding this request's writes
+    c_->writers_in_flight_.fetch_sub(1);
+    c_->MakeDurable(lock_, epoch);
+  }
+
+ private:
+  Coordinator* c_;
+  std::unique_lock<std::mutex> lock_;
+};
+
+// Group commit: a request waits until the batch holding its writes is committed. The
+// batch is committed when every request in flight has written (or after 2 ms), so one
+// fsync covers all of them.
+void Coordinator::MakeDurable(std::unique_lock<std::mutex>& lock, uint64_t epoch) {
+  const auto start = std::chrono::steady_clock::now();
+  while (durable_epoch_ < epoch) {
+    const bool quiet = writers_in_flight_.load() == 0;
+    const bool waited = std::chrono::steady_clock::now() - start > std::chrono::milliseconds(2);
+    if (quiet || waited) {
+      Status st = store_->BatchIntact() ? store_->FlushBatch() : Status::IOError("the database rolled back a batch");
+      if (!st.ok()) {
+        // Memory is ahead of the database and requests wait on it: the only exact way on
+        // is a restart, which reloads the committed state.
+        spdlog::critical("cannot commit to the database: {}; exiting so that a restart reloads the committed state",
+                         st.message());
+        std::abort();
+      }
+      durable_epoch_ = batch_epoch_;
+      ++batch_epoch_;
+      durable_cv_.notify_all();
+      break;
+    }
+    durable_cv_.wait_for(lock, std::chrono::microseconds(200));
+  }
+}
+
+void Coordinator::RefreshMergedLocked(bool force) {
+  if (!merged_dirty_) return;
+  const int64_t now = clock_->NowMs();
+  if (!force && options_.merge_interval_ms > 0 && now - last_merge_ms_ < options_.merge_interval_ms) return;
   std::vector<FinishedUnit> units;
   units.reserve(finished_.size());
   for (const auto& [id, f] : finished_) units.push_back(f);
   merged_ = MergeRecords(imports_, units);
+  merged_dirty_ = false;
+  merged_written_ = false;
+  last_merge_ms_ = now;
+}
+
+grpc::Status Coordinator::FlushMerged() {
+  WriteLock lock(this);
+  RefreshMergedLocked(true);
+  if (merged_written_) return grpc::Status::OK;
+  auto txn = store_->Begin();
+  RETURN_IF_DB_ERROR(txn->status(), "writing merged records");
+  RETURN_IF_DB_ERROR(store_->WriteMergedRecords(merged_), "writing merged records");
+  RETURN_IF_DB_ERROR(txn->Commit(), "writing merged records");
+  merged_written_ = true;
+  return grpc::Status::OK;
+}
+
+Coordinator::~Coordinator() {
+  grpc::Status st = FlushMerged();
+  if (!st.ok()) spdlog::error("{}", st.error_message());
 }
 
 std::string Coordinator::NewToken() {
@@ -155,7 +228,7 @@ grpc::Status Coordinator::Register(const WorkerDescription& d, int64_t* worker_i
                             std::to_string(sieve_bits()) + " (results of different sieves cannot be audited)");
   }
   if (d.host.empty() || d.host.size() > 256) return grpc::Status(StatusCode::INVALID_ARGUMENT, "host name missing or too long");
-  std::lock_guard<std::mutex> lock(mu_);
+  WriteLock lock(this);
   WorkerMem w;
   w.host = d.host;
   w.gpus = d.gpus;
@@ -177,7 +250,7 @@ grpc::Status Coordinator::Register(const WorkerDescription& d, int64_t* worker_i
 
 grpc::Status Coordinator::Lease(int64_t worker_id, LeaseGrant* out) {
   *out = LeaseGrant();
-  std::lock_guard<std::mutex> lock(mu_);
+  WriteLock lock(this);
   auto wit = workers_.find(worker_id);
   if (wit == workers_.end()) return grpc::Status(StatusCode::NOT_FOUND, "unknown worker " + std::to_string(worker_id));
   WorkerMem& worker = wit->second;
@@ -190,6 +263,9 @@ grpc::Status Coordinator::Lease(int64_t worker_id, LeaseGrant* out) {
   int expired = 0;
   grpc::Status est = ExpireLocked(now, &expired);
   if (!est.ok()) return est;
+  // A merge at most merge_interval_ms old: a stale floor is lower and stale holes are
+  // more, so an older merge costs work, never exactness.
+  RefreshMergedLocked(false);
 
   // An audit of another worker's unit first: audits are few and keep workers honest.
   UnitMem* unit = nullptr;
@@ -293,7 +369,7 @@ grpc::Status Coordinator::FindLease(int64_t worker_id, int64_t unit_id, const st
 
 grpc::Status Coordinator::Heartbeat(int64_t worker_id, int64_t unit_id, const std::string& token,
                                     uint64_t numbers_done, int64_t* deadline_ms, bool* stop) {
-  std::lock_guard<std::mutex> lock(mu_);
+  WriteLock lock(this);
   UnitMem* unit;
   StoredLease* lease;
   grpc::Status st = FindLease(worker_id, unit_id, token, &unit, &lease);
@@ -388,7 +464,7 @@ grpc::Status Coordinator::ExpireLocked(int64_t now, int* expired) {
 }
 
 int Coordinator::ExpireLeases() {
-  std::lock_guard<std::mutex> lock(mu_);
+  WriteLock lock(this);
   int expired = 0;
   grpc::Status st = ExpireLocked(clock_->NowMs(), &expired);
   if (!st.ok()) spdlog::error("expiring leases failed: {}", st.error_message());
@@ -476,7 +552,7 @@ grpc::Status Coordinator::FlagWorker(int64_t worker_id, const std::string& reaso
 grpc::Status Coordinator::Complete(int64_t worker_id, int64_t unit_id, const std::string& token,
                                    const UnitResult& result, double seconds, const std::string& engine,
                                    Disposition* disposition) {
-  std::lock_guard<std::mutex> lock(mu_);
+  WriteLock lock(this);
   UnitMem* unit;
   StoredLease* lease;
   grpc::Status st = FindLease(worker_id, unit_id, token, &unit, &lease);
@@ -508,7 +584,6 @@ grpc::Status Coordinator::Complete(int64_t worker_id, int64_t unit_id, const std
       st = FlagWorker(worker_id, "audit of unit " + std::to_string(unit_id) + " failed verification: " + verify.message(), now);
       if (!st.ok()) return st;
       RETURN_IF_DB_ERROR(store_->UpdateLease(lc), "audit");
-      RETURN_IF_DB_ERROR(store_->WriteMergedRecords(merged_), "audit");
       RETURN_IF_DB_ERROR(txn->Commit(), "audit");
       lease->state = LeaseState::kRejected;
       if (unit->audit_token == token) {
@@ -541,7 +616,6 @@ grpc::Status Coordinator::Complete(int64_t worker_id, int64_t unit_id, const std
     st = FlagWorker(worker_id, "audit mismatch on unit " + std::to_string(unit_id) + " (audited worker " + std::to_string(original) + ")", now);
     if (!st.ok()) return st;
     RETURN_IF_DB_ERROR(store_->UpdateLease(lc), "audit");
-    RETURN_IF_DB_ERROR(store_->WriteMergedRecords(merged_), "audit");
     RETURN_IF_DB_ERROR(txn->Commit(), "audit");
     lease->state = LeaseState::kCompleted;
     ++audits_failed_;
@@ -581,7 +655,6 @@ grpc::Status Coordinator::Complete(int64_t worker_id, int64_t unit_id, const std
     st = RecordFailure(&uc, worker_id, token, "rejected", verify.message(), now);
     if (!st.ok()) return st;
     RETURN_IF_DB_ERROR(store_->UpdateUnit(uc), "complete");
-    RETURN_IF_DB_ERROR(store_->WriteMergedRecords(merged_), "complete");
     RETURN_IF_DB_ERROR(txn->Commit(), "complete");
     lease->state = LeaseState::kRejected;
     unit->failures = uc.failures;
@@ -631,14 +704,12 @@ grpc::Status Coordinator::Complete(int64_t worker_id, int64_t unit_id, const std
   fu.kinds = unit->kinds;
   fu.result = result;
   finished_[unit_id] = fu;
-  Remerge();
-  Status mst = store_->WriteMergedRecords(merged_);
-  if (mst.ok()) mst = txn->Commit();
+  Status mst = txn->Commit();
   if (!mst.ok()) {
     finished_.erase(unit_id);
-    Remerge();
     return FromCore(mst, "complete");
   }
+  Remerge();
   if (!superseded.empty()) leases_[superseded].state = LeaseState::kSuperseded;
   lease->state = LeaseState::kCompleted;
   const bool was_queued = unit->state == StoredUnitState::kPending;
@@ -659,7 +730,7 @@ grpc::Status Coordinator::Complete(int64_t worker_id, int64_t unit_id, const std
 
 grpc::Status Coordinator::Release(int64_t worker_id, int64_t unit_id, const std::string& token, bool failed,
                                   const std::string& reason) {
-  std::lock_guard<std::mutex> lock(mu_);
+  WriteLock lock(this);
   UnitMem* unit;
   StoredLease* lease;
   grpc::Status st = FindLease(worker_id, unit_id, token, &unit, &lease);
@@ -710,7 +781,7 @@ grpc::Status Coordinator::Submit(u128 begin, u128 end, Kinds kinds, u128 unit_si
                         "empty or reversed range [" + ToDecimal(begin) + ", " + ToDecimal(end) + ")");
   }
   if (unit_size == 0) unit_size = options_.default_unit_size;
-  std::lock_guard<std::mutex> lock(mu_);
+  WriteLock lock(this);
   // What is covered already: imports, and every unit of the same or a wider kind.
   std::vector<std::pair<u128, u128>> covered;
   for (const TrustedImport& imp : imports_) covered.emplace_back(1, imp.complete_below);
@@ -782,7 +853,7 @@ grpc::Status Coordinator::Submit(u128 begin, u128 end, Kinds kinds, u128 unit_si
 }
 
 grpc::Status Coordinator::Cancel(int64_t submission_id, uint64_t* units_removed) {
-  std::lock_guard<std::mutex> lock(mu_);
+  WriteLock lock(this);
   auto sit = submissions_.find(submission_id);
   if (sit == submissions_.end()) {
     return grpc::Status(StatusCode::NOT_FOUND, "unknown submission " + std::to_string(submission_id));
@@ -830,7 +901,7 @@ grpc::Status Coordinator::Import(const TrustedImport& import, const std::string&
       }
     }
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  WriteLock lock(this);
   std::vector<TrustedImport> imports = imports_;
   imports.push_back(import);
   std::vector<FinishedUnit> units;
@@ -843,6 +914,8 @@ grpc::Status Coordinator::Import(const TrustedImport& import, const std::string&
   RETURN_IF_DB_ERROR(txn->Commit(), "import");
   imports_ = std::move(imports);
   merged_ = std::move(merged);
+  merged_dirty_ = false;
+  merged_written_ = true;
   *covered_prefix = merged_.covered_prefix;
   spdlog::info("import from {}: complete below {}, {} delay and {} class records; covered prefix {}", source,
                ToDecimal(import.complete_below), import.delay_records.size(), import.class_records.size(),
@@ -871,6 +944,7 @@ void Coordinator::StopLeasing() {
 
 CoordinatorStatus Coordinator::GetStatus() {
   std::lock_guard<std::mutex> lock(mu_);
+  RefreshMergedLocked(true);
   CoordinatorStatus s;
   s.covered_prefix = merged_.covered_prefix;
   s.class_covered_prefix = merged_.class_covered_prefix;
@@ -931,6 +1005,7 @@ std::vector<WorkerReport> Coordinator::ListWorkers() {
 
 MergedRecords Coordinator::Records() {
   std::lock_guard<std::mutex> lock(mu_);
+  RefreshMergedLocked(true);
   return merged_;
 }
 

@@ -8,6 +8,8 @@
 
 #include <grpcpp/support/status.h>
 
+#include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -35,6 +37,8 @@ struct CoordinatorOptions {
   uint64_t audit_seed = 0x5eed;
   uint64_t max_units_per_submission = 1'000'000;
   int64_t retry_after_ms = 2000;       // told to a worker when there is no work
+  // Leases use a merge of the verified results at most this old (0: always fresh).
+  int64_t merge_interval_ms = 0;
 };
 
 struct WorkerDescription {
@@ -109,6 +113,10 @@ class Coordinator {
   std::vector<WorkerReport> ListWorkers();
   MergedRecords Records();
 
+  ~Coordinator();
+  // Writes the merged records to the database if they changed (the server calls this
+  // every second and at shutdown; final_records is derived data, rebuilt on open).
+  grpc::Status FlushMerged();
   // Expires leases past their deadline (also done by every Lease call). Returns how many.
   int ExpireLeases();
   // Graceful shutdown: no new leases from now on.
@@ -128,6 +136,8 @@ class Coordinator {
   };
   using QueueKey = std::tuple<int32_t, u128, int64_t>;  // (-priority, begin, id)
 
+  class WriteLock;
+  void MakeDurable(std::unique_lock<std::mutex>& lock, uint64_t epoch);
   Coordinator(std::unique_ptr<CoordinatorStore> store, std::shared_ptr<const SearchTables> tables, const Clock* clock,
               CoordinatorOptions options);
   grpc::Status Load();
@@ -144,7 +154,8 @@ class Coordinator {
   grpc::Status FlagWorker(int64_t worker_id, const std::string& reason, int64_t now);
   grpc::Status RevokeFinished(UnitMem* u, int64_t now);
   void Requeue(UnitMem* u);
-  void Remerge();
+  void Remerge();  // marks the merge stale
+  void RefreshMergedLocked(bool force);
   bool WantsAudit(int64_t unit_id) const;
   std::string NewToken();
 
@@ -154,6 +165,9 @@ class Coordinator {
   CoordinatorOptions options_;
 
   std::mutex mu_;
+  std::condition_variable durable_cv_;
+  std::atomic<int> writers_in_flight_{0};
+  uint64_t batch_epoch_ = 1, durable_epoch_ = 0;  // batches: the open one, the last committed
   bool draining_ = false;
   std::map<int64_t, StoredSubmission> submissions_;
   std::map<int64_t, UnitMem> units_;
@@ -164,6 +178,8 @@ class Coordinator {
   std::map<int64_t, FinishedUnit> finished_;
   std::vector<TrustedImport> imports_;
   MergedRecords merged_;
+  bool merged_dirty_ = false, merged_written_ = false;
+  int64_t last_merge_ms_ = 0;
   uint64_t audits_passed_ = 0, audits_failed_ = 0;
   std::deque<std::pair<int64_t, u128>> recent_;  // (time, numbers) of recent completions
   std::mt19937_64 rng_;

@@ -285,6 +285,22 @@ INSTANTIATE_TEST_SUITE_P(
                          r->class_minima.insert(r->class_minima.begin(), Record{r->class_minima.front().n, 0});
                        }))));
 
+TEST_F(CoordinatorTest, WrongDelayInADelayOnlyUnitIsCaughtByTheExactRecomputation) {
+  SubmitOutcome out;
+  ASSERT_TRUE(c_->Submit(1, 1 << 14, Kinds::kDelay, 0, 0, &out).ok());
+  const int64_t liar = NewWorker();
+  LeaseGrant g = LeaseOne(liar);
+  UnitResult r = Search(g.spec);
+  ASSERT_TRUE(r.class_minima.empty());
+  r.ladder.back().delay += 1;  // still ascending: only recomputing the delay finds it
+  Disposition d;
+  grpc::Status st = c_->Complete(liar, g.unit_id, g.token, r, 1, "cpu", &d);
+  EXPECT_EQ(st.error_code(), StatusCode::PERMISSION_DENIED);
+  EXPECT_NE(st.error_message().find("exact delay"), std::string::npos) << st.error_message();
+  EXPECT_EQ(c_->GetStatus().finished, 0u);
+  EXPECT_TRUE(c_->ListWorkers()[0].w.flagged);
+}
+
 TEST_F(CoordinatorTest, AuditCatchesAWrongTally) {
   options_.audit_fraction = 1.0;
   Reopen();

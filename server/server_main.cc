@@ -101,6 +101,7 @@ int main(int argc, char** argv) {
   options.lease_duration_ms = static_cast<int64_t>(lease_seconds * 1000);
   options.max_failures = max_failures;
   options.audit_fraction = audit_fraction;
+  options.merge_interval_ms = 1000;
   std::unique_ptr<Coordinator> coordinator;
   if (grpc::Status st = Coordinator::Open(std::move(store), tables, &clock, options, &coordinator); !st.ok()) {
     spdlog::error("{}", st.error_message());
@@ -147,6 +148,7 @@ int main(int argc, char** argv) {
     while (!cv.wait_for(lock, std::chrono::seconds(1), [&] { return stopping; })) {
       lock.unlock();
       coordinator->ExpireLeases();
+      if (grpc::Status st = coordinator->FlushMerged(); !st.ok()) spdlog::error("{}", st.error_message());
       lock.lock();
     }
   });

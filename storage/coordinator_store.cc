@@ -132,7 +132,36 @@ Status CoordinatorStore::Prepared(const std::string& sql, SqliteStatement** out)
   return Status::Ok();
 }
 
-std::unique_ptr<SqliteTransaction> CoordinatorStore::Begin() { return std::make_unique<SqliteTransaction>(db_); }
+CoordinatorStore::Write::Write(CoordinatorStore* store) : store_(store) {
+  if (!store_->batch_open_) {
+    status_ = SqliteExec(store_->db_, "BEGIN IMMEDIATE");
+    if (!status_.ok()) return;
+    store_->batch_open_ = true;
+  }
+  status_ = SqliteExec(store_->db_, "SAVEPOINT request");
+  open_ = status_.ok();
+}
+
+CoordinatorStore::Write::~Write() {
+  if (!open_) return;
+  sqlite3_exec(store_->db_, "ROLLBACK TO request; RELEASE request", nullptr, nullptr, nullptr);
+}
+
+Status CoordinatorStore::Write::Commit() {
+  if (!open_) return Status::FailedPrecondition("write is not open");
+  Status st = SqliteExec(store_->db_, "RELEASE request");
+  if (st.ok()) open_ = false;
+  return st;
+}
+
+Status CoordinatorStore::FlushBatch() {
+  if (!batch_open_) return Status::Ok();
+  Status st = SqliteExec(db_, "COMMIT");
+  if (st.ok()) batch_open_ = false;
+  return st;
+}
+
+bool CoordinatorStore::BatchIntact() const { return !batch_open_ || sqlite3_get_autocommit(db_) == 0; }
 
 Status CoordinatorStore::LoadSubmissions(std::vector<StoredSubmission>* out) {
   out->clear();
@@ -534,6 +563,7 @@ Status CoordinatorStore::StoreImport(const TrustedImport& import, const std::str
 }
 
 Status CoordinatorStore::Backup(const std::string& destination, uint64_t* bytes) {
+  if (Status st = FlushBatch(); !st.ok()) return st;
   struct stat info;
   if (::stat(destination.c_str(), &info) == 0) return Status::FailedPrecondition(destination + " already exists");
   sqlite3* dest = nullptr;
@@ -558,6 +588,7 @@ Status CoordinatorStore::Backup(const std::string& destination, uint64_t* bytes)
 }
 
 Status CoordinatorStore::IntegrityCheck(std::string* result) {
+  if (Status st = FlushBatch(); !st.ok()) return st;
   SqliteStatement q;
   Status st = q.Prepare(db_, "PRAGMA integrity_check");
   if (!st.ok()) return st;

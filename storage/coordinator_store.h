@@ -90,8 +90,30 @@ class CoordinatorStore {
   // Finished units with their results (v1 tables) and imports.
   Status LoadFinishedUnits(std::vector<std::pair<int64_t, FinishedUnit>>* out);
 
-  // One transaction; the writes below must happen inside one.
-  std::unique_ptr<SqliteTransaction> Begin();
+  // Group commit: the writes of one request form a savepoint inside a batch transaction
+  // that FlushBatch commits (one fsync for many requests). A Write that is not committed
+  // rolls back to its savepoint and leaves the rest of the batch alone. The caller must
+  // not answer a request before FlushBatch has returned Ok after its writes.
+  class Write {
+   public:
+    explicit Write(CoordinatorStore* store);
+    ~Write();
+    Write(const Write&) = delete;
+    Write& operator=(const Write&) = delete;
+    const Status& status() const { return status_; }
+    Status Commit();
+
+   private:
+    CoordinatorStore* store_;
+    Status status_;
+    bool open_ = false;
+  };
+  std::unique_ptr<Write> Begin() { return std::make_unique<Write>(this); }
+  // Commits the batch if one is open (no-op otherwise).
+  Status FlushBatch();
+  // False if SQLite rolled the whole batch back by itself (I/O error, disk full): the
+  // committed state on disk is then all that is known to be true.
+  bool BatchIntact() const;
 
   Status InsertSubmission(const StoredSubmission& s, int64_t* id);
   Status SetSubmissionCancelled(int64_t id);
@@ -124,6 +146,7 @@ class CoordinatorStore {
   sqlite3* db_ = nullptr;
   std::unique_ptr<RecordDb> records_;
   std::map<std::string, std::unique_ptr<SqliteStatement>> statements_;
+  bool batch_open_ = false;
 };
 
 }  // namespace collatz

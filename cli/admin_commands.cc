@@ -1,0 +1,455 @@
+#include "cli/admin_commands.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_util.h"
+#include "cli/exit_codes.h"
+#include "core/records_csv.h"
+#include "proto/collatz.grpc.pb.h"
+#include "proto/wire.h"
+#include "server/auth.h"
+
+namespace collatz::cli {
+
+namespace {
+
+using wire::FromWire;
+using wire::ToWire;
+
+const char* const kCommands[] = {"submit", "cancel", "status", "workers", "import", "export", "backup", "server-records"};
+
+struct Connection {
+  std::string server;
+  std::string token_file;
+  std::string tls_ca;
+  int timeout_s = 60;
+};
+
+void AddConnectionFlags(CLI::App* cmd, Connection* c) {
+  cmd->add_option("--server", c->server, "Server address host:port (default: $COLLATZ_SERVER or 127.0.0.1:50051)");
+  cmd->add_option("--token-file", c->token_file, "File with the access token (default: $COLLATZ_TOKEN)");
+  cmd->add_option("--tls-ca", c->tls_ca, "PEM root certificate: connect with TLS");
+  cmd->add_option("--timeout", c->timeout_s, "Seconds to wait for the server")->capture_default_str();
+}
+
+struct Client {
+  std::unique_ptr<v1::Admin::Stub> stub;
+  std::string token;
+  std::string server;
+  int timeout_s = 60;
+  void Prepare(grpc::ClientContext* ctx) const {
+    server::AddToken(ctx, token);
+    ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(timeout_s));
+  }
+};
+
+// Connects, or prints why not and returns an exit code (> 0).
+int Connect(const std::string& cmd, const Connection& c, Client* out) {
+  out->server = c.server;
+  if (out->server.empty()) {
+    const char* env = std::getenv("COLLATZ_SERVER");
+    out->server = env != nullptr && *env != '\0' ? env : "127.0.0.1:50051";
+  }
+  Status st = server::LoadToken(c.token_file, &out->token);
+  if (!st.ok()) return Failure(cmd, st);
+  std::shared_ptr<grpc::Channel> channel;
+  if (!(st = server::MakeChannel(out->server, c.tls_ca, &channel)).ok()) return Failure(cmd, st);
+  out->stub = v1::Admin::NewStub(channel);
+  out->timeout_s = c.timeout_s;
+  return 0;
+}
+
+// A gRPC error as a sentence; the exit code: usage for refused input, failure otherwise.
+int RpcError(const std::string& cmd, const Client& client, const grpc::Status& st) {
+  std::string what;
+  switch (st.error_code()) {
+    case grpc::StatusCode::UNAVAILABLE:
+      what = "cannot reach the server at " + client.server + " (" + st.error_message() + ")";
+      break;
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      what = "the server at " + client.server + " did not answer in time";
+      break;
+    case grpc::StatusCode::UNAUTHENTICATED:
+      what = "the server refused the token (" + st.error_message() +
+             "); give --token-file or set COLLATZ_TOKEN";
+      break;
+    case grpc::StatusCode::PERMISSION_DENIED: what = "permission denied: " + st.error_message(); break;
+    case grpc::StatusCode::INVALID_ARGUMENT: what = "invalid request: " + st.error_message(); break;
+    case grpc::StatusCode::ALREADY_EXISTS: what = "nothing to do: " + st.error_message(); break;
+    case grpc::StatusCode::NOT_FOUND: what = "not found: " + st.error_message(); break;
+    case grpc::StatusCode::FAILED_PRECONDITION: what = "refused: " + st.error_message(); break;
+    case grpc::StatusCode::RESOURCE_EXHAUSTED: what = "request too large: " + st.error_message(); break;
+    default: what = "server error (code " + std::to_string(st.error_code()) + "): " + st.error_message(); break;
+  }
+  std::fprintf(stderr, "collatzctl %s: %s\n", cmd.c_str(), what.c_str());
+  const bool usage = st.error_code() == grpc::StatusCode::INVALID_ARGUMENT ||
+                     st.error_code() == grpc::StatusCode::ALREADY_EXISTS ||
+                     st.error_code() == grpc::StatusCode::NOT_FOUND;
+  return usage ? kExitUsage : kExitFailure;
+}
+
+std::string Dec(const v1::U128& x) { return ToDecimal(FromWire(x)); }
+
+// ------------------------------------------------------------------------ commands
+
+struct SubmitArgs {
+  Connection c;
+  std::string from = "1", to, kinds = "delay,class", unit_size;
+  int priority = 0;
+};
+int Submit(const SubmitArgs& a) {
+  const std::string cmd = "submit";
+  u128 from = 0, to = 0, unit = 0;
+  Kinds kinds;
+  Status st = ParseNumberFlag("--from", a.from, &from);
+  if (st.ok()) st = ParseNumberFlag("--to", a.to, &to);
+  if (st.ok() && !a.unit_size.empty()) st = ParseNumberFlag("--unit-size", a.unit_size, &unit);
+  if (st.ok()) st = ParseKindsFlag(a.kinds, &kinds);
+  if (!st.ok()) return UsageError(cmd, st.message());
+  if (from < 1) return UsageError(cmd, "--from must be at least 1");
+  if (to <= from) return UsageError(cmd, "empty or reversed range [" + a.from + ", " + a.to + ")");
+  if (!a.unit_size.empty() && unit == 0) return UsageError(cmd, "--unit-size must be positive");
+  Client client;
+  if (int rc = Connect(cmd, a.c, &client)) return rc;
+  v1::SubmitRequest req;
+  ToWire(from, req.mutable_begin());
+  ToWire(to, req.mutable_end());
+  req.set_kinds(wire::KindsToWire(kinds));
+  ToWire(unit, req.mutable_unit_size());
+  req.set_priority(a.priority);
+  v1::SubmitResponse resp;
+  grpc::ClientContext ctx;
+  client.Prepare(&ctx);
+  grpc::Status gs = client.stub->Submit(&ctx, req, &resp);
+  if (!gs.ok()) return RpcError(cmd, client, gs);
+  std::printf("submission %llu: %llu units\n", static_cast<unsigned long long>(resp.submission_id()),
+              static_cast<unsigned long long>(resp.units()));
+  for (const auto& r : resp.accepted()) std::printf("  queued [%s, %s)\n", Dec(r.begin()).c_str(), Dec(r.end()).c_str());
+  return kExitOk;
+}
+
+struct CancelArgs {
+  Connection c;
+  uint64_t id = 0;
+};
+int Cancel(const CancelArgs& a) {
+  Client client;
+  if (int rc = Connect("cancel", a.c, &client)) return rc;
+  v1::CancelRequest req;
+  req.set_submission_id(a.id);
+  v1::CancelResponse resp;
+  grpc::ClientContext ctx;
+  client.Prepare(&ctx);
+  grpc::Status gs = client.stub->Cancel(&ctx, req, &resp);
+  if (!gs.ok()) return RpcError("cancel", client, gs);
+  std::printf("submission %llu cancelled: %llu unfinished units removed (finished units are kept)\n",
+              static_cast<unsigned long long>(a.id), static_cast<unsigned long long>(resp.units_removed()));
+  return kExitOk;
+}
+
+struct StatusArgs {
+  Connection c;
+  std::string format = "table";
+};
+int StatusCmd(const StatusArgs& a) {
+  const std::string cmd = "status";
+  if (a.format != "table" && a.format != "json") return UsageError(cmd, "--format must be table or json");
+  Client client;
+  if (int rc = Connect(cmd, a.c, &client)) return rc;
+  v1::StatusResponse s;
+  grpc::ClientContext ctx;
+  client.Prepare(&ctx);
+  grpc::Status gs = client.stub->Status(&ctx, v1::StatusRequest(), &s);
+  if (!gs.ok()) return RpcError(cmd, client, gs);
+  const double total = static_cast<double>(FromWire(s.numbers_total()));
+  const double done = static_cast<double>(FromWire(s.numbers_finished()));
+  if (a.format == "json") {
+    nlohmann::json j;
+    j["covered_prefix"] = Dec(s.covered_prefix());
+    j["class_covered_prefix"] = Dec(s.class_covered_prefix());
+    j["units"] = {{"pending", s.units_pending()}, {"leased", s.units_leased()}, {"finished", s.units_finished()},
+                  {"quarantined", s.units_quarantined()}};
+    j["audits"] = {{"pending", s.audits_pending()}, {"passed", s.audits_passed()}, {"failed", s.audits_failed()}};
+    j["numbers_total"] = Dec(s.numbers_total());
+    j["numbers_finished"] = Dec(s.numbers_finished());
+    j["numbers_per_second"] = s.numbers_per_second();
+    j["eta_seconds"] = s.eta_seconds();
+    j["draining"] = s.draining();
+    nlohmann::json subs = nlohmann::json::array();
+    for (const auto& sub : s.submissions()) {
+      subs.push_back({{"id", sub.submission_id()}, {"begin", Dec(sub.begin())}, {"end", Dec(sub.end())},
+                      {"priority", sub.priority()}, {"units", sub.units_total()}, {"finished", sub.units_finished()},
+                      {"cancelled", sub.cancelled()}});
+    }
+    j["submissions"] = subs;
+    nlohmann::json q = nlohmann::json::array();
+    for (const auto& u : s.quarantined()) {
+      q.push_back({{"unit", u.unit_id()}, {"begin", Dec(u.begin())}, {"end", Dec(u.end())}, {"failures", u.failures()},
+                   {"last_error", u.last_error()}});
+    }
+    j["quarantined"] = q;
+    std::printf("%s\n", j.dump(2).c_str());
+    return kExitOk;
+  }
+  std::printf("covered prefix   [1, %s)   class records: [1, %s)\n", Dec(s.covered_prefix()).c_str(),
+              Dec(s.class_covered_prefix()).c_str());
+  std::printf("units            %llu pending, %llu leased, %llu finished, %llu quarantined\n",
+              static_cast<unsigned long long>(s.units_pending()), static_cast<unsigned long long>(s.units_leased()),
+              static_cast<unsigned long long>(s.units_finished()), static_cast<unsigned long long>(s.units_quarantined()));
+  std::printf("progress         %s of %s numbers (%.1f%%)\n", Dec(s.numbers_finished()).c_str(),
+              Dec(s.numbers_total()).c_str(), total > 0 ? 100.0 * done / total : 0.0);
+  std::printf("speed            %s numbers/s, ETA %s\n", FormatRate(s.numbers_per_second()).c_str(),
+              s.eta_seconds() < 0 ? "unknown" : (std::to_string(static_cast<long long>(s.eta_seconds())) + " s").c_str());
+  std::printf("audits           %llu pending, %llu passed, %llu failed%s\n",
+              static_cast<unsigned long long>(s.audits_pending()), static_cast<unsigned long long>(s.audits_passed()),
+              static_cast<unsigned long long>(s.audits_failed()), s.draining() ? "   (server is shutting down)" : "");
+  for (const auto& sub : s.submissions()) {
+    std::printf("submission %llu   [%s, %s) priority %d: %llu/%llu units finished%s\n",
+                static_cast<unsigned long long>(sub.submission_id()), Dec(sub.begin()).c_str(), Dec(sub.end()).c_str(),
+                sub.priority(), static_cast<unsigned long long>(sub.units_finished()),
+                static_cast<unsigned long long>(sub.units_total()), sub.cancelled() ? " (cancelled)" : "");
+  }
+  for (const auto& u : s.quarantined()) {
+    std::printf("QUARANTINED unit %llu [%s, %s): %u failures, last: %s\n", static_cast<unsigned long long>(u.unit_id()),
+                Dec(u.begin()).c_str(), Dec(u.end()).c_str(), u.failures(), u.last_error().c_str());
+  }
+  return kExitOk;
+}
+
+struct WorkersArgs {
+  Connection c;
+};
+int Workers(const WorkersArgs& a) {
+  Client client;
+  if (int rc = Connect("workers", a.c, &client)) return rc;
+  v1::ListWorkersResponse resp;
+  grpc::ClientContext ctx;
+  client.Prepare(&ctx);
+  grpc::Status gs = client.stub->ListWorkers(&ctx, v1::ListWorkersRequest(), &resp);
+  if (!gs.ok()) return RpcError("workers", client, gs);
+  std::printf("%6s  %-20s %-7s %5s %8s %12s %7s  %s\n", "id", "host", "backend", "gpus", "units", "numbers/s", "leases",
+              "state");
+  for (const auto& w : resp.workers()) {
+    std::printf("%6llu  %-20s %-7s %5d %8llu %12s %7llu  %s\n", static_cast<unsigned long long>(w.worker_id()),
+                w.host().c_str(), w.backend().c_str(), w.gpus_size(), static_cast<unsigned long long>(w.units_finished()),
+                FormatRate(w.numbers_per_second()).c_str(), static_cast<unsigned long long>(w.active_leases()),
+                w.flagged() ? ("FLAGGED: " + w.flag_reason()).c_str() : "ok");
+  }
+  return kExitOk;
+}
+
+struct ImportArgs {
+  Connection c;
+  std::string delay_csv, class_csv, complete_below, source;
+};
+int Import(const ImportArgs& a) {
+  const std::string cmd = "import";
+  u128 bound = 0;
+  Status st = ParseNumberFlag("--complete-below", a.complete_below, &bound);
+  if (!st.ok()) return UsageError(cmd, st.message());
+  std::vector<Record> delay, cls;
+  if (!(st = ReadRecordsCsv(a.delay_csv, RecordCsvKind::kDelay, &delay)).ok()) return Failure(cmd, st);
+  if (!a.class_csv.empty() && !(st = ReadRecordsCsv(a.class_csv, RecordCsvKind::kClass, &cls)).ok()) {
+    return Failure(cmd, st);
+  }
+  // Only what lies below the bound is claimed complete.
+  std::erase_if(delay, [bound](const Record& r) { return r.n >= bound; });
+  std::erase_if(cls, [bound](const Record& r) { return r.n >= bound; });
+  Client client;
+  if (int rc = Connect(cmd, a.c, &client)) return rc;
+  v1::ImportRequest req;
+  ToWire(bound, req.mutable_complete_below());
+  wire::RecordsToWire(delay, req.mutable_delay_records());
+  wire::RecordsToWire(cls, req.mutable_class_records());
+  req.set_source(a.source.empty() ? a.delay_csv : a.source);
+  v1::ImportResponse resp;
+  grpc::ClientContext ctx;
+  client.Prepare(&ctx);
+  grpc::Status gs = client.stub->Import(&ctx, req, &resp);
+  if (!gs.ok()) return RpcError(cmd, client, gs);
+  std::printf("imported %zu delay and %zu class records complete below %s; covered prefix now %s\n", delay.size(),
+              cls.size(), ToDecimal(bound).c_str(), Dec(resp.covered_prefix()).c_str());
+  return kExitOk;
+}
+
+struct ExportArgs {
+  Connection c;
+  std::string delay_csv, class_csv;
+};
+int Export(const ExportArgs& a) {
+  const std::string cmd = "export";
+  Client client;
+  if (int rc = Connect(cmd, a.c, &client)) return rc;
+  v1::ExportResponse resp;
+  grpc::ClientContext ctx;
+  client.Prepare(&ctx);
+  grpc::Status gs = client.stub->Export(&ctx, v1::ExportRequest(), &resp);
+  if (!gs.ok()) return RpcError(cmd, client, gs);
+  auto write = [&](const std::string& path, const std::string& text) -> bool {
+    std::ofstream out(path, std::ios::trunc);
+    out << text;
+    return static_cast<bool>(out);
+  };
+  const std::string d = FormatRecordsCsv(wire::RecordsFromWire(resp.delay_records()), RecordCsvKind::kDelay);
+  const std::string c = FormatRecordsCsv(wire::RecordsFromWire(resp.class_records()), RecordCsvKind::kClass);
+  if (a.delay_csv.empty()) {
+    std::fputs(d.c_str(), stdout);
+  } else if (!write(a.delay_csv, d)) {
+    return Failure(cmd, Status::IOError("cannot write " + a.delay_csv));
+  }
+  if (!a.class_csv.empty() && !write(a.class_csv, c)) return Failure(cmd, Status::IOError("cannot write " + a.class_csv));
+  std::fprintf(stderr, "delay records complete below %s, class records complete below %s\n",
+               Dec(resp.delay_complete_below()).c_str(), Dec(resp.class_complete_below()).c_str());
+  return kExitOk;
+}
+
+struct BackupArgs {
+  Connection c;
+  std::string out;
+};
+int Backup(const BackupArgs& a) {
+  Client client;
+  if (int rc = Connect("backup", a.c, &client)) return rc;
+  v1::BackupRequest req;
+  req.set_destination_path(a.out);
+  v1::BackupResponse resp;
+  grpc::ClientContext ctx;
+  client.Prepare(&ctx);
+  grpc::Status gs = client.stub->Backup(&ctx, req, &resp);
+  if (!gs.ok()) return RpcError("backup", client, gs);
+  std::printf("backup written on the server host to %s (%llu bytes)\n", a.out.c_str(),
+              static_cast<unsigned long long>(resp.bytes()));
+  return kExitOk;
+}
+
+struct ServerRecordsArgs {
+  Connection c;
+  std::string kind, format = "table";
+  bool candidates = false;
+};
+int ServerRecords(const ServerRecordsArgs& a) {
+  const std::string cmd = "server-records";
+  if (a.kind != "delay" && a.kind != "class") return UsageError(cmd, "--kind must be delay or class");
+  if (a.format != "table" && a.format != "csv" && a.format != "json") return UsageError(cmd, "--format must be table, csv or json");
+  Client client;
+  if (int rc = Connect(cmd, a.c, &client)) return rc;
+  v1::QueryRecordsRequest req;
+  const bool delay = a.kind == "delay";
+  req.set_kind(delay ? v1::RECORD_KIND_DELAY : v1::RECORD_KIND_CLASS);
+  req.set_include_candidates(a.candidates);
+  v1::QueryRecordsResponse resp;
+  grpc::ClientContext ctx;
+  client.Prepare(&ctx);
+  grpc::Status gs = client.stub->QueryRecords(&ctx, req, &resp);
+  if (!gs.ok()) return RpcError(cmd, client, gs);
+  const std::vector<Record> records = wire::RecordsFromWire(resp.final_records());
+  const std::vector<Record> cands = wire::RecordsFromWire(resp.candidates());
+  const std::string prefix = Dec(resp.covered_prefix());
+  if (a.format == "csv") {
+    std::fputs(FormatRecordsCsv(records, delay ? RecordCsvKind::kDelay : RecordCsvKind::kClass).c_str(), stdout);
+  } else if (a.format == "json") {
+    nlohmann::json j;
+    j["kind"] = a.kind;
+    j["covered_prefix"] = prefix;
+    for (auto [name, list] : {std::pair{"records", &records}, std::pair{"candidates", &cands}}) {
+      nlohmann::json arr = nlohmann::json::array();
+      for (const Record& r : *list) arr.push_back({{"n", ToDecimal(r.n)}, {"delay", r.delay}});
+      j[name] = arr;
+    }
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
+    size_t width = delay ? 1 : 5;
+    for (const Record& r : records) width = std::max(width, ToDecimal(r.n).size());
+    for (const Record& r : cands) width = std::max(width, ToDecimal(r.n).size());
+    if (delay) std::printf("%*s  %5s\n", static_cast<int>(width), "n", "delay");
+    else std::printf("%5s  %*s\n", "delay", static_cast<int>(width), "n");
+    for (int pass = 0; pass < 2; ++pass) {
+      for (const Record& r : pass == 0 ? records : cands) {
+        const std::string n = ToDecimal(r.n);
+        if (delay) std::printf("%*s  %5u%s\n", static_cast<int>(width), n.c_str(), r.delay, pass ? "  candidate" : "");
+        else std::printf("%5u  %*s%s\n", r.delay, static_cast<int>(width), n.c_str(), pass ? "  candidate" : "");
+      }
+    }
+    std::printf("# %zu final %s records below %s%s\n", records.size(), a.kind.c_str(), prefix.c_str(),
+                cands.empty() ? "" : (", " + std::to_string(cands.size()) + " candidates above it").c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+bool IsAdminCommand(const std::string& name) {
+  for (const char* c : kCommands) {
+    if (name == c) return true;
+  }
+  return false;
+}
+
+void RegisterAdminCommands(CLI::App& app) {
+  // The argument structs live as long as the process: CLI11 writes into them while parsing.
+  static SubmitArgs submit;
+  CLI::App* s = app.add_subcommand("submit", "Queue a range on the server; parts already covered or queued are trimmed");
+  AddConnectionFlags(s, &submit.c);
+  s->add_option("--from", submit.from, "First number (inclusive)")->capture_default_str();
+  s->add_option("--to", submit.to, "End (exclusive)")->required();
+  s->add_option("--kinds", submit.kinds, "delay, or delay,class")->capture_default_str();
+  s->add_option("--unit-size", submit.unit_size, "Numbers per unit (default: the server's)");
+  s->add_option("--priority", submit.priority, "Higher is leased first")->capture_default_str();
+  s->callback([] { std::exit(Submit(submit)); });
+
+  static CancelArgs cancel;
+  CLI::App* c = app.add_subcommand("cancel", "Cancel a submission: its unfinished units are removed");
+  AddConnectionFlags(c, &cancel.c);
+  c->add_option("--id", cancel.id, "Submission id (from submit or status)")->required();
+  c->callback([] { std::exit(Cancel(cancel)); });
+
+  static StatusArgs status;
+  CLI::App* st = app.add_subcommand("status", "Progress, covered prefix, units by state, speed, ETA, quarantine");
+  AddConnectionFlags(st, &status.c);
+  st->add_option("--format", status.format, "table or json")->capture_default_str();
+  st->callback([] { std::exit(StatusCmd(status)); });
+
+  static WorkersArgs workers;
+  CLI::App* w = app.add_subcommand("workers", "Registered workers, their speed and state");
+  AddConnectionFlags(w, &workers.c);
+  w->callback([] { std::exit(Workers(workers)); });
+
+  static ImportArgs import;
+  CLI::App* i = app.add_subcommand("import", "Import trusted records complete below a bound (each delay is rechecked)");
+  AddConnectionFlags(i, &import.c);
+  i->add_option("--delay-csv", import.delay_csv, "Delay records, n,delay")->required();
+  i->add_option("--class-csv", import.class_csv, "Class records, delay,n (optional)");
+  i->add_option("--complete-below", import.complete_below, "The lists are complete below this bound")->required();
+  i->add_option("--source", import.source, "Where the records come from (stored with them)");
+  i->callback([] { std::exit(Import(import)); });
+
+  static ExportArgs exp;
+  CLI::App* e = app.add_subcommand("export", "Export the final records (CSV) for another coordinator's import");
+  AddConnectionFlags(e, &exp.c);
+  e->add_option("--delay-csv", exp.delay_csv, "Write delay records here (default: stdout)");
+  e->add_option("--class-csv", exp.class_csv, "Write class records here");
+  e->callback([] { std::exit(Export(exp)); });
+
+  static BackupArgs backup;
+  CLI::App* b = app.add_subcommand("backup", "Online backup of the server's database (a path on the server's host)");
+  AddConnectionFlags(b, &backup.c);
+  b->add_option("--out", backup.out, "Destination file; must not exist")->required();
+  b->callback([] { std::exit(Backup(backup)); });
+
+  static ServerRecordsArgs records;
+  CLI::App* r = app.add_subcommand("server-records", "Print the final records held by the server");
+  AddConnectionFlags(r, &records.c);
+  r->add_option("--kind", records.kind, "delay (n,delay by n) or class (delay,n by delay)")->required();
+  r->add_option("--format", records.format, "table, csv or json")->capture_default_str();
+  r->add_flag("--candidates", records.candidates, "Also print candidates above the covered prefix (table, json)");
+  r->callback([] { std::exit(ServerRecords(records)); });
+}
+
+}  // namespace collatz::cli

@@ -1,0 +1,114 @@
+// Leases plus completions per second over loopback: an in-process collatz.v1 server on
+// 127.0.0.1 and W simulated workers (one channel each) that lease tiny delay-only units
+// above an imported prefix, search them for real with the CPU engine, and complete them.
+// Also reports the database bytes per million units.
+//   coordinator_bench [--workers W] [--units K] [--unit-size S] [--db PATH]
+#include <grpcpp/grpcpp.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "core/cpu_engine.h"
+#include "core/records_csv.h"
+#include "server/services.h"
+#include "server/worker_client.h"
+
+int main(int argc, char** argv) {
+  using namespace collatz;
+  using namespace collatz::server;
+  CLI::App app{"coordinator_bench"};
+  int workers = 16, units = 20000, unit_size = 64;
+  std::string db = "/tmp/coordinator_bench.db", records = std::string(COLLATZ_SHARED_DATA) + "/delay_records_below_2p28.csv";
+  app.add_option("--workers", workers)->capture_default_str();
+  app.add_option("--units", units)->capture_default_str();
+  app.add_option("--unit-size", unit_size)->capture_default_str();
+  app.add_option("--db", db)->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  spdlog::set_level(spdlog::level::warn);
+  std::filesystem::remove(db);
+  std::filesystem::remove(db + "-wal");
+  std::filesystem::remove(db + "-shm");
+
+  std::shared_ptr<const SearchTables> tables;
+  if (!SearchTables::Build(16, 16, 18, &tables).ok()) return 1;
+  std::unique_ptr<CoordinatorStore> store;
+  if (Status st = CoordinatorStore::Open(db, &store); !st.ok()) {
+    std::fprintf(stderr, "%s\n", st.message().c_str());
+    return 1;
+  }
+  SystemClock clock;
+  std::unique_ptr<Coordinator> c;
+  CoordinatorOptions options;
+  options.merge_interval_ms = 1000;
+  if (!Coordinator::Open(std::move(store), tables, &clock, options, &c).ok()) return 1;
+  TrustedImport imp;
+  imp.complete_below = Pow2(28);
+  if (!ReadRecordsCsv(records, RecordCsvKind::kDelay, &imp.delay_records).ok()) return 1;
+  u128 covered;
+  if (!c->Import(imp, "bench", &covered).ok()) return 1;
+  SubmitOutcome out;
+  const u128 begin = Pow2(28);
+  if (grpc::Status st = c->Submit(begin, begin + static_cast<u128>(units) * unit_size, Kinds::kDelay, unit_size, 0, &out);
+      !st.ok()) {
+    std::fprintf(stderr, "%s\n", st.error_message().c_str());
+    return 1;
+  }
+  TokenAuth auth("bench-token");
+  WorkerService ws(c.get(), &auth);
+  AdminService as(c.get(), &auth);
+  grpc::ServerBuilder b;
+  int port = 0;
+  b.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  b.RegisterService(&ws);
+  b.RegisterService(&as);
+  auto server = b.BuildAndStart();
+  const std::string address = "127.0.0.1:" + std::to_string(port);
+
+  std::atomic<int> done{0};
+  std::atomic<int> failures{0};
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::thread> threads;
+  for (int i = 0; i < workers; ++i) {
+    threads.emplace_back([&, i] {
+      grpc::ChannelArguments args;
+      args.SetInt("grpc.channel_id", i);  // one connection per simulated worker
+      WorkerClient client(grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args), "bench-token");
+      if (!client.Register(WorkerIdentity{"bench-" + std::to_string(i), {}, "", "", "cpu", 16}).ok()) {
+        ++failures;
+        return;
+      }
+      CpuEngineOptions eo;
+      eo.threads = 1;
+      CpuEngine engine(tables, eo);
+      while (true) {
+        WorkerLease lease;
+        if (!client.Lease(&lease).ok()) {
+          ++failures;
+          return;
+        }
+        if (!lease.has_unit) return;
+        UnitResult r;
+        if (!engine.Search(lease.spec, &r).ok()) return;
+        v1::Disposition d;
+        if (!client.Complete(lease, r, 0.001, "cpu", &d).ok()) ++failures;
+        ++done;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  server->Shutdown();
+  const CoordinatorStatus s = c->GetStatus();
+  c.reset();
+  const double bytes = static_cast<double>(std::filesystem::file_size(db));
+  std::printf("%d workers, %d units of %d numbers: %.2f s, %.0f leases+completions/s (%.0f RPCs/s), %d failures, "
+              "finished %llu, covered prefix %s\n",
+              workers, done.load(), unit_size, secs, done / secs, 2 * done / secs, failures.load(),
+              static_cast<unsigned long long>(s.finished), ToDecimal(s.covered_prefix).c_str());
+  std::printf("database: %.0f bytes for %d units = %.0f MB per million units\n", bytes, units, bytes / units * 1e6 / 1e6);
+  return 0;
+}
