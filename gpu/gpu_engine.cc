@@ -22,6 +22,7 @@ namespace collatz {
 namespace {
 
 using gpu::Accumulators;
+using gpu::DeferredEntry;
 using gpu::HostFinishEntry;
 using gpu::LadderEntry;
 using gpu::LaunchParams;
@@ -130,6 +131,7 @@ struct Slot {
   PinnedArray<Accumulators> host_acc;
   DeviceArray<LadderEntry> ladder;
   DeviceArray<HostFinishEntry> host_finish;
+  DeviceArray<DeferredEntry> deferred;
   DeviceArray<unsigned long long> class_min;
   PinnedArray<unsigned long long> host_class_min;
   bool busy = false;
@@ -159,6 +161,7 @@ class GpuEngine : public SearchEngine {
   const GpuSearchStats& stats() const { return stats_; }
   bool SharedSteps() const { return options_.shared_step_table && options_.step_bits <= gpu::kMaxSharedStepBits; }
   bool Pair() const { return options_.two_per_thread && !SharedSteps(); }
+  bool TwoPass() const { return options_.max_passes > 0 && !Pair() && !options_.lane_refill; }
 
  private:
   Status BuildSieveCycle(unsigned modulus, SieveCycle* cycle);
@@ -168,7 +171,7 @@ class GpuEngine : public SearchEngine {
   Status Enqueue(Slot& slot, const Job& job);
   Status Collect(Slot& slot, const Job& job, UnitResult* part, bool* retry);
   Status RunJobSync(Slot& slot, const Job& job, UnitResult* part);
-  Status EnsureCapacity(Slot& slot, uint64_t ladder, uint64_t host_finish);
+  Status EnsureCapacity(Slot& slot, uint64_t ladder, uint64_t host_finish, uint64_t deferred = 0);
 
   std::shared_ptr<const SearchTables> tables_;
   GpuEngineOptions options_;
@@ -183,7 +186,8 @@ class GpuEngine : public SearchEngine {
   SieveCycle class_cycle_, delay_cycle_;
   Slot slots_[2];
   bool auto_ladder_ = true, auto_finish_ = true;
-  uint64_t ladder_cap_ = 0, finish_cap_ = 0;
+  uint64_t ladder_cap_ = 0, finish_cap_ = 0, deferred_cap_ = 0;
+  bool auto_deferred_ = true;
 
   // The current search.
   UnitSpec spec_;
@@ -302,6 +306,9 @@ Status GpuEngine::Init() {
   auto_finish_ = o.host_finish_capacity == 0;
   ladder_cap_ = auto_ladder_ ? (uint64_t{1} << 16) : o.ladder_capacity;
   finish_cap_ = auto_finish_ ? (uint64_t{1} << 14) : o.host_finish_capacity;
+  auto_deferred_ = o.deferred_capacity == 0;
+  deferred_cap_ = auto_deferred_ ? std::min<uint64_t>(o.positions_per_launch / 8 + 1, uint64_t{1} << 24)
+                                 : o.deferred_capacity;
   for (Slot& s : slots_) {
     CUDA_TRY(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
     CUDA_TRY(cudaEventCreate(&s.start));
@@ -310,6 +317,7 @@ Status GpuEngine::Init() {
     STATUS_TRY(s.host_acc.Allocate(1));
     STATUS_TRY(s.ladder.Allocate(ladder_cap_));
     STATUS_TRY(s.host_finish.Allocate(finish_cap_));
+    if (TwoPass()) STATUS_TRY(s.deferred.Allocate(deferred_cap_));
     STATUS_TRY(s.class_min.Allocate(gpu::kClassSlots));
     STATUS_TRY(s.host_class_min.Allocate(gpu::kClassSlots));
   }
@@ -327,7 +335,11 @@ u128 GpuEngine::SievedPosition(const SieveCycle& cycle, u128 q0, u128 x) const {
   return (q - q0) * cycle.len + cycle.prefix[r] + j;
 }
 
-Status GpuEngine::EnsureCapacity(Slot& slot, uint64_t ladder, uint64_t host_finish) {
+Status GpuEngine::EnsureCapacity(Slot& slot, uint64_t ladder, uint64_t host_finish, uint64_t deferred) {
+  if (deferred > slot.deferred.size()) {
+    CUDA_TRY(cudaStreamSynchronize(slot.stream));
+    STATUS_TRY(slot.deferred.Allocate(deferred));
+  }
   if (ladder > slot.ladder.size()) {
     CUDA_TRY(cudaStreamSynchronize(slot.stream));
     STATUS_TRY(slot.ladder.Allocate(ladder));
@@ -351,6 +363,11 @@ Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
   p.host_finish = slot.host_finish.get();
   p.host_finish_capacity = static_cast<uint32_t>(std::min<uint64_t>(slot.host_finish.size(), 0xFFFFFFFFu));
   p.class_min = slot.class_min.get();
+  if (TwoPass()) {
+    p.max_passes = static_cast<uint32_t>(options_.max_passes);
+    p.deferred = slot.deferred.get();
+    p.deferred_capacity = static_cast<uint32_t>(std::min<uint64_t>(slot.deferred.size(), 0xFFFFFFFFu));
+  }
   p.pos_begin = job.pos_begin;
   p.pos_end = job.pos_end;
   if (job.sieved) {
@@ -388,6 +405,10 @@ Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
   }
   CUDA_TRY(cudaEventRecord(slot.start, slot.stream));
   CUDA_TRY(gpu::LaunchSearch(p, options_.block_threads, SharedSteps(), grid, slot.stream));
+  if (TwoPass()) {
+    const int deferred_grid = sm_count_ * std::max(1, 2048 / options_.block_threads);
+    CUDA_TRY(gpu::LaunchDeferred(p, options_.block_threads, deferred_grid, slot.stream));
+  }
   CUDA_TRY(cudaEventRecord(slot.stop, slot.stream));
   CUDA_TRY(cudaMemcpyAsync(slot.host_acc.get(), slot.acc.get(), sizeof(Accumulators), cudaMemcpyDeviceToHost,
                            slot.stream));
@@ -414,7 +435,8 @@ Status GpuEngine::Collect(Slot& slot, const Job& job, UnitResult* part, bool* re
     return Status::Internal("GPU launch examined " + std::to_string(acc.candidates) + " numbers, expected " +
                             std::to_string(job.pos_end - job.pos_begin));
   }
-  if (acc.ladder_count > slot.ladder.size() || acc.host_finish_count > slot.host_finish.size()) {
+  if (acc.ladder_count > slot.ladder.size() || acc.host_finish_count > slot.host_finish.size() ||
+      (TwoPass() && acc.deferred_count > slot.deferred.size())) {
     *retry = true;
     return Status::Ok();
   }
@@ -491,11 +513,15 @@ Status GpuEngine::RunJobSync(Slot& slot, const Job& job, UnitResult* part) {
   const bool grow_ladder = acc.ladder_count > slot.ladder.size() && auto_ladder_ && acc.ladder_count <= kMaxAuto;
   const bool grow_finish =
       acc.host_finish_count > slot.host_finish.size() && auto_finish_ && acc.host_finish_count <= kMaxAuto;
+  const bool deferred_over = TwoPass() && acc.deferred_count > slot.deferred.size();
+  const bool grow_deferred = deferred_over && auto_deferred_ && acc.deferred_count <= kMaxAuto;
   const bool ladder_ok = acc.ladder_count <= slot.ladder.size() || grow_ladder;
   const bool finish_ok = acc.host_finish_count <= slot.host_finish.size() || grow_finish;
-  if (ladder_ok && finish_ok) {
+  const bool deferred_ok = !deferred_over || grow_deferred;
+  if (ladder_ok && finish_ok && deferred_ok) {
     STATUS_TRY(EnsureCapacity(slot, grow_ladder ? acc.ladder_count + acc.ladder_count / 4 : 0,
-                              grow_finish ? acc.host_finish_count + acc.host_finish_count / 4 : 0));
+                              grow_finish ? acc.host_finish_count + acc.host_finish_count / 4 : 0,
+                              grow_deferred ? acc.deferred_count + acc.deferred_count / 4 : 0));
     return RunJobSync(slot, job, part);
   }
   if (job.pos_end - job.pos_begin <= 1) return Status::Internal("GPU buffer cannot hold one number's output");

@@ -47,6 +47,10 @@ struct GpuEngineOptions {
   // Two numbers per thread walked in lockstep (two step-table loads in flight per thread);
   // with the global-memory step table only. Takes precedence over lane_refill.
   bool two_per_thread = false;
+  // Two passes (plain kernel only): a number still walking after max_passes checks is
+  // deferred to a second, dense pass (0: one pass). deferred_capacity 0: automatic.
+  int max_passes = 0;
+  uint32_t deferred_capacity = 0;
 };
 
 // Number of usable CUDA devices; 0 when there is no GPU or no driver. Never throws.

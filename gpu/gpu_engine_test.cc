@@ -253,15 +253,17 @@ TEST(GpuEngineTest, UnitsHoldingKnownRecordsAndWideTrajectories) {
 
 TEST(GpuEngineTest, BufferOverflowIsDetectedAndRecovered) {
   REQUIRE_GPU();
-  for (int variant : {0, 1, 2}) {
+  for (int variant : {0, 1, 2, 3}) {
     const bool refill = variant == 1;
-    SCOPED_TRACE(variant == 0 ? "plain kernel" : variant == 1 ? "lane refill" : "two per thread");
+    SCOPED_TRACE(variant == 0 ? "plain kernel" : variant == 1 ? "lane refill" : variant == 2 ? "two per thread" : "two passes");
     GpuEngineOptions tiny;
     tiny.ladder_capacity = 1;
     tiny.host_finish_capacity = 1;
     tiny.positions_per_launch = 5000;  // many launches: the ladder floor travels between them
     tiny.lane_refill = refill;
     tiny.two_per_thread = variant == 2;
+    tiny.max_passes = variant == 3 ? 1 : 0;
+    tiny.deferred_capacity = 1;
     auto gpu = MakeGpu(tiny);
     std::mt19937_64 rng(Seed() + 4);
     for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
@@ -292,8 +294,9 @@ TEST(GpuEngineTest, BufferOverflowIsDetectedAndRecovered) {
 TEST(GpuEngineTest, TuningVariantsAgree) {
   REQUIRE_GPU();
   std::mt19937_64 rng(Seed() + 5);
-  GpuEngineOptions a, b, c, d, e;
+  GpuEngineOptions a, b, c, d, e, f;
   e.two_per_thread = true;
+  f.max_passes = 2;
   d.step_bits = 13;  // shared-memory step table, lane refill, CPU-sized bound buckets
   d.lane_refill = true;
   d.full_occupancy = false;
@@ -306,7 +309,7 @@ TEST(GpuEngineTest, TuningVariantsAgree) {
   b.step_bits = 20;
   b.block_threads = 512;
   c.early_termination = false;
-  auto ga = MakeGpu(a), gb = MakeGpu(b), gc = MakeGpu(c), gd = MakeGpu(d), ge = MakeGpu(e);
+  auto ga = MakeGpu(a), gb = MakeGpu(b), gc = MakeGpu(c), gd = MakeGpu(d), ge = MakeGpu(e), gf = MakeGpu(f);
   for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
     const u128 begin = Pow2(60) + rng() % Pow2(58);
     const UnitSpec spec = SpecWithRecords(begin, begin + (uint64_t{1} << 22), kinds, &rng);
@@ -316,6 +319,7 @@ TEST(GpuEngineTest, TuningVariantsAgree) {
     EXPECT_EQ(GpuSearch(*gc, spec), cpu);
     EXPECT_EQ(GpuSearch(*gd, spec), cpu);
     EXPECT_EQ(GpuSearch(*ge, spec), cpu);
+    EXPECT_EQ(GpuSearch(*gf, spec), cpu);
   }
 }
 

@@ -248,8 +248,15 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks == 1 ? 1 : COLLATZ_THREAD
     if (LoadNumber<kSieved>(P, cycle, index, x, &overflow, candidates, hash)) {
       int outcome = overflow ? kHostFinish : kContinue;
       uint32_t d = 0;
+      uint32_t passes = 0;
       while (outcome == kContinue) {
+        if (passes == P.max_passes && P.max_passes != 0) break;
         outcome = WalkStep<kSharedSteps>(P, shared_steps, shared_pow3, x.v_hi, x.v_lo, x.s, &d);
+        ++passes;
+      }
+      if (outcome == kContinue) {
+        const unsigned long long i = atomicAdd(&P.acc->deferred_count, 1ULL);
+        if (i < P.deferred_capacity) P.deferred[i] = DeferredEntry{x.n_lo, x.n_hi, x.rel, x.v_lo, x.v_hi, x.s, 0};
       }
       if (outcome == kHostFinish) HostFinish(P, x);
       if (outcome == kFinished) key = Finish(P, x, d, count, sum);
@@ -488,6 +495,31 @@ __global__ void __launch_bounds__(kThreads, COLLATZ_THREADS_PER_SM / 2 / kThread
   AddTotals<kThreads>(P, candidates, count, sum, hash);
 }
 
+// Second pass: the deferred numbers, one per thread, dense (every lane has a long walk).
+template <int kThreads>
+__global__ void __launch_bounds__(kThreads) DeferredKernel(const LaunchParams P) {
+  const unsigned long long n_deferred = *reinterpret_cast<volatile unsigned long long*>(&P.acc->deferred_count);
+  const uint64_t n = n_deferred < P.deferred_capacity ? n_deferred : P.deferred_capacity;
+  unsigned long long count = 0, sum = 0;
+  for (uint64_t i = blockIdx.x * static_cast<uint64_t>(kThreads) + threadIdx.x; i < n;
+       i += static_cast<uint64_t>(gridDim.x) * kThreads) {
+    const DeferredEntry e = P.deferred[i];
+    Number x{e.n_hi, e.n_lo, e.rel, e.v_hi, e.v_lo, e.s};
+    int outcome = kContinue;
+    uint32_t d = 0;
+    while (outcome == kContinue) outcome = WalkStep<false>(P, nullptr, nullptr, x.v_hi, x.v_lo, x.s, &d);
+    if (outcome == kHostFinish) HostFinish(P, x);
+    if (outcome == kFinished) {
+      const uint32_t key = Finish(P, x, d, count, sum);
+      if (key != 0) {
+        const unsigned long long at = atomicAdd(&P.acc->ladder_count, 1ULL);
+        if (at < P.ladder_capacity) P.ladder[at] = LadderEntry{x.n_lo, x.n_hi, key, 0};
+      }
+    }
+  }
+  AddTotals<kThreads>(P, 0, count, sum, 0);
+}
+
 template <int kThreads, bool kSieved, bool kShared>
 cudaError_t LaunchOne(const LaunchParams& p, int grid_blocks, cudaStream_t stream) {
   const size_t shared = kShared ? (sizeof(uint32_t) << p.tables.step_bits) : 0;
@@ -581,6 +613,17 @@ cudaError_t LaunchSearch(const LaunchParams& p, int block_threads, bool shared_s
     case 512: return LaunchSized<512>(p, shared_steps, grid_blocks, stream);
     default: return cudaErrorInvalidValue;
   }
+}
+
+cudaError_t LaunchDeferred(const LaunchParams& p, int block_threads, int grid_blocks, cudaStream_t stream) {
+  (void)cudaGetLastError();
+  switch (block_threads) {
+    case 128: DeferredKernel<128><<<grid_blocks, 128, 0, stream>>>(p); break;
+    case 256: DeferredKernel<256><<<grid_blocks, 256, 0, stream>>>(p); break;
+    case 512: DeferredKernel<512><<<grid_blocks, 512, 0, stream>>>(p); break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
 }
 
 cudaError_t SearchBlocksPerSm(int block_threads, bool shared_steps, int step_bits, bool refill, bool full, bool pair,

@@ -45,6 +45,14 @@ struct Accumulators {
   unsigned long long work_hash;
   unsigned long long ladder_count;       // may exceed the capacity: then the launch is redone
   unsigned long long host_finish_count;  // likewise
+  unsigned long long deferred_count;     // likewise (numbers handed to the second pass)
+};
+
+// A number the first pass hands to the second (max_passes reached): its state.
+struct DeferredEntry {
+  uint64_t n_lo, n_hi, rel, v_lo, v_hi;
+  uint32_t s;
+  uint32_t unused;
 };
 
 // Class minima slots: N - base for each delay below kClassSlots; delays at or above go
@@ -103,6 +111,12 @@ struct LaunchParams {
   HostFinishEntry* host_finish = nullptr;
   uint32_t host_finish_capacity = 0;
   unsigned long long* class_min = nullptr;  // kClassSlots entries, N - base (classes only)
+  // Two-pass mode (plain kernel, max_passes > 0): a number still walking after max_passes
+  // checks is deferred; the second pass walks the deferred numbers densely and sends every
+  // one above the ladder floor to the ladder buffer (the host's running max filters them).
+  uint32_t max_passes = 0;
+  DeferredEntry* deferred = nullptr;
+  uint32_t deferred_capacity = 0;
 };
 
 // Positions per tile: one warp's (32), or 256 with lane refill.
@@ -114,6 +128,8 @@ constexpr int kPairTile = 64;  // two numbers per thread (global step table only
 // in shared memory (step_bits <= kMaxSharedStepBits) or in global memory.
 cudaError_t LaunchSearch(const LaunchParams& p, int block_threads, bool shared_steps, int grid_blocks,
                          cudaStream_t stream);
+// The second pass over the deferred numbers of the launch just run on `stream`.
+cudaError_t LaunchDeferred(const LaunchParams& p, int block_threads, int grid_blocks, cudaStream_t stream);
 // Resident blocks per SM for the search kernel of that configuration.
 cudaError_t SearchBlocksPerSm(int block_threads, bool shared_steps, int step_bits, bool refill, bool full_occupancy,
                               bool pair, int* blocks);
