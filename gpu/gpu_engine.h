@@ -26,9 +26,10 @@ struct GpuEngineOptions {
   // Sieve positions (computed numbers) per kernel launch. Two launches are in flight
   // on two streams, so the host digests one while the GPU runs the next.
   uint64_t positions_per_launch = uint64_t{1} << 30;
-  // Capacity of the per-launch buffers for block-local ladder entries and for numbers
-  // the host must finish (128-bit overflow). 0: sized automatically. A launch that
-  // fills a buffer is split in two and redone, recursively: nothing is ever lost.
+  // Capacity of the per-launch buffers for tile-local ladder entries and for numbers the
+  // host must finish (128-bit overflow). A launch that overflows a buffer is redone: with
+  // automatic capacities (0) after growing the buffer to what it needed (up to 2^26
+  // entries), otherwise split in two, recursively. Nothing is ever lost.
   uint32_t ladder_capacity = 0;
   uint32_t host_finish_capacity = 0;
   // Exact early termination (SPEC 3) when the unit carries a record table: the delay
@@ -45,10 +46,12 @@ struct GpuEngineOptions {
   // Plain kernel only: cap registers at 32 so that 2048 threads fit on an SM.
   bool full_occupancy = true;
   // Two numbers per thread walked in lockstep (two step-table loads in flight per thread);
-  // with the global-memory step table only. Takes precedence over lane_refill.
+  // with the global-memory step table only. Takes precedence over lane_refill. Measured
+  // slower (docs/PERFORMANCE.md).
   bool two_per_thread = false;
   // Two passes (plain kernel only): a number still walking after max_passes checks is
   // deferred to a second, dense pass (0: one pass). deferred_capacity 0: automatic.
+  // Measured slower (docs/PERFORMANCE.md).
   int max_passes = 0;
   uint32_t deferred_capacity = 0;
 };
@@ -66,7 +69,7 @@ struct GpuSearchStats {
   uint64_t launches = 0;
   uint64_t split_launches = 0;       // launches redone in halves after a buffer filled
   uint64_t host_finished = 0;        // numbers finished on the host (128-bit overflow)
-  uint64_t ladder_entries = 0;       // block-local ladder entries the host filtered
+  uint64_t ladder_entries = 0;       // tile-local ladder entries the host filtered
   double kernel_seconds = 0;         // summed CUDA-event time of the search launches
 };
 // Stats of the last Search of an engine made by MakeGpuEngine (zeros for other engines).

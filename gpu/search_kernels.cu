@@ -6,6 +6,9 @@
 // block-wide tile would make 8 warps wait for the slowest of 256 lanes.
 // The step table lives either in global memory (L2; S <= 20, 16-byte entries) or, for
 // S <= 13, in shared memory (4-byte entries c | p << 26).
+// Variants kept as measured options (docs/PERFORMANCE.md): RefillKernel (lanes take new
+// numbers in batches), PairKernel (two numbers per thread), DeferredKernel (second pass
+// for numbers still walking after max_passes checks). All return identical results.
 #include "gpu/search_kernels.h"
 
 #include <cub/block/block_reduce.cuh>
