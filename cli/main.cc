@@ -5,6 +5,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "cli/admin_commands.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/plot_command.h"
@@ -75,10 +76,13 @@ int main(int argc, char** argv) {
   plot_cmd->add_option("--width", plot.width, "Width in pixels")->capture_default_str();
   plot_cmd->add_option("--height", plot.height, "Height in pixels")->capture_default_str();
 
+  RegisterAdminCommands(app);  // submit, cancel, status, workers, import, export, backup, server-records (a server)
+
   // CLI11 would only say "A subcommand is required" for a misspelt command; name it.
   if (argc > 1 && argv[1][0] != '-') {
     const std::string first = argv[1];
-    if (first != "run" && first != "records" && first != "bench" && first != "stats" && first != "plot") {
+    if (first != "run" && first != "records" && first != "bench" && first != "stats" && first != "plot" &&
+        !IsAdminCommand(first)) {
       std::fprintf(stderr, "collatzctl: error: unknown command \"%s\" (expected run, records, bench, stats or plot)\n"
                    "Run 'collatzctl --help' for usage.\n", first.c_str());
       return kExitUsage;
