@@ -31,7 +31,9 @@ std::string Enhanced(const std::string& text) {
     if (text[i] == '^') {
       size_t j = i + 1;
       while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
-      out += "{" + text.substr(i + 1, j - i - 1) + "}";
+      out += '{';
+      out.append(text, i + 1, j - i - 1);
+      out += '}';
       i = j - 1;
     }
   }
@@ -140,7 +142,8 @@ std::string StatsPlotScript(const StatsFile& file, const PlotArgs& args, size_t 
     avgs.emplace_back(x, count == 0 ? 0.0 : static_cast<double>(sum) / static_cast<double>(count));
   }
   std::string s = Header(args);
-  const std::string range = "[" + Enhanced(FormatNumberShort(file.from)) + ", " + Enhanced(ShortEnd(file.from, file.to())) + ")";
+  std::string range = "[";
+  range.append(Enhanced(FormatNumberShort(file.from))).append(", ").append(Enhanced(ShortEnd(file.from, file.to()))).append(")");
   std::string title = "delay per batch of " + std::to_string(file.batch) + " over " + range;
   if (group > 1) title += ", " + std::to_string(group) + " batches per point";
   s += "set title " + GnuplotQuote(title) + "\n";

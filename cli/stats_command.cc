@@ -210,7 +210,10 @@ int StatsCommand(const StatsArgs& args) {
     if (!(st = ParseNumberFlag("--from", args.from, &from)).ok()) return UsageError(cmd, st.message());
     if (!(st = ParseNumberFlag("--to", args.to, &to)).ok()) return UsageError(cmd, st.message());
     if (!(st = ValidateStatsRange(from, to, args.batch)).ok()) return UsageError(cmd, st.message());
-    if ((to - from) / args.batch > (u128{1} << 32)) return UsageError(cmd, "range too large: more than 2^32 batches");
+    // The batches are held in memory (16 bytes each) and written at the end.
+    if ((to - from) / args.batch > (u128{1} << 28)) {
+      return UsageError(cmd, "range too large: more than 2^28 batches (split it, or use a larger --batch)");
+    }
     if (args.threads < 0) return UsageError(cmd, "--threads must be >= 0 (0: all cores)");
     if (args.backend != "cpu" && args.backend != "gpu") {
       return UsageError(cmd, "--backend: \"" + args.backend + "\" is not one of: cpu, gpu");
@@ -220,11 +223,11 @@ int StatsCommand(const StatsArgs& args) {
     const auto t0 = std::chrono::steady_clock::now();
     std::string engine;
     if (args.backend == "gpu") {
-#if COLLATZ_WITH_GPU_STATS
-      if (!GpuStats::DeviceAvailable()) return Failure(cmd, Status::FailedPrecondition("--backend gpu: no CUDA device"));
       if (args.batch < 32 || args.batch > 65536 || (args.batch & (args.batch - 1)) != 0) {
         return UsageError(cmd, "--backend gpu needs a power-of-two --batch between 32 and 65536");
       }
+#if COLLATZ_WITH_GPU_STATS
+      if (!GpuStats::DeviceAvailable()) return Failure(cmd, Status::FailedPrecondition("--backend gpu: no CUDA device"));
       std::unique_ptr<GpuStats> gpu;
       if (!(st = GpuStats::Create(GpuStatsOptions{}, &gpu)).ok()) return Failure(cmd, st);
       engine = gpu->Describe();

@@ -94,6 +94,25 @@ TEST(StatsCli, UsageErrors) {
   EXPECT_FALSE(FileExists(out));
 }
 
+TEST(StatsCli, GpuBackendAgreesWithCpuOrSaysWhyNot) {
+  const std::vector<std::string> range = {"stats", "--from", "2^33", "--to", "2^33+2^18", "--format", "csv"};
+  std::vector<std::string> gpu = range, cpu = range;
+  gpu.insert(gpu.end(), {"--backend", "gpu"});
+  const Completed g = RunCollatzctl(gpu);
+  if (g.exit_code == 0) {
+    const Completed c = RunCollatzctl(cpu);
+    ASSERT_EQ(c.exit_code, 0) << Describe(c);
+    EXPECT_EQ(g.out, c.out);
+  } else {
+    EXPECT_EQ(g.exit_code, 1) << Describe(g);  // no device, or a build without CUDA
+    EXPECT_NE(g.err.find("CUDA"), std::string::npos) << Describe(g);
+  }
+  const Completed bad = RunCollatzctl({"stats", "--from", "0", "--to", "3000", "--batch", "1000", "--backend", "gpu",
+                                       "--format", "csv"});
+  EXPECT_EQ(bad.exit_code, 2) << Describe(bad);
+  EXPECT_NE(bad.err.find("power-of-two"), std::string::npos) << Describe(bad);
+}
+
 TEST(PlotCli, StatsAndRecordsPictures) {
   if (!HaveGnuplot()) GTEST_SKIP() << "gnuplot not installed (deploy/install-deps.sh installs gnuplot-nox)";
   TempDir dir;
