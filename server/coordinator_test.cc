@@ -283,7 +283,14 @@ INSTANTIATE_TEST_SUITE_P(
                        })),
         std::make_pair("class minimum of a closed class", std::function<void(UnitResult*)>([](UnitResult* r) {
                          r->class_minima.insert(r->class_minima.begin(), Record{r->class_minima.front().n, 0});
-                       }))));
+                       }))),
+    [](const auto& info) {
+      std::string name = info.param.first;
+      for (char& ch : name) {
+        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      }
+      return name;
+    });
 
 TEST_F(CoordinatorTest, WrongDelayInADelayOnlyUnitIsCaughtByTheExactRecomputation) {
   SubmitOutcome out;

@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "proto/wire.h"
 #include "server/worker_client.h"
@@ -194,6 +196,59 @@ TEST_F(ServicesTest, GarbageBytesOnThePortLeaveTheServerServing) {
   std::string bytes;
   for (const auto& sl : slices) bytes.append(reinterpret_cast<const char*>(sl.begin()), sl.size());
   EXPECT_EQ(bytes, std::string("\x08\x01", 2));
+}
+
+
+// Optional TLS: a self-signed certificate for localhost made with openssl at test time.
+TEST(TlsTest, TokenAndQueriesWorkOverTlsAndPlaintextClientsAreRefused) {
+  const auto dir = std::filesystem::temp_directory_path() / ("tls_test_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string cert = (dir / "cert.pem").string(), key = (dir / "key.pem").string();
+  const std::string cmd = "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost "
+                          "-addext subjectAltName=DNS:localhost -keyout " + key + " -out " + cert + " 2>/dev/null";
+  if (std::system(cmd.c_str()) != 0) GTEST_SKIP() << "openssl not available";
+  auto read = [](const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  std::shared_ptr<const SearchTables> tables;
+  ASSERT_TRUE(SearchTables::Build(12, 12, 16, &tables).ok());
+  std::unique_ptr<CoordinatorStore> store;
+  ASSERT_TRUE(CoordinatorStore::Open((dir / "t.db").string(), &store).ok());
+  FakeClock clock;
+  std::unique_ptr<Coordinator> c;
+  ASSERT_TRUE(Coordinator::Open(std::move(store), tables, &clock, CoordinatorOptions(), &c).ok());
+  TokenAuth auth(kToken);
+  WorkerService ws(c.get(), &auth);
+  AdminService as(c.get(), &auth);
+  grpc::SslServerCredentialsOptions ssl;
+  ssl.pem_key_cert_pairs.push_back({read(key), read(cert)});
+  grpc::ServerBuilder b;
+  int port = 0;
+  b.AddListeningPort("127.0.0.1:0", grpc::SslServerCredentials(ssl), &port);
+  b.RegisterService(&ws);
+  b.RegisterService(&as);
+  auto server = b.BuildAndStart();
+  ASSERT_NE(port, 0);
+  const std::string address = "localhost:" + std::to_string(port);
+
+  std::shared_ptr<grpc::Channel> tls;
+  ASSERT_TRUE(MakeChannel(address, cert, &tls).ok());
+  WorkerClient w(tls, kToken);
+  ASSERT_TRUE(w.Register(WorkerIdentity{"h", {}, "", "", "cpu", 12}).ok());
+  EXPECT_EQ(WorkerClient(tls, "wrong").Register(WorkerIdentity{"h", {}, "", "", "cpu", 12}).error_code(),
+            StatusCode::UNAUTHENTICATED);
+  std::shared_ptr<grpc::Channel> plain;
+  ASSERT_TRUE(MakeChannel(address, "", &plain).ok());
+  WorkerClient p(plain, kToken, 3000);
+  EXPECT_EQ(p.Register(WorkerIdentity{"h", {}, "", "", "cpu", 12}).error_code(), StatusCode::UNAVAILABLE);
+  EXPECT_EQ(c->ListWorkers().size(), 1u);
+  server->Shutdown();
+  c.reset();
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
