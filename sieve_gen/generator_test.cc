@@ -146,9 +146,15 @@ class CliTest : public ::testing::Test {
 
 TEST_F(CliTest, GenerateInMemoryAndExternalAreByteIdentical) {
   ASSERT_EQ(RunCli("generate -q --bits 19 --out " + P("mem.sieve")), 0);
+  std::string stdout_text;
   ASSERT_EQ(RunCli("generate -q --bits 19 --memory 1MiB --force-external --tmpdir " + P("") + " --out " +
-                P("ext.sieve")),
+                       P("ext.sieve"),
+                   &stdout_text),
             0);
+  // STXXL's banner and disk messages stay off stdout: only the one-line JSON summary.
+  EXPECT_EQ(stdout_text.find("STXXL"), std::string::npos) << stdout_text;
+  EXPECT_EQ(std::count(stdout_text.begin(), stdout_text.end(), '\n'), 1) << stdout_text;
+  EXPECT_EQ(stdout_text.rfind("{\"bits\":19,\"count\":69578,", 0), 0u) << stdout_text;
   // A small budget without forcing: the larger levels go out of core on their own.
   ASSERT_EQ(RunCli("generate -q --bits 19 --memory 3MiB --out " + P("auto.sieve")), 0);
   const auto mem = Bytes(P("mem.sieve"));
