@@ -1,0 +1,141 @@
+#include "worker/coordinator_connection.h"
+
+#include <chrono>
+
+#include "proto/wire.h"
+#include "server/auth.h"
+
+namespace collatz::worker {
+
+constexpr int kCallTimeoutMs = 30000;
+constexpr int kHeartbeatTimeoutMs = 10000;
+
+bool IsTransient(const grpc::Status& status) {
+  switch (status.error_code()) {
+    case grpc::StatusCode::UNAVAILABLE:         // down, restarting, draining
+    case grpc::StatusCode::DEADLINE_EXCEEDED:   // slow or partitioned
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+    case grpc::StatusCode::ABORTED:
+    case grpc::StatusCode::INTERNAL:            // the server's database had a bad moment
+    case grpc::StatusCode::UNKNOWN:
+    case grpc::StatusCode::CANCELLED:
+    case grpc::StatusCode::UNAUTHENTICATED:     // an operator can fix the token without losing work
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string Describe(const grpc::Status& status) {
+  static const char* const kNames[] = {"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED",
+                                       "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
+                                       "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED",
+                                       "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"};
+  const int code = static_cast<int>(status.error_code());
+  std::string name = code >= 0 && code <= 16 ? kNames[code] : "code " + std::to_string(code);
+  return status.error_message().empty() ? name : name + ": " + status.error_message();
+}
+
+CoordinatorConnection::CoordinatorConnection(std::shared_ptr<grpc::Channel> channel, std::string token,
+                                             WorkerIdentity identity)
+    : stub_(v1::Worker::NewStub(std::move(channel))), token_(std::move(token)), identity_(std::move(identity)) {}
+
+void CoordinatorConnection::Prepare(grpc::ClientContext* ctx, int timeout_ms) const {
+  server::AddToken(ctx, token_);
+  ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(timeout_ms));
+}
+
+grpc::Status CoordinatorConnection::Register(Registration* out) {
+  grpc::ClientContext ctx;
+  Prepare(&ctx, kCallTimeoutMs);
+  v1::RegisterRequest req;
+  req.set_host(identity_.host);
+  for (const auto& [model, uuid] : identity_.gpus) {
+    v1::Gpu* g = req.add_gpus();
+    g->set_model(model);
+    g->set_uuid(uuid);
+  }
+  req.set_driver(identity_.driver);
+  req.set_binary_version(identity_.binary_version);
+  req.set_backend(identity_.backend);
+  req.set_sieve_bits(static_cast<uint32_t>(identity_.sieve_bits));
+  v1::RegisterResponse resp;
+  grpc::Status st = stub_->Register(&ctx, req, &resp);
+  if (!st.ok()) return st;
+  worker_id_ = resp.worker_id();
+  if (resp.lease_duration_ms() > 0) lease_duration_ms_ = resp.lease_duration_ms();
+  out->worker_id = resp.worker_id();
+  out->server_sieve_bits = static_cast<int>(resp.sieve_bits());
+  out->lease_duration_ms = lease_duration_ms_;
+  return st;
+}
+
+grpc::Status CoordinatorConnection::RegisterAgainIfStill(uint64_t stale_id) {
+  std::lock_guard<std::mutex> lock(register_mu_);
+  if (worker_id_.load() != stale_id) return grpc::Status::OK;
+  Registration r;
+  return Register(&r);
+}
+
+grpc::Status CoordinatorConnection::LeaseUnit(Lease* out, bool* has_unit, uint64_t* retry_after_ms) {
+  *has_unit = false;
+  *retry_after_ms = 0;
+  grpc::ClientContext ctx;
+  Prepare(&ctx, kCallTimeoutMs);
+  v1::LeaseRequest req;
+  const uint64_t id = worker_id_.load();
+  req.set_worker_id(id);
+  v1::LeaseResponse resp;
+  grpc::Status st = stub_->Lease(&ctx, req, &resp);
+  if (!st.ok()) return st;
+  *retry_after_ms = resp.retry_after_ms();
+  if (!resp.has_unit()) return st;
+  *out = Lease();
+  Status cs = wire::SpecFromWire(resp.unit(), &out->spec);
+  if (!cs.ok()) return grpc::Status(grpc::StatusCode::INTERNAL, "server sent a bad unit: " + cs.message());
+  out->worker_id = id;
+  out->unit_id = resp.unit().unit_id();
+  out->token = resp.lease_token();
+  out->audit = resp.purpose() == v1::LEASE_PURPOSE_AUDIT;
+  *has_unit = true;
+  return st;
+}
+
+grpc::Status CoordinatorConnection::Heartbeat(const Lease& lease, uint64_t numbers_done, bool* stop) {
+  grpc::ClientContext ctx;
+  Prepare(&ctx, kHeartbeatTimeoutMs);
+  v1::HeartbeatRequest req;
+  req.set_worker_id(lease.worker_id);
+  req.set_unit_id(lease.unit_id);
+  req.set_lease_token(lease.token);
+  req.set_numbers_done(numbers_done);
+  v1::HeartbeatResponse resp;
+  grpc::Status st = stub_->Heartbeat(&ctx, req, &resp);
+  *stop = st.ok() && resp.stop();
+  return st;
+}
+
+grpc::Status CoordinatorConnection::Complete(const v1::CompleteRequest& request, v1::Disposition* disposition) {
+  grpc::ClientContext ctx;
+  Prepare(&ctx, kCallTimeoutMs);
+  v1::CompleteResponse resp;
+  grpc::Status st = stub_->Complete(&ctx, request, &resp);
+  *disposition = resp.disposition();
+  return st;
+}
+
+grpc::Status CoordinatorConnection::Release(const Lease& lease, bool failed, const std::string& reason,
+                                            int timeout_ms) {
+  grpc::ClientContext ctx;
+  Prepare(&ctx, timeout_ms);
+  v1::ReleaseRequest req;
+  req.set_worker_id(lease.worker_id);
+  req.set_unit_id(lease.unit_id);
+  req.set_lease_token(lease.token);
+  req.set_failed(failed);
+  req.set_reason(reason);
+  v1::ReleaseResponse resp;
+  return stub_->Release(&ctx, req, &resp);
+}
+
+}  // namespace collatz::worker

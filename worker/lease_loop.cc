@@ -1,0 +1,299 @@
+#include "worker/lease_loop.h"
+
+#include <signal.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <condition_variable>
+
+#include "proto/wire.h"
+
+namespace collatz::worker {
+
+int64_t SteadyNowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+LeaseLoop::LeaseLoop(SearchEngine* engine, CoordinatorConnection* connection, Spool* spool, ResultSender* sender,
+                     WorkerMetrics* metrics, ShutdownState* shutdown, LeaseLoopOptions options)
+    : engine_(engine),
+      connection_(connection),
+      spool_(spool),
+      sender_(sender),
+      metrics_(metrics),
+      shutdown_(shutdown),
+      options_(std::move(options)) {}
+
+LeaseLoop::~LeaseLoop() { Join(); }
+
+void LeaseLoop::Start() { thread_ = std::thread([this] { Run(); }); }
+
+void LeaseLoop::Join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+std::chrono::milliseconds LeaseLoop::HeartbeatInterval() const {
+  if (options_.heartbeat_interval.count() > 0) return options_.heartbeat_interval;
+  const int64_t quarter = static_cast<int64_t>(connection_->lease_duration_ms() / 4);
+  return std::chrono::milliseconds(std::clamp<int64_t>(quarter, 200, 60000));
+}
+
+std::string LeaseLoop::Name(const Lease& lease) const {
+  return options_.device + ": unit " + std::to_string(lease.unit_id) + (lease.audit ? " (audit)" : "") + " [" +
+         ToDecimal(lease.spec.begin) + ", " + ToDecimal(lease.spec.end) + ")";
+}
+
+void LeaseLoop::Run() {
+  spdlog::info("{}: lease loop started on {}", options_.device, engine_->Describe());
+  while (!shutdown_->stop_taking_work.load() && !shutdown_->fatal.load()) {
+    Lease lease;
+    {
+      std::lock_guard<std::mutex> lock(prefetch_mu_);
+      if (prefetched_) {
+        lease = *prefetched_;
+        prefetched_.reset();
+      }
+    }
+    if (lease.token.empty() && !AcquireLease(&lease)) break;
+    RunUnit(lease);
+    if (consecutive_failures_ >= options_.max_consecutive_failures) {
+      spdlog::error("{}: {} consecutive units failed; this device takes no more work", options_.device,
+                    consecutive_failures_);
+      break;
+    }
+  }
+  std::optional<Lease> left;
+  {
+    std::lock_guard<std::mutex> lock(prefetch_mu_);
+    left.swap(prefetched_);
+  }
+  if (left) Release(*left, false, "worker shutting down before starting the unit");
+  spdlog::info("{}: lease loop stopped after {} unit(s)", options_.device, units_done_.load());
+}
+
+bool LeaseLoop::AcquireLease(Lease* out) {
+  Backoff backoff(options_.backoff);
+  int64_t idle_since = SteadyNowMs();
+  bool unreachable_logged = false;
+  while (!shutdown_->stop_taking_work.load() && !shutdown_->fatal.load()) {
+    bool has_unit = false;
+    uint64_t retry_after_ms = 0;
+    const uint64_t id = connection_->worker_id();
+    grpc::Status st = connection_->LeaseUnit(out, &has_unit, &retry_after_ms);
+    if (st.ok()) {
+      if (unreachable_logged) spdlog::info("{}: server reachable again", options_.device);
+      unreachable_logged = false;
+      backoff.Reset();
+      if (has_unit) return true;
+      if (options_.max_idle_seconds > 0 && SteadyNowMs() - idle_since >= options_.max_idle_seconds * 1000LL) {
+        spdlog::info("{}: no work for {} s; stopping (--max-idle-seconds)", options_.device, options_.max_idle_seconds);
+        return false;
+      }
+      const auto wait = std::chrono::milliseconds(std::clamp<uint64_t>(retry_after_ms, 100, 30000));
+      spdlog::debug("{}: no work now; asking again in {} ms", options_.device, wait.count());
+      SleepUnlessStopped(wait, shutdown_->stop_taking_work);
+      continue;
+    }
+    idle_since = SteadyNowMs();
+    if (st.error_code() == grpc::StatusCode::NOT_FOUND) {
+      spdlog::warn("{}: the server does not know worker {} ({}); registering again", options_.device, id, Describe(st));
+      grpc::Status rs = connection_->RegisterAgainIfStill(id);
+      if (rs.ok()) {
+        spdlog::info("{}: registered as worker {}", options_.device, connection_->worker_id());
+        continue;
+      }
+      st = rs;
+    }
+    if (IsTransient(st)) {
+      const auto wait = backoff.Next();
+      if (!unreachable_logged) {
+        spdlog::warn("{}: cannot lease ({}); retrying with backoff", options_.device, Describe(st));
+        unreachable_logged = true;
+      }
+      spdlog::debug("{}: lease attempt {} failed; next in {} ms", options_.device, backoff.attempt(), wait.count());
+      SleepUnlessStopped(wait, shutdown_->stop_taking_work);
+      continue;
+    }
+    spdlog::error("{}: the server refuses to lease ({}); stopping", options_.device, Describe(st));
+    shutdown_->fatal = true;
+    return false;
+  }
+  return false;
+}
+
+bool LeaseLoop::TryLease(Lease* out) {
+  bool has_unit = false;
+  uint64_t retry_after_ms = 0;
+  grpc::Status st = connection_->LeaseUnit(out, &has_unit, &retry_after_ms);
+  return st.ok() && has_unit;
+}
+
+void LeaseLoop::Release(const Lease& lease, bool failed, const std::string& reason) {
+  // A few quick tries; if the server stays away the lease simply expires there.
+  Backoff backoff({std::chrono::milliseconds(200), std::chrono::milliseconds(1000)});
+  std::atomic<bool> never{false};
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    grpc::Status st = connection_->Release(lease, failed, reason, 3000);
+    if (st.ok()) {
+      spdlog::info("{} released{}: {}", Name(lease), failed ? " as failed" : "", reason);
+      return;
+    }
+    if (!IsTransient(st)) {
+      spdlog::info("{}: release not needed ({})", Name(lease), Describe(st));
+      return;
+    }
+    SleepUnlessStopped(backoff.Next(), never);
+  }
+  spdlog::warn("{}: could not release (server unreachable); the lease will expire on the server", Name(lease));
+}
+
+void LeaseLoop::RunUnit(const Lease& lease) {
+  const uint64_t total = static_cast<uint64_t>(std::min<u128>(lease.spec.end - lease.spec.begin, UINT64_MAX));
+  spdlog::info("{} started (floor {}, {} known records)", Name(lease), lease.spec.floor, lease.spec.known_records.size());
+  std::atomic<uint64_t> done{0};
+  std::atomic<bool> cancel{false};
+  std::atomic<CancelReason> reason{CancelReason::kNone};
+  std::mutex mu;
+  std::condition_variable cv;
+  bool search_over = false;
+
+  auto cancel_for = [&](CancelReason r) {
+    CancelReason expected = CancelReason::kNone;
+    if (reason.compare_exchange_strong(expected, r)) cancel = true;
+  };
+
+  std::thread monitor([&] {
+    const auto interval = HeartbeatInterval();
+    auto next_heartbeat = std::chrono::steady_clock::now() + interval;
+    auto next_prefetch = std::chrono::steady_clock::now();
+    bool unreachable_logged = false;
+    std::unique_lock<std::mutex> lock(mu);
+    while (!search_over) {
+      cv.wait_for(lock, std::chrono::milliseconds(100));
+      if (search_over) break;
+      lock.unlock();
+      const auto now = std::chrono::steady_clock::now();
+      if (shutdown_->stop_taking_work.load()) {
+        std::optional<Lease> left;
+        {
+          std::lock_guard<std::mutex> pl(prefetch_mu_);
+          left.swap(prefetched_);
+        }
+        if (left) Release(*left, false, "worker shutting down before starting the unit");
+        if (SteadyNowMs() >= shutdown_->grace_deadline_ms.load() && reason.load() == CancelReason::kNone) {
+          spdlog::warn("{}: grace period over; cancelling at {} of {} numbers", Name(lease), done.load(), total);
+          cancel_for(CancelReason::kShutdown);
+        }
+      } else if (now >= next_prefetch && done.load() >= options_.prefetch_fraction * static_cast<double>(total)) {
+        bool have;
+        {
+          std::lock_guard<std::mutex> pl(prefetch_mu_);
+          have = prefetched_.has_value();
+        }
+        if (!have) {
+          Lease next;
+          if (TryLease(&next)) {
+            spdlog::debug("{}: prefetched unit {}", options_.device, next.unit_id);
+            std::lock_guard<std::mutex> pl(prefetch_mu_);
+            prefetched_ = next;
+          } else {
+            next_prefetch = now + std::chrono::seconds(2);
+          }
+        }
+      }
+      if (now >= next_heartbeat) {
+        next_heartbeat = now + interval;
+        bool stop = false;
+        grpc::Status st = connection_->Heartbeat(lease, done.load(), &stop);
+        if (st.ok() && stop) {
+          spdlog::info("{}: the server no longer needs this unit; stopping it", Name(lease));
+          cancel_for(CancelReason::kServerStop);
+        } else if (!st.ok() && !IsTransient(st)) {
+          spdlog::warn("{}: lease lost ({}); stopping the unit", Name(lease), Describe(st));
+          cancel_for(CancelReason::kLeaseLost);
+        } else if (!st.ok() && !unreachable_logged) {
+          spdlog::warn("{}: heartbeat failed ({}); searching on, the result will be spooled", Name(lease),
+                       Describe(st));
+          unreachable_logged = true;
+        } else if (st.ok()) {
+          unreachable_logged = false;
+        }
+        std::optional<Lease> next;
+        {
+          std::lock_guard<std::mutex> pl(prefetch_mu_);
+          next = prefetched_;
+        }
+        if (next) {
+          bool next_stop = false;
+          grpc::Status ns = connection_->Heartbeat(*next, 0, &next_stop);
+          if ((ns.ok() && next_stop) || (!ns.ok() && !IsTransient(ns))) {
+            std::lock_guard<std::mutex> pl(prefetch_mu_);
+            if (prefetched_ && prefetched_->token == next->token) prefetched_.reset();
+          }
+        }
+      }
+      lock.lock();
+    }
+  });
+
+  const auto t0 = std::chrono::steady_clock::now();
+  UnitResult result;
+  Status st = engine_->Search(
+      lease.spec, &result, [&](uint64_t d, uint64_t) { done = d; }, &cancel);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    search_over = true;
+  }
+  cv.notify_all();
+  monitor.join();
+
+  if (st.ok()) {
+    consecutive_failures_ = 0;
+    v1::CompleteRequest request;
+    request.set_worker_id(lease.worker_id);
+    request.set_unit_id(lease.unit_id);
+    request.set_lease_token(lease.token);
+    wire::ResultToWire(result, request.mutable_result());
+    request.set_seconds(seconds);
+    request.set_engine(engine_->Describe());
+    std::string name;
+    Status ws = spool_->Write(request, &name);
+    const double numbers = static_cast<double>(lease.spec.end - lease.spec.begin);
+    const double rate = seconds > 0 ? numbers / seconds : 0;
+    metrics_->AddNumbers(options_.device, numbers);
+    metrics_->UnitDone(options_.device, rate);
+    units_done_++;
+    spdlog::info("{} done in {:.3f} s: {:.4g} numbers/s, {} records found (ladder {}, class minima {}), {} computed",
+                 Name(lease), seconds, rate, result.ladder.size() + result.class_minima.size(), result.ladder.size(),
+                 result.class_minima.size(), result.candidates);
+    if (!ws.ok()) {
+      // Without the spool the result can still go out directly, just not survive a crash.
+      spdlog::error("{}: cannot spool the result ({}); sending it directly", Name(lease), ws.message());
+      v1::Disposition disposition;
+      grpc::Status cs = connection_->Complete(request, &disposition);
+      if (!cs.ok()) {
+        spdlog::error("{}: result lost with the spool unwritable ({}); releasing the unit", Name(lease), Describe(cs));
+        Release(lease, false, "worker could not spool or send the result");
+      }
+      return;
+    }
+    if (options_.crash_after_spool) {
+      spdlog::warn("test hook --test-crash-after-spool: SIGKILL with {} spooled and not sent", name);
+      raise(SIGKILL);
+    }
+    sender_->Notify();
+    return;
+  }
+  if (st.code() == Status::Code::kUnavailable && reason.load() != CancelReason::kNone) {
+    if (reason.load() == CancelReason::kShutdown) Release(lease, false, "worker shutting down (grace period over)");
+    return;
+  }
+  consecutive_failures_++;
+  metrics_->UnitFailed(options_.device);
+  spdlog::error("{} FAILED: {}", Name(lease), st.ToString());
+  Release(lease, true, options_.device + ": " + st.ToString());
+}
+
+}  // namespace collatz::worker

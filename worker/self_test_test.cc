@@ -1,0 +1,77 @@
+#include "worker/self_test.h"
+
+#include <gtest/gtest.h>
+
+#include "core/cpu_engine.h"
+
+namespace collatz::worker {
+namespace {
+
+std::shared_ptr<const SearchTables> Tables() {
+  static std::shared_ptr<const SearchTables> tables = [] {
+    std::shared_ptr<const SearchTables> t;
+    EXPECT_TRUE(SearchTables::Build(kDefaultSieveBits, kDefaultStepBits, kDefaultTailBits, &t).ok());
+    return t;
+  }();
+  return tables;
+}
+
+// An engine that is right except for one thing, as a broken GPU might be.
+class FaultyEngine : public SearchEngine {
+ public:
+  FaultyEngine(std::function<void(const UnitSpec&, UnitResult*)> fault) : inner_(Tables(), {}), fault_(fault) {}
+  Status Search(const UnitSpec& spec, UnitResult* result, const ProgressFn& progress,
+                const std::atomic<bool>* cancel) override {
+    Status st = inner_.Search(spec, result, progress, cancel);
+    fault_(spec, result);
+    return st;
+  }
+  std::string Describe() const override { return "faulty"; }
+
+ private:
+  CpuEngine inner_;
+  std::function<void(const UnitSpec&, UnitResult*)> fault_;
+};
+
+TEST(SelfTestTest, CpuEnginePasses) {
+  CpuEngine engine(Tables(), {});
+  std::string summary;
+  Status st = RunSelfTest(engine, *Tables(), &summary);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  EXPECT_NE(summary.find("1980976057694848447"), std::string::npos) << summary;
+}
+
+TEST(SelfTestTest, RefusesAnEngineThatDropsTheWideRecord) {
+  FaultyEngine engine([](const UnitSpec& spec, UnitResult* r) {
+    if (spec.begin > Pow2(60)) r->ladder.clear();  // the 128-bit trajectory went wrong
+  });
+  std::string summary;
+  Status st = RunSelfTest(engine, *Tables(), &summary);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("1980976057694848447"), std::string::npos) << st.ToString();
+}
+
+TEST(SelfTestTest, RefusesAnEngineThatMiscountsTheFirstBlock) {
+  FaultyEngine engine([](const UnitSpec& spec, UnitResult* r) {
+    if (spec.begin == 1) r->tally_sum += 1;
+  });
+  std::string summary;
+  EXPECT_FALSE(RunSelfTest(engine, *Tables(), &summary).ok());
+}
+
+TEST(SelfTestTest, RefusesAnEngineThatFails) {
+  FaultyEngine engine([](const UnitSpec&, UnitResult*) {});
+  class Failing : public SearchEngine {
+    Status Search(const UnitSpec&, UnitResult*, const ProgressFn&, const std::atomic<bool>*) override {
+      return Status::Internal("device lost");
+    }
+    std::string Describe() const override { return "failing"; }
+  } failing;
+  std::string summary;
+  Status st = RunSelfTest(failing, *Tables(), &summary);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("device lost"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace collatz::worker

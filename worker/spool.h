@@ -1,0 +1,50 @@
+// The local spool: every finished result is on disk before it is sent, and leaves the
+// disk only after the server acknowledged it. A worker restart or a server outage loses
+// no finished work.
+//
+// One file per result, "<name>.result": an 8-byte magic, the payload length and an
+// FNV-1a 64 checksum (little endian), then the serialized collatz.v1.CompleteRequest
+// (worker id, unit id, lease token, result, seconds, engine). Written to a temporary
+// file, fsynced, renamed into place, and the directory fsynced. Unreadable files are
+// moved to corrupt/, results the server refused for good to rejected/: kept for a human,
+// never retried, never fatal.
+#pragma once
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "proto/collatz.pb.h"
+
+namespace collatz::worker {
+
+class Spool {
+ public:
+  // Creates `dir` (and corrupt/, rejected/) if needed and removes temporary files that
+  // a crash left behind.
+  static Status Open(const std::string& dir, std::unique_ptr<Spool>* out);
+
+  // Writes the result durably; *name identifies it for Read/Remove.
+  Status Write(const v1::CompleteRequest& request, std::string* name);
+  // Names of the spooled results, oldest unit first.
+  std::vector<std::string> List() const;
+  // Corruption when the file is damaged (the caller moves it aside).
+  Status Read(const std::string& name, v1::CompleteRequest* request) const;
+  // After the server acknowledged the result.
+  Status Remove(const std::string& name);
+  // Moves a file to corrupt/ or rejected/ (`subdir`), durably.
+  Status MoveAside(const std::string& name, const std::string& subdir);
+
+  const std::string& dir() const { return dir_; }
+
+ private:
+  explicit Spool(std::string dir) : dir_(std::move(dir)) {}
+  std::string dir_;
+  mutable std::mutex mu_;  // orders concurrent writers' directory fsyncs; files are per result
+};
+
+// The file name a result gets: "u<unit id, 20 digits>-<token prefix>.result".
+std::string SpoolFileName(const v1::CompleteRequest& request);
+
+}  // namespace collatz::worker

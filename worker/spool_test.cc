@@ -1,0 +1,109 @@
+#include "worker/spool.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace collatz::worker {
+namespace {
+
+class SpoolTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/collatz-spool-test-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  static v1::CompleteRequest Sample(uint64_t unit_id) {
+    v1::CompleteRequest r;
+    r.set_worker_id(7);
+    r.set_unit_id(unit_id);
+    r.set_lease_token("0123456789abcdef0123456789abcdef");
+    v1::Record* rec = r.mutable_result()->add_ladder();
+    rec->mutable_n()->set_hi(1);  // an N above 2^64 survives the round trip
+    rec->mutable_n()->set_lo(12345);
+    rec->set_delay(1475);
+    r.mutable_result()->set_candidates(99);
+    r.mutable_result()->set_work_hash(0xdeadbeefcafef00dULL);
+    r.set_seconds(1.5);
+    r.set_engine("cpu (2 threads)");
+    return r;
+  }
+
+  std::string dir_;
+};
+
+TEST_F(SpoolTest, WritesReadsListsAndRemoves) {
+  std::unique_ptr<Spool> spool;
+  ASSERT_TRUE(Spool::Open(dir_ + "/spool", &spool).ok());
+  std::string a, b;
+  ASSERT_TRUE(spool->Write(Sample(12), &a).ok());
+  ASSERT_TRUE(spool->Write(Sample(3), &b).ok());
+  EXPECT_EQ(spool->List(), (std::vector<std::string>{b, a}));  // ascending unit id
+  v1::CompleteRequest back;
+  ASSERT_TRUE(spool->Read(a, &back).ok());
+  EXPECT_EQ(back.SerializeAsString(), Sample(12).SerializeAsString());
+  ASSERT_TRUE(spool->Remove(a).ok());
+  EXPECT_EQ(spool->List(), (std::vector<std::string>{b}));
+}
+
+TEST_F(SpoolTest, SurvivesReopenAndDropsTemporaryFiles) {
+  std::string name;
+  {
+    std::unique_ptr<Spool> spool;
+    ASSERT_TRUE(Spool::Open(dir_, &spool).ok());
+    ASSERT_TRUE(spool->Write(Sample(5), &name).ok());
+  }
+  std::ofstream(dir_ + "/u00000000000000000009-abc.result.tmp") << "half written";
+  std::unique_ptr<Spool> spool;
+  ASSERT_TRUE(Spool::Open(dir_, &spool).ok());
+  EXPECT_EQ(spool->List(), (std::vector<std::string>{name}));
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/u00000000000000000009-abc.result.tmp"));
+}
+
+TEST_F(SpoolTest, DetectsEveryKindOfDamage) {
+  std::unique_ptr<Spool> spool;
+  ASSERT_TRUE(Spool::Open(dir_, &spool).ok());
+  std::string name;
+  ASSERT_TRUE(spool->Write(Sample(1), &name).ok());
+  const std::string path = dir_ + "/" + name;
+  const auto size = std::filesystem::file_size(path);
+  v1::CompleteRequest r;
+
+  // One flipped payload byte: checksum.
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(size - 3));
+    f.put('\x7f');
+  }
+  Status st = spool->Read(name, &r);
+  EXPECT_EQ(st.code(), Status::Code::kCorruption) << st.ToString();
+  // Truncated.
+  std::filesystem::resize_file(path, size - 5);
+  EXPECT_EQ(spool->Read(name, &r).code(), Status::Code::kCorruption);
+  // Empty and garbage.
+  std::filesystem::resize_file(path, 0);
+  EXPECT_EQ(spool->Read(name, &r).code(), Status::Code::kCorruption);
+  std::ofstream(path, std::ios::binary) << "this is not a spool file at all, just text";
+  EXPECT_EQ(spool->Read(name, &r).code(), Status::Code::kCorruption);
+
+  ASSERT_TRUE(spool->MoveAside(name, "corrupt").ok());
+  EXPECT_TRUE(spool->List().empty());
+  EXPECT_TRUE(std::filesystem::exists(dir_ + "/corrupt/" + name));
+}
+
+TEST_F(SpoolTest, FileNamesAreSafeForAnyToken) {
+  v1::CompleteRequest r = Sample(42);
+  r.set_lease_token("../../etc/passwd");
+  const std::string name = SpoolFileName(r);
+  EXPECT_EQ(name, "u00000000000000000042-etcpasswd.result");
+}
+
+}  // namespace
+}  // namespace collatz::worker

@@ -1,0 +1,251 @@
+// End to end: the real collatz-server and collatz-worker (CPU backend) on 127.0.0.1.
+// Every search is compared with the exhaustive reference records in shared/data.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "core/records_csv.h"
+#include "worker/e2e_support.h"
+
+namespace collatz::worker::e2e {
+namespace {
+
+constexpr int kKilled = 128 + SIGKILL;
+
+std::vector<std::string> WorkerArgs(const Server& server, const TempDir& dir, std::vector<std::string> extra = {},
+                                    const std::string& threads = "1") {
+  std::vector<std::string> args = {"--server",   server.address(), "--backend", "cpu", "--threads", threads,
+                                   "--spool",    dir.File("spool"), "--heartbeat-seconds", "0.5",
+                                   "--backoff-cap-seconds", "1"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+size_t SpooledResults(const TempDir& dir) {
+  size_t n = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir.File("spool"), ec)) {
+    n += e.path().extension() == ".result";
+  }
+  return n;
+}
+
+// The server's final records below min(P, 2^28) equal the exhaustive reference.
+void ExpectRecordsEqualReference(Server& server, u128 expected_prefix) {
+  u128 prefix = 0, class_prefix = 0;
+  std::vector<Record> delay = server.FinalRecords(v1::RECORD_KIND_DELAY, &prefix);
+  std::vector<Record> klass = server.FinalRecords(v1::RECORD_KIND_CLASS, &class_prefix);
+  ASSERT_EQ(prefix, expected_prefix);
+  ASSERT_EQ(class_prefix, expected_prefix);
+  const u128 limit = std::min<u128>(prefix, Pow2(28));
+  std::vector<Record> ref_delay, ref_class;
+  ASSERT_TRUE(ReadRecordsCsv(std::string(COLLATZ_SHARED_DATA) + "/delay_records_below_2p28.csv", RecordCsvKind::kDelay,
+                             &ref_delay).ok());
+  ASSERT_TRUE(ReadRecordsCsv(std::string(COLLATZ_SHARED_DATA) + "/class_records_below_2p28.csv", RecordCsvKind::kClass,
+                             &ref_class).ok());
+  auto below = [&](std::vector<Record> v) {
+    v.erase(std::remove_if(v.begin(), v.end(), [&](const Record& r) { return r.n >= limit; }), v.end());
+    std::sort(v.begin(), v.end(), [](const Record& a, const Record& b) { return a.delay < b.delay; });
+    return v;
+  };
+  const std::vector<Record> want_delay = below(ref_delay), got_delay = below(delay);
+  const std::vector<Record> want_class = below(ref_class), got_class = below(klass);
+  EXPECT_GT(want_delay.size(), 40u);
+  EXPECT_EQ(got_delay, want_delay);
+  EXPECT_GT(want_class.size(), 300u);
+  EXPECT_EQ(got_class, want_class);
+}
+
+std::string HttpGet(int port, const std::string& path) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string out;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+    const std::string req = "GET " + path + " HTTP/1.0\r\nHost: localhost\r\n\r\n";
+    if (write(fd, req.data(), req.size()) == static_cast<ssize_t>(req.size())) {
+      char buf[4096];
+      for (ssize_t r; (r = read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(r));
+    }
+  }
+  close(fd);
+  return out;
+}
+
+TEST(WorkerEndToEnd, SearchesARangeExactlyWithJsonLogsAndMetrics) {
+  TempDir dir;
+  Server server(dir.path(), 0, "server.log", {"--unit-size", "2^21"});
+  ASSERT_TRUE(server.ok()) << server.child().log();
+  ASSERT_EQ(server.Submit(1, Pow2(24), Pow2(21)).units(), 8u);
+  Child worker(COLLATZ_WORKER_BINARY,
+               WorkerArgs(server, dir, {"--max-idle-seconds", "3", "--log-format", "json", "--metrics-listen",
+                                        "127.0.0.1:0"}),
+               dir.File("worker.log"));
+  ASSERT_TRUE(server.WaitAllFinished(120000)) << worker.log();
+  ASSERT_TRUE(worker.WaitForLog("result sent: accepted", 20000, 8)) << worker.log();
+  // Metrics while it idles before exiting.
+  const std::string log = worker.log();
+  const size_t at = log.find("(port ");
+  ASSERT_NE(at, std::string::npos) << log;
+  const int metrics_port = std::stoi(log.substr(at + 6));
+  const std::string metrics = HttpGet(metrics_port, "/metrics");
+  EXPECT_NE(metrics.find("collatz_worker_units_done_total{device=\"cpu\"} 8"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("collatz_worker_numbers_searched_total{device=\"cpu\"} 16777215"), std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("collatz_worker_numbers_per_second{device=\"cpu\"}"), std::string::npos);
+  EXPECT_NE(metrics.find("collatz_worker_units_failed_total"), std::string::npos);
+
+  ASSERT_EQ(worker.Wait(30000), 0) << worker.log();
+  ExpectRecordsEqualReference(server, Pow2(24));
+  EXPECT_EQ(SpooledResults(dir), 0u);
+  // One JSON object per line; one "done" line per unit, with its rate and records.
+  const std::string final_log = worker.log();
+  std::stringstream lines(final_log);
+  size_t n = 0;
+  for (std::string line; std::getline(lines, line); ++n) {
+    ASSERT_TRUE(line.size() > 2 && line.front() == '{' && line.back() == '}') << line;
+    EXPECT_NE(line.find("\"msg\":\""), std::string::npos) << line;
+  }
+  EXPECT_GT(n, 10u);
+  EXPECT_EQ(CountOccurrences(final_log, "numbers/s"), 8u) << final_log;
+  EXPECT_NE(final_log.find("self-test passed on the CPU path"), std::string::npos);
+  EXPECT_NE(final_log.find("cpu: unit 1 [1, 2097153) done in"), std::string::npos) << final_log;
+}
+
+TEST(WorkerEndToEnd, SpooledResultSurvivesSigkillBeforeItWasSent) {
+  TempDir dir;
+  Server server(dir.path(), 0, "server.log", {"--lease-seconds", "4"});
+  ASSERT_TRUE(server.ok()) << server.child().log();
+  ASSERT_EQ(server.Submit(1, Pow2(24), Pow2(21)).units(), 8u);
+  {
+    Child crashing(COLLATZ_WORKER_BINARY, WorkerArgs(server, dir, {"--test-crash-after-spool"}),
+                   dir.File("worker1.log"));
+    ASSERT_EQ(crashing.Wait(120000), kKilled) << crashing.log();
+  }
+  ASSERT_EQ(SpooledResults(dir), 1u);
+  EXPECT_EQ(server.Status().units_finished(), 0u);
+
+  Child worker(COLLATZ_WORKER_BINARY, WorkerArgs(server, dir, {"--max-idle-seconds", "6"}), dir.File("worker2.log"));
+  ASSERT_EQ(worker.Wait(120000), 0) << worker.log();
+  const std::string log = worker.log();
+  // The spool went out first, and the server took it (not a re-run: it was the first result).
+  const size_t resent = log.find("re-sending 1 finished result(s)");
+  const size_t accepted = log.find("unit 1 result sent: accepted");
+  const size_t loop = log.find("lease loop started");
+  ASSERT_NE(resent, std::string::npos) << log;
+  ASSERT_NE(accepted, std::string::npos) << log;
+  EXPECT_LT(resent, accepted);
+  EXPECT_LT(accepted, loop);
+  EXPECT_EQ(SpooledResults(dir), 0u);
+  ASSERT_TRUE(server.WaitAllFinished(10000));
+  ExpectRecordsEqualReference(server, Pow2(24));
+}
+
+TEST(WorkerEndToEnd, CorruptSpoolFileIsMovedAsideNotFatal) {
+  TempDir dir;
+  Server server(dir.path(), 0, "server.log");
+  ASSERT_TRUE(server.ok()) << server.child().log();
+  std::filesystem::create_directories(dir.File("spool"));
+  {
+    std::ofstream(dir.File("spool/u00000000000000000001-deadbeef.result")) << "CLZSPOL1 but then garbage";
+  }
+  ASSERT_EQ(server.Submit(1, Pow2(22), Pow2(21)).units(), 2u);
+  Child worker(COLLATZ_WORKER_BINARY, WorkerArgs(server, dir, {"--max-idle-seconds", "1"}), dir.File("worker.log"));
+  ASSERT_EQ(worker.Wait(120000), 0) << worker.log();
+  EXPECT_NE(worker.log().find("is unreadable"), std::string::npos) << worker.log();
+  EXPECT_TRUE(std::filesystem::exists(dir.File("spool/corrupt/u00000000000000000001-deadbeef.result")));
+  ExpectRecordsEqualReference(server, Pow2(22));
+}
+
+TEST(WorkerEndToEnd, ServerUnreachableForAWhile) {
+  TempDir dir;
+  auto server = std::make_unique<Server>(dir.path(), 0, "server1.log", std::vector<std::string>{"--lease-seconds", "3"});
+  ASSERT_TRUE(server->ok()) << server->child().log();
+  const int port = server->port();
+  ASSERT_EQ(server->Submit(1, Pow2(26), Pow2(22)).units(), 16u);
+  Child worker(COLLATZ_WORKER_BINARY, WorkerArgs(*server, dir, {"--max-idle-seconds", "8"}), dir.File("worker.log"));
+  ASSERT_TRUE(worker.WaitForLog("done in", 120000)) << worker.log();
+  // The coordinator dies (no clean shutdown) while the worker is in the middle of the range.
+  // A lease it granted in its last moment may never have reached the worker: it expires
+  // after 3 s and is leased again, so the worker waits 8 s for work before it exits.
+  server->child().Signal(SIGKILL);
+  ASSERT_EQ(server->child().Wait(10000), kKilled);
+  server.reset();
+  std::this_thread::sleep_for(std::chrono::seconds(4));
+  ASSERT_TRUE(worker.running()) << worker.log();
+  server = std::make_unique<Server>(dir.path(), port, "server2.log", std::vector<std::string>{"--lease-seconds", "3"});
+  ASSERT_TRUE(server->ok()) << server->child().log();
+  ASSERT_EQ(worker.Wait(180000), 0) << worker.log();
+  const std::string log = worker.log();
+  EXPECT_TRUE(log.find("retrying") != std::string::npos) << log;
+  ASSERT_TRUE(server->WaitAllFinished(30000));
+  ExpectRecordsEqualReference(*server, Pow2(26));
+  EXPECT_EQ(SpooledResults(dir), 0u);
+}
+
+// Units of 2^26 numbers near 2^27 take a few seconds on one thread: long enough to
+// signal the worker in the middle of one.
+TEST(WorkerEndToEnd, SigtermMidUnitReleasesTheLeaseAndLosesNothing) {
+  TempDir dir;
+  Server server(dir.path(), 0, "server.log", {"--lease-seconds", "60"});
+  ASSERT_TRUE(server.ok()) << server.child().log();
+  ASSERT_EQ(server.Submit(1, Pow2(28), Pow2(26)).units(), 4u);
+  {
+    Child worker(COLLATZ_WORKER_BINARY, WorkerArgs(server, dir, {"--grace-seconds", "0"}), dir.File("worker1.log"));
+    ASSERT_TRUE(worker.WaitForLog("unit 1 [1, 67108865) started", 60000)) << worker.log();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    worker.Signal(SIGTERM);
+    ASSERT_EQ(worker.Wait(20000), 0) << worker.log();
+    EXPECT_NE(worker.log().find("released: worker shutting down"), std::string::npos) << worker.log();
+  }
+  v1::StatusResponse s = server.Status();
+  EXPECT_EQ(s.units_leased(), 0u);
+  EXPECT_EQ(s.units_finished(), 0u);
+  EXPECT_EQ(s.units_pending(), 4u);
+
+  // With a grace period the running unit is finished and delivered; nothing new is taken.
+  {
+    Child worker(COLLATZ_WORKER_BINARY, WorkerArgs(server, dir, {"--grace-seconds", "120", "--prefetch-fraction", "0"}),
+                 dir.File("worker2.log"));
+    ASSERT_TRUE(worker.WaitForLog("started", 60000)) << worker.log();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    worker.Signal(SIGTERM);
+    ASSERT_EQ(worker.Wait(120000), 0) << worker.log();
+    EXPECT_NE(worker.log().find("result sent: accepted"), std::string::npos) << worker.log();
+  }
+  s = server.Status();
+  EXPECT_EQ(s.units_leased(), 0u);
+  EXPECT_EQ(s.units_finished(), 1u);
+  EXPECT_EQ(s.units_pending(), 3u);
+  EXPECT_EQ(SpooledResults(dir), 0u);
+
+  // Nothing was lost: a fresh worker finishes the range and the records are exact.
+  Child worker(COLLATZ_WORKER_BINARY, WorkerArgs(server, dir, {"--max-idle-seconds", "1"}, "2"),
+               dir.File("worker3.log"));
+  ASSERT_EQ(worker.Wait(240000), 0) << worker.log();
+  ASSERT_TRUE(server.WaitAllFinished(10000));
+  ExpectRecordsEqualReference(server, Pow2(28));
+}
+
+TEST(WorkerEndToEnd, RefusesAServerWithAnotherSieve) {
+  TempDir dir;
+  Server server(dir.path(), 0, "server.log", {"--sieve-bits", "12"});
+  ASSERT_TRUE(server.ok()) << server.child().log();
+  Child worker(COLLATZ_WORKER_BINARY, WorkerArgs(server, dir), dir.File("worker.log"));
+  EXPECT_EQ(worker.Wait(60000), 1) << worker.log();
+  EXPECT_NE(worker.log().find("refuses registration"), std::string::npos) << worker.log();
+}
+
+}  // namespace
+}  // namespace collatz::worker::e2e
