@@ -1,0 +1,140 @@
+// collatzctl's client commands against the real collatz-server binary on 127.0.0.1:
+// exit codes and messages for refused input, a missing token and an unreachable server;
+// import, status, server-records, export, backup and cancel.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+extern char** environ;
+
+namespace {
+
+struct CtlRun {
+  int code = -1;
+  std::string out;  // stdout and stderr
+};
+
+CtlRun Ctl(const std::string& args) {
+  CtlRun r;
+  const std::string cmd = std::string(COLLATZCTL_BINARY) + " " + args + " 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int status = ::pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+int FreePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+TEST(CollatzctlClient, CommandsAgainstTheRealServer) {
+  const auto dir = std::filesystem::temp_directory_path() / ("ctl_test_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string token_file = (dir / "token").string();
+  std::ofstream(token_file) << "ctl-token\n";
+  const std::string address = "127.0.0.1:" + std::to_string(FreePort());
+  std::vector<std::string> args = {COLLATZ_SERVER_BINARY, "--listen", address, "--db", (dir / "c.db").string(),
+                                   "--token-file", token_file, "--unit-size", "2^20", "--sieve-bits", "16"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 2, (dir / "server.log").c_str(), O_WRONLY | O_CREAT, 0644);
+  pid_t pid;
+  ASSERT_EQ(posix_spawn(&pid, COLLATZ_SERVER_BINARY, &fa, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&fa);
+  const std::string s = " --server " + address;
+  const std::string t = s + " --token-file " + token_file;
+  CtlRun r;
+  for (int i = 0; i < 300 && (r = Ctl("status" + s)).code != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("covered prefix   [1, 1)"), std::string::npos) << r.out;
+
+  r = Ctl("submit --to 2^24" + s);  // no token
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("refused the token"), std::string::npos) << r.out;
+  r = Ctl("submit --from 9 --to 5" + t);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("empty or reversed range"), std::string::npos) << r.out;
+  r = Ctl("submit --to 2^128" + t);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("2^128"), std::string::npos) << r.out;
+  r = Ctl("status --server 127.0.0.1:1 --timeout 5");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("cannot reach the server"), std::string::npos) << r.out;
+
+  r = Ctl("submit --to 2^24" + t);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("submission 1: 16 units"), std::string::npos) << r.out;
+  r = Ctl("submit --to 2^24" + t);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("already covered"), std::string::npos) << r.out;
+  r = Ctl("cancel --id 77" + t);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("unknown submission 77"), std::string::npos) << r.out;
+
+  const std::string data = COLLATZ_SHARED_DATA;
+  r = Ctl("import --delay-csv " + data + "/delay_records_below_2p28.csv --class-csv " + data +
+          "/class_records_below_2p28.csv --complete-below 2^28" + t);
+  EXPECT_EQ(r.code, 0) << r.out;
+  r = Ctl("server-records --kind delay --format csv" + s);
+  EXPECT_EQ(r.code, 0);
+  std::ifstream ref(data + "/delay_records_below_2p28.csv");
+  std::stringstream ref_text;
+  ref_text << ref.rdbuf();
+  EXPECT_EQ(r.out, ref_text.str());
+  r = Ctl("export --class-csv " + (dir / "class.csv").string() + s);
+  EXPECT_EQ(r.code, 0);
+  std::ifstream cls(dir / "class.csv"), cref(data + "/class_records_below_2p28.csv");
+  std::stringstream a, b;
+  a << cls.rdbuf();
+  b << cref.rdbuf();
+  EXPECT_EQ(a.str(), b.str());
+  r = Ctl("status --format json" + s);
+  EXPECT_NE(r.out.find("\"covered_prefix\": \"268435456\""), std::string::npos) << r.out;
+  r = Ctl("backup --out " + (dir / "backup.db").string() + t);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(std::filesystem::exists(dir / "backup.db"));
+  r = Ctl("backup --out " + (dir / "backup.db").string() + t);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("already exists"), std::string::npos) << r.out;
+  r = Ctl("cancel --id 1" + t);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("16 unfinished units removed"), std::string::npos) << r.out;
+  r = Ctl("workers" + s);
+  EXPECT_EQ(r.code, 0);
+
+  ::kill(pid, SIGTERM);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
