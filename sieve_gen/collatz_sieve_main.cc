@@ -70,6 +70,7 @@ struct GenerateArgs {
   int threads = 0;
   bool force_external = false;
   bool quiet = false;
+  bool dry_run = false;
 };
 
 // Progress on stderr, only when it is a terminal: level, share of work, elapsed, ETA.
@@ -102,11 +103,19 @@ Status PrepareOptions(int bits, const std::string& memory, const std::string& tm
   s = sg::AvailableMemory(&available);
   if (!s.ok()) return s;
   *estimate = sg::EstimateResources(*o);
-  const uint64_t wanted = std::min(o->memory_bytes, estimate->peak_memory_bytes);
+  // The estimate already respects the budget where it can; it exceeds it only when the
+  // budget is too small for the partitions the level needs.
+  const uint64_t wanted = estimate->peak_memory_bytes;
   if (wanted > available) {
-    return Status::FailedPrecondition("needs about " + sg::FormatBytes(wanted) + " of memory (--memory " + memory +
-                                      ") but only " + sg::FormatBytes(available) +
-                                      " is available; lower --memory to run out of core");
+    return Status::FailedPrecondition(
+        "needs about " + sg::FormatBytes(wanted) + " of memory (--memory " + memory + ") but only " +
+        sg::FormatBytes(available) + " is available; " +
+        (wanted > o->memory_bytes ? "this width needs a larger --memory on a larger machine"
+                                  : "lower --memory to run out of core"));
+  }
+  if (wanted > o->memory_bytes + (o->memory_bytes >> 2) && wanted > (uint64_t{256} << 20)) {
+    std::fprintf(stderr, "collatz-sieve: warning: --memory %s is too small for %d bits; expect about %s\n",
+                 memory.c_str(), bits, sg::FormatBytes(wanted).c_str());
   }
   uint64_t tmp_free = 0, tmp_dev = 0, out_free = 0, out_dev = 0;
   s = sg::FreeDiskSpace(o->tmpdir, &tmp_free, &tmp_dev);
@@ -139,6 +148,20 @@ int RunGenerate(const GenerateArgs& a) {
   sg::GeneratorOptions o;
   sg::ResourceEstimate estimate;
   Status s = PrepareOptions(a.bits, a.memory, a.tmpdir, a.threads, a.out, &o, &estimate);
+  if (a.dry_run) {
+    // The plan only: what the up-front checks compared with the machine.
+    if (estimate.output_bytes == 0) estimate = sg::EstimateResources(o);
+    nlohmann::json j;
+    j["bits"] = a.bits;
+    j["memory_budget_bytes"] = o.memory_bytes;
+    j["out_of_core"] = estimate.external;
+    j["estimated_peak_memory_bytes"] = estimate.peak_memory_bytes;
+    j["estimated_peak_scratch_bytes"] = estimate.external ? estimate.peak_disk_bytes : 0;
+    j["estimated_output_bytes"] = estimate.output_bytes;
+    j["checks"] = s.ok() ? "ok" : s.ToString();
+    std::cout << j.dump() << std::endl;
+    return s.ok() ? kExitOk : (s.code() == Status::Code::kInvalidArgument ? kExitUsage : kExitFailure);
+  }
   if (!s.ok()) return FailOptions(s);
   o.force_external = a.force_external;
   if (!a.quiet) {
@@ -296,6 +319,7 @@ int main(int argc, char** argv) {
   generate->add_option("--threads", gen.threads, "Worker threads (default: all cores)")->check(CLI::Range(0, 64));
   generate->add_flag("--force-external", gen.force_external, "Keep every level out of core (testing)");
   generate->add_flag("--quiet,-q", gen.quiet, "No progress or banner on stderr");
+  generate->add_flag("--dry-run", gen.dry_run, "Print the estimated memory, scratch and output (JSON) and stop");
 
   std::string info_path;
   auto* info = app.add_subcommand("info", "Print a sieve file's header and checksum status as JSON");

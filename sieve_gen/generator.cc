@@ -270,26 +270,34 @@ ResourceEstimate EstimateResources(const GeneratorOptions& o) {
   uint64_t input_ram = 0, input_disk = 0, input_part = 0;
   uint64_t peak_ram = 0, peak_disk = 0;
   for (int k = 1; k <= o.bits; ++k) {
-    const uint64_t lifts = static_cast<uint64_t>(ExpectedLifts(k) * 1.05);
     const bool last = k == o.bits;
-    const uint64_t out_records = last ? lifts : 2 * lifts;
-    StorePlan plan = last ? PlanResidueStore(out_records, input_ram, input_part, threads, o)
-                          : PlanLiftStore(out_records, input_ram, input_part, threads, o);
-    const uint64_t out_bytes = out_records * (last ? sizeof(uint64_t) : sizeof(LiftRecord)) / (last ? 2 : 1);
+    const uint64_t lifts = static_cast<uint64_t>(ExpectedLifts(k) * 1.05);
+    // Plans are made on the same upper bound the run uses (survivors <= lifts); disk on
+    // what is expected (5% margin): the last level's odd survivors, or the next level's lifts.
+    const uint64_t bound_records = last ? lifts : 2 * lifts;
+    StorePlan plan = last ? PlanResidueStore(bound_records, input_ram, input_part, threads, o)
+                          : PlanLiftStore(bound_records, input_ram, input_part, threads, o);
+    const uint64_t bound_bytes = bound_records * (last ? sizeof(uint64_t) : sizeof(LiftRecord));
+    const uint64_t expected_bytes =
+        last ? static_cast<uint64_t>(0.6 * EstimatedSurvivors(k)) * sizeof(uint64_t)
+             : static_cast<uint64_t>(ExpectedLifts(k + 1) * 1.05) * sizeof(LiftRecord);
+    const uint64_t partitions = uint64_t{1} << plan.partition_bits;
     uint64_t ram = input_ram + static_cast<uint64_t>(threads * input_part * kGroupingCopies) +
-                   (plan.external ? 0 : out_bytes);
-    uint64_t disk = input_disk + (plan.external ? out_bytes : 0);
+                   (plan.external ? 0 : bound_bytes);
+    // Input partitions are freed as they are grouped while the output grows, so the two
+    // together stay near the larger of them; plus partly filled blocks and partitions in flight.
+    uint64_t disk = std::max(input_disk, plan.external ? expected_bytes : 0) + (input_disk ? threads * input_part : 0);
     if (plan.external) {
       e.external = true;
-      ram += (uint64_t{1} << plan.partition_bits) * threads * (kExternalBlockBytes + kLocalBatch * sizeof(LiftRecord)) +
+      ram += partitions * threads * (kExternalBlockBytes + kLocalBatch * sizeof(LiftRecord)) +
              threads * kExternalWriterBuffers * kExternalBlockBytes;
-      disk += (uint64_t{1} << plan.partition_bits) * threads * kExternalBlockBytes;  // partly filled blocks
+      disk += partitions * threads * kExternalBlockBytes;
     }
     peak_ram = std::max(peak_ram, ram);
     peak_disk = std::max(peak_disk, disk);
-    input_ram = plan.external ? 0 : out_bytes;
-    input_disk = plan.external ? out_bytes : 0;
-    input_part = out_bytes >> plan.partition_bits;
+    input_ram = plan.external ? 0 : expected_bytes;
+    input_disk = plan.external ? expected_bytes : 0;
+    input_part = expected_bytes / partitions;
   }
   const double odd = 0.56 * EstimatedSurvivors(o.bits);
   e.output_bytes = 64 + static_cast<uint64_t>(odd) * (o.bits <= 32 ? 4 : 8);
