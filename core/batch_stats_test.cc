@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 #include <random>
 
@@ -65,6 +66,34 @@ TEST(BatchStats, TrajectoriesPast64And128Bits) {
   for (u128 n : {past64, past128}) {
     const u128 start = n - n % 256;
     ExpectSameAsSlow(start, start + 512, 256, 2);
+  }
+}
+
+// The property the GPU stats kernel relies on (gpu/stats_kernel.cu): for h >= 1, residues
+// i < 2^k (even ones too) with equal (p, c) after k T-steps have equal delays, so a block of
+// 2^k numbers needs only one walk per group.
+TEST(BatchStats, JoinGroupsOfAllResiduesHaveEqualDelays) {
+  std::mt19937_64 rng(16);
+  for (int k : {8, 12, 16}) {
+    std::map<std::pair<uint32_t, uint64_t>, uint32_t> first_of_group;
+    std::vector<uint32_t> rep(size_t{1} << k);
+    for (uint32_t i = 0; i < (1u << k); ++i) {
+      uint32_t p = 0;
+      uint64_t c = 0;
+      TStepsOfResidue(i, k, &p, &c);
+      rep[i] = first_of_group.emplace(std::make_pair(p, c), i).first->second;
+    }
+    for (u128 h : {u128{1}, u128{3}, (u128{1} << 30) + rng() % 1000, (u128{1} << 70) + rng(), (u128{1} << 110) + rng()}) {
+      const u128 base = h << k;
+      size_t bad = 0;
+      for (uint32_t i = 0; i < (1u << k); ++i) {
+        if (rep[i] != i && Fast()->Delay(base + i) != Fast()->Delay(base + rep[i])) ++bad;
+      }
+      EXPECT_EQ(bad, 0u) << "k=" << k << " h=" << ToDecimal(h);
+    }
+    if (k == 16) {
+      EXPECT_EQ(first_of_group.size(), 19275u);  // SPEC 2: all residues surviving the 16-bit sieve
+    }
   }
 }
 
