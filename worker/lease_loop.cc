@@ -56,8 +56,14 @@ void LeaseLoop::Run() {
       }
     }
     if (lease.token.empty() && !AcquireLease(&lease)) break;
+    if (shutdown_->stop_taking_work.load()) {
+      // The signal came while the lease was on its way.
+      Release(lease, false, "worker shutting down before starting the unit");
+      break;
+    }
     RunUnit(lease);
     if (consecutive_failures_ >= options_.max_consecutive_failures) {
+      gave_up_ = true;
       spdlog::error("{}: {} consecutive units failed; this device takes no more work", options_.device,
                     consecutive_failures_);
       break;

@@ -51,6 +51,8 @@ class LeaseLoop {
   void Start();
   void Join();
   uint64_t units_done() const { return units_done_.load(); }
+  // Whether the loop ended because its device failed unit after unit.
+  bool gave_up() const { return gave_up_.load(); }
 
  private:
   enum class CancelReason { kNone, kShutdown, kServerStop, kLeaseLost };
@@ -77,6 +79,7 @@ class LeaseLoop {
   std::mutex prefetch_mu_;
   std::atomic<uint64_t> units_done_{0};
   int consecutive_failures_ = 0;
+  std::atomic<bool> gave_up_{false};
   std::thread thread_;
 };
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -259,11 +260,13 @@ int main(int argc, char** argv) {
   }
   for (auto& loop : loops) loop->Start();
   for (auto& loop : loops) loop->Join();
+  const bool all_gave_up = std::all_of(loops.begin(), loops.end(), [](const auto& l) { return l->gave_up(); });
+  if (all_gave_up) spdlog::error("every device failed unit after unit; exiting");
 
   // Results still to send get what is left of the grace period (at least a few seconds).
   const int64_t now = SteadyNowMs();
   const int64_t until = std::max(now + 5000, std::min(shutdown.grace_deadline_ms.load(), now + 60000));
   const size_t left = sender.Finish(std::chrono::steady_clock::now() + std::chrono::milliseconds(until - now));
   if (left > 0) spdlog::warn("{} result(s) not yet acknowledged stay in {}; they are sent on the next start", left, spool_dir);
-  return finish(shutdown.fatal.load() ? kExitFatal : 0);
+  return finish(shutdown.fatal.load() || all_gave_up ? kExitFatal : 0);
 }
