@@ -1,5 +1,5 @@
-// The out-of-core PartitionedStore: one STXXL vector per (partition, writer), written
-// through overlapped buffered writers and read back through prefetching readers.
+// The out-of-core PartitionedStore: one list of STXXL blocks per (partition, writer),
+// written asynchronously and read back with read-ahead.
 // STXXL is the only slow-to-compile header; it is confined to this file.
 #include <stdlib.h>
 

@@ -2,7 +2,7 @@
 // from the lifts of the level-k survivors (all of them, even and odd: an even residue
 // can kill an odd one, e.g. 4 kills 5 at k = 3). Each level is partitioned by a hash of
 // (p, c) so every partition is grouped in memory; a level whose lifts do not fit in the
-// memory budget is kept in STXXL vectors on disk. Output is identical either way.
+// memory budget is kept in STXXL blocks on disk. Output is identical either way.
 #pragma once
 
 #include <cstdint>

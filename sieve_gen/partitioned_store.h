@@ -1,7 +1,7 @@
 // A level of the generator: records split into partitions, written concurrently by a
 // fixed set of writer threads (each writer owns its own sub-list of every partition, so
 // writers never contend), then taken out one partition at a time to be grouped in memory.
-// Two implementations: in RAM, and out of core in STXXL vectors.
+// Two implementations: in RAM, and out of core in STXXL blocks.
 #pragma once
 
 #include <cstddef>
