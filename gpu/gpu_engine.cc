@@ -161,7 +161,9 @@ class GpuEngine : public SearchEngine {
   const GpuSearchStats& stats() const { return stats_; }
   bool SharedSteps() const { return options_.shared_step_table && options_.step_bits <= gpu::kMaxSharedStepBits; }
   bool Pair() const { return options_.two_per_thread && !SharedSteps(); }
-  bool TwoPass() const { return options_.max_passes > 0 && !Pair() && !options_.lane_refill; }
+  bool TwoPass() const {
+    return options_.max_passes > 0 && !Pair() && !options_.lane_refill && !options_.lane_streams;
+  }
 
  private:
   Status BuildSieveCycle(unsigned modulus, SieveCycle* cycle);
@@ -286,7 +288,7 @@ Status GpuEngine::Init() {
   blocks_per_sm_ = o.blocks_per_sm;
   if (blocks_per_sm_ <= 0) {
     CUDA_TRY(gpu::SearchBlocksPerSm(o.block_threads, SharedSteps(), o.step_bits, o.lane_refill, o.full_occupancy,
-                                    Pair(), &blocks_per_sm_));
+                                    Pair(), options_.lane_streams, &blocks_per_sm_));
     if (blocks_per_sm_ <= 0) blocks_per_sm_ = 1;
   }
 
@@ -353,7 +355,8 @@ Status GpuEngine::EnsureCapacity(Slot& slot, uint64_t ladder, uint64_t host_fini
 
 Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
   LaunchParams p = base_params_;
-  const uint64_t threads = Pair() ? gpu::kPairTile
+  const uint64_t threads = options_.lane_streams ? gpu::kRefillTile
+                           : Pair()               ? gpu::kPairTile
                            : options_.lane_refill ? gpu::kRefillTile
                                                   : gpu::kTilePositions;  // positions per tile
   p.ladder_floor = job.ladder_floor;
@@ -590,6 +593,7 @@ Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
   p.refill = options_.lane_refill ? 1 : 0;
   p.full_occupancy = options_.full_occupancy ? 1 : 0;
   p.pair = Pair() ? 1 : 0;
+  p.streams = options_.lane_streams ? 1 : 0;
   // First-block pattern: odd n mod 18 computed by the kind's rule.
   p.period = classes ? 2 : 18;
   p.npat = 0;

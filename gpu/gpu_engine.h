@@ -43,6 +43,10 @@ struct GpuEngineOptions {
   // Lane refill: each warp owns 256 positions; lanes whose number is done take new ones
   // in batches instead of idling until the warp's slowest lane of every 32 is done.
   bool lane_refill = false;  // measured slower on the H200 (docs/PERFORMANCE.md)
+  // Lane streams: each warp owns 256 positions and lane l walks items l, l+32, ... one
+  // after another with no coordination; the warp waits only for its busiest lane's 8
+  // numbers. Global-memory step table. Takes precedence over the options below.
+  bool lane_streams = false;
   // Plain kernel only: cap registers at 32 so that 2048 threads fit on an SM.
   bool full_occupancy = true;
   // Two numbers per thread walked in lockstep (two step-table loads in flight per thread);

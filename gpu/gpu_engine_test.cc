@@ -253,9 +253,9 @@ TEST(GpuEngineTest, UnitsHoldingKnownRecordsAndWideTrajectories) {
 
 TEST(GpuEngineTest, BufferOverflowIsDetectedAndRecovered) {
   REQUIRE_GPU();
-  for (int variant : {0, 1, 2, 3}) {
+  for (int variant : {0, 1, 2, 3, 4}) {
     const bool refill = variant == 1;
-    SCOPED_TRACE(variant == 0 ? "plain kernel" : variant == 1 ? "lane refill" : variant == 2 ? "two per thread" : "two passes");
+    SCOPED_TRACE(variant == 0 ? "plain kernel" : variant == 1 ? "lane refill" : variant == 2 ? "two per thread" : variant == 3 ? "two passes" : "lane streams");
     GpuEngineOptions tiny;
     tiny.ladder_capacity = 1;
     tiny.host_finish_capacity = 1;
@@ -263,6 +263,7 @@ TEST(GpuEngineTest, BufferOverflowIsDetectedAndRecovered) {
     tiny.lane_refill = refill;
     tiny.two_per_thread = variant == 2;
     tiny.max_passes = variant == 3 ? 1 : 0;
+    tiny.lane_streams = variant == 4;
     tiny.deferred_capacity = 1;
     auto gpu = MakeGpu(tiny);
     std::mt19937_64 rng(Seed() + 4);
@@ -294,7 +295,8 @@ TEST(GpuEngineTest, BufferOverflowIsDetectedAndRecovered) {
 TEST(GpuEngineTest, TuningVariantsAgree) {
   REQUIRE_GPU();
   std::mt19937_64 rng(Seed() + 5);
-  GpuEngineOptions a, b, c, d, e, f;
+  GpuEngineOptions a, b, c, d, e, f, g;
+  g.lane_streams = true;
   e.two_per_thread = true;
   f.max_passes = 2;
   d.step_bits = 13;  // shared-memory step table, lane refill, CPU-sized bound buckets
@@ -309,7 +311,7 @@ TEST(GpuEngineTest, TuningVariantsAgree) {
   b.step_bits = 20;
   b.block_threads = 512;
   c.early_termination = false;
-  auto ga = MakeGpu(a), gb = MakeGpu(b), gc = MakeGpu(c), gd = MakeGpu(d), ge = MakeGpu(e), gf = MakeGpu(f);
+  auto ga = MakeGpu(a), gb = MakeGpu(b), gc = MakeGpu(c), gd = MakeGpu(d), ge = MakeGpu(e), gf = MakeGpu(f), gg = MakeGpu(g);
   for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
     const u128 begin = Pow2(60) + rng() % Pow2(58);
     const UnitSpec spec = SpecWithRecords(begin, begin + (uint64_t{1} << 22), kinds, &rng);
@@ -320,6 +322,7 @@ TEST(GpuEngineTest, TuningVariantsAgree) {
     EXPECT_EQ(GpuSearch(*gd, spec), cpu);
     EXPECT_EQ(GpuSearch(*ge, spec), cpu);
     EXPECT_EQ(GpuSearch(*gf, spec), cpu);
+    EXPECT_EQ(GpuSearch(*gg, spec), cpu);
   }
 }
 

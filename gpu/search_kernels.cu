@@ -523,10 +523,106 @@ __global__ void __launch_bounds__(kThreads) DeferredKernel(const LaunchParams P)
   AddTotals<kThreads>(P, 0, count, sum, 0);
 }
 
+// Lane streams: a warp owns a tile of kRefillTile positions and lane l walks items l, l+32,
+// l+64, ... one after the other, taking its next number as soon as the last one is done,
+// with no coordination between lanes (no ballots, no shared counter). The warp runs until
+// its busiest lane is done with its kRefillPerLane numbers, which averages out the very
+// uneven walk lengths. Global-memory step table only.
+template <int kThreads, bool kSieved>
+__global__ void __launch_bounds__(kThreads, COLLATZ_THREADS_PER_SM / 2 / kThreads) StreamKernel(const LaunchParams P) {
+  __shared__ uint32_t keys_all[kThreads / 32][kRefillTile];
+  const unsigned lane = threadIdx.x & 31;
+  uint32_t* keys = keys_all[threadIdx.x / 32];
+#pragma unroll
+  for (int r = 0; r < kRefillPerLane; ++r) keys[r * 32 + lane] = 0;
+  __syncwarp();
+  const uint64_t warps_per_block = kThreads / 32;
+  unsigned long long candidates = 0, count = 0, sum = 0, hash = 0;
+  for (uint64_t tile = P.tile_begin + blockIdx.x * warps_per_block + threadIdx.x / 32; tile < P.tile_end;
+       tile += gridDim.x * warps_per_block) {
+    uint64_t cycle = 0, first;
+    if (kSieved) {
+      const uint32_t t = P.first_tile_rem + static_cast<uint32_t>(tile - P.tile_begin);
+      const uint32_t q = t / P.tiles_per_cycle;
+      cycle = P.first_tile_cycle + q;
+      first = static_cast<uint64_t>(t - q * P.tiles_per_cycle) * kRefillTile;
+    } else {
+      first = tile * kRefillTile;
+    }
+    uint32_t next = lane;  // this lane's next item
+    uint32_t cur = 0;      // the item being walked
+    bool live = false;
+    Number x;
+    while (true) {
+      if (!live && next < static_cast<uint32_t>(kRefillTile)) {
+        bool overflow;
+        cur = next;
+        next += 32;
+        live = LoadNumber<kSieved>(P, cycle, first + cur, x, &overflow, candidates, hash);
+        if (live && overflow) {
+          HostFinish(P, x);
+          live = false;
+        }
+      }
+      if (!__any_sync(0xFFFFFFFFu, live || next < static_cast<uint32_t>(kRefillTile))) break;
+      if (live) {
+        uint32_t d = 0;
+        const int outcome = WalkStep<false>(P, nullptr, nullptr, x.v_hi, x.v_lo, x.s, &d);
+        if (outcome != kContinue) {
+          if (outcome == kHostFinish) HostFinish(P, x);
+          if (outcome == kFinished) {
+            const uint32_t key = Finish(P, x, d, count, sum);
+            if (key != 0) keys[cur] = key;
+          }
+          live = false;
+        }
+      }
+    }
+    __syncwarp();
+    // Ladder over the tile in position order: lane l holds items l*kRefillPerLane ...
+    uint32_t mine[kRefillPerLane];
+    uint32_t local = 0;
+#pragma unroll
+    for (int r = 0; r < kRefillPerLane; ++r) {
+      mine[r] = keys[lane * kRefillPerLane + r];
+      local = mine[r] > local ? mine[r] : local;
+    }
+    if (__any_sync(0xFFFFFFFFu, local != 0)) {
+      uint32_t inclusive = local;
+#pragma unroll
+      for (int off = 1; off < 32; off <<= 1) {
+        const uint32_t y = __shfl_up_sync(0xFFFFFFFFu, inclusive, off);
+        if (lane >= static_cast<unsigned>(off)) inclusive = y > inclusive ? y : inclusive;
+      }
+      uint32_t before = __shfl_up_sync(0xFFFFFFFFu, inclusive, 1);
+      if (lane == 0) before = 0;
+#pragma unroll
+      for (int r = 0; r < kRefillPerLane; ++r) {
+        if (mine[r] != 0 && mine[r] > before) {
+          Number y;
+          bool overflow;
+          unsigned long long unused_c = 0, unused_h = 0;
+          LoadNumber<kSieved>(P, cycle, first + lane * kRefillPerLane + r, y, &overflow, unused_c, unused_h);
+          const unsigned long long at = atomicAdd(&P.acc->ladder_count, 1ULL);
+          if (at < P.ladder_capacity) P.ladder[at] = LadderEntry{y.n_lo, y.n_hi, mine[r], 0};
+        }
+        before = mine[r] > before ? mine[r] : before;
+      }
+      __syncwarp();
+#pragma unroll
+      for (int r = 0; r < kRefillPerLane; ++r) keys[lane * kRefillPerLane + r] = 0;
+    }
+    __syncwarp();
+  }
+  AddTotals<kThreads>(P, candidates, count, sum, hash);
+}
+
 template <int kThreads, bool kSieved, bool kShared>
 cudaError_t LaunchOne(const LaunchParams& p, int grid_blocks, cudaStream_t stream) {
   const size_t shared = kShared ? (sizeof(uint32_t) << p.tables.step_bits) : 0;
-  if (p.pair && !kShared) {
+  if (p.streams) {
+    StreamKernel<kThreads, kSieved><<<grid_blocks, kThreads, 0, stream>>>(p);
+  } else if (p.pair && !kShared) {
     PairKernel<kThreads, kSieved><<<grid_blocks, kThreads, 0, stream>>>(p);
   } else if (p.refill) {
     RefillKernel<kThreads, kSieved, kShared><<<grid_blocks, kThreads, shared, stream>>>(p);
@@ -551,7 +647,9 @@ cudaError_t LaunchSized(const LaunchParams& p, bool shared_steps, int grid_block
 }
 
 template <int kThreads>
-cudaError_t BlocksPerSm(bool shared_steps, int step_bits, bool refill, bool full, bool pair, int* blocks) {
+cudaError_t BlocksPerSm(bool shared_steps, int step_bits, bool refill, bool full, bool pair, bool streams,
+                        int* blocks) {
+  if (streams) return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, StreamKernel<kThreads, true>, kThreads, 0);
   if (pair && !shared_steps) {
     return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, PairKernel<kThreads, true>, kThreads, 0);
   }
@@ -630,11 +728,11 @@ cudaError_t LaunchDeferred(const LaunchParams& p, int block_threads, int grid_bl
 }
 
 cudaError_t SearchBlocksPerSm(int block_threads, bool shared_steps, int step_bits, bool refill, bool full, bool pair,
-                              int* blocks) {
+                              bool streams, int* blocks) {
   switch (block_threads) {
-    case 128: return BlocksPerSm<128>(shared_steps, step_bits, refill, full, pair, blocks);
-    case 256: return BlocksPerSm<256>(shared_steps, step_bits, refill, full, pair, blocks);
-    case 512: return BlocksPerSm<512>(shared_steps, step_bits, refill, full, pair, blocks);
+    case 128: return BlocksPerSm<128>(shared_steps, step_bits, refill, full, pair, streams, blocks);
+    case 256: return BlocksPerSm<256>(shared_steps, step_bits, refill, full, pair, streams, blocks);
+    case 512: return BlocksPerSm<512>(shared_steps, step_bits, refill, full, pair, streams, blocks);
     default: return cudaErrorInvalidValue;
   }
 }

@@ -88,6 +88,7 @@ struct LaunchParams {
   int refill = 0;           // lane-refill kernel (tiles of kRefillTile positions)
   int full_occupancy = 0;   // plain kernel capped at 32 registers (2048 threads per SM)
   int pair = 0;             // two numbers per thread (global step table; tiles of kPairTile)
+  int streams = 0;          // lane streams (global step table; tiles of kRefillTile)
 
   // Positions [pos_begin, pos_end). Sieved mode: position = cycle * cycle_len + rem,
   // N = base + cycle * cycle_stride + entries[rem].offset; tiles never straddle cycles.
@@ -132,7 +133,7 @@ cudaError_t LaunchSearch(const LaunchParams& p, int block_threads, bool shared_s
 cudaError_t LaunchDeferred(const LaunchParams& p, int block_threads, int grid_blocks, cudaStream_t stream);
 // Resident blocks per SM for the search kernel of that configuration.
 cudaError_t SearchBlocksPerSm(int block_threads, bool shared_steps, int step_bits, bool refill, bool full_occupancy,
-                              bool pair, int* blocks);
+                              bool pair, bool streams, int* blocks);
 
 // Fills tail[n] for n in [2^base_bits, 2^tail_bits) from tail[0 .. 2^base_bits) (already
 // there) with the step table; sets *failed (device int) if a value would leave 128 bits.
