@@ -133,9 +133,10 @@ int RunCommand(const RunArgs& args) {
       finished.begin = p.begin;
       finished.end = p.end;
       finished.kinds = kinds;
-      st = engine->Search(
-          spec, &finished.result,
-          [&](uint64_t done, uint64_t) { progress.Update(searched + done, label); }, &g_cancel);
+      // Without a terminal there is no progress line, and no callback (engines poll for it).
+      ProgressFn on_progress = nullptr;
+      if (progress.enabled()) on_progress = [&](uint64_t done, uint64_t) { progress.Update(searched + done, label); };
+      st = engine->Search(spec, &finished.result, on_progress, &g_cancel);
       if (st.code() == Status::Code::kUnavailable && g_cancel.load()) {
         progress.Clear();
         std::signal(SIGINT, previous_handler);
