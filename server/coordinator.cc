@@ -92,6 +92,7 @@ grpc::Status Coordinator::Load() {
       if (l.purpose == LeasePurpose::kSearch) it->second.search_token = l.token;
       else it->second.audit_token = l.token;
     }
+    if (l.state == LeaseState::kActive) active_tokens_.insert(l.token);
     leases_[l.token] = l;
   }
   for (auto& [id, u] : units_) {
@@ -317,6 +318,7 @@ grpc::Status Coordinator::Lease(int64_t worker_id, LeaseGrant* out) {
     unit->audit_token = lease.token;
   }
   leases_[lease.token] = lease;
+  active_tokens_.insert(lease.token);
 
   out->has_unit = true;
   out->unit_id = unit->id;
@@ -420,8 +422,15 @@ grpc::Status Coordinator::RecordFailure(UnitMem* u, int64_t worker_id, const std
 grpc::Status Coordinator::ExpireLocked(int64_t now, int* expired) {
   *expired = 0;
   std::vector<std::string> due;
-  for (const auto& [token, l] : leases_) {
-    if (l.state == LeaseState::kActive && l.deadline_ms <= now) due.push_back(token);
+  // Only leases that may still be active are looked at; the others leave the set here.
+  for (auto it = active_tokens_.begin(); it != active_tokens_.end();) {
+    auto lit = leases_.find(*it);
+    if (lit == leases_.end() || lit->second.state != LeaseState::kActive) {
+      it = active_tokens_.erase(it);
+      continue;
+    }
+    if (lit->second.deadline_ms <= now) due.push_back(*it);
+    ++it;
   }
   if (due.empty()) return grpc::Status::OK;
   // Write first, then change memory: copies of what will change.
@@ -504,7 +513,10 @@ grpc::Status Coordinator::FlagWorker(int64_t worker_id, const std::string& reaso
     }
   }
   std::vector<std::string> active;
-  for (auto& [token, l] : leases_) {
+  for (const std::string& token : active_tokens_) {
+    auto lit = leases_.find(token);
+    if (lit == leases_.end()) continue;
+    StoredLease& l = lit->second;
     if (l.worker_id == worker_id && l.state == LeaseState::kActive) {
       StoredLease c = l;
       c.state = LeaseState::kRevoked;
@@ -995,8 +1007,9 @@ std::vector<WorkerReport> Coordinator::ListWorkers() {
     r.w = w;
     r.last_seen_ms = w.last_seen_ms;
     r.numbers_per_second = w.seconds > 0 ? static_cast<double>(w.numbers_finished) / w.seconds : 0;
-    for (const auto& [t, l] : leases_) {
-      if (l.worker_id == id && l.state == LeaseState::kActive) ++r.active_leases;
+    for (const std::string& t : active_tokens_) {
+      auto lit = leases_.find(t);
+      if (lit != leases_.end() && lit->second.worker_id == id && lit->second.state == LeaseState::kActive) ++r.active_leases;
     }
     out.push_back(r);
   }

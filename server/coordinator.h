@@ -174,6 +174,7 @@ class Coordinator {
   std::set<QueueKey> queue_;            // pending, not quarantined
   std::set<int64_t> audit_queue_;       // finished, audit wanted, no active audit lease
   std::map<std::string, StoredLease> leases_;
+  std::set<std::string> active_tokens_;  // every active lease (and some that ended since)
   std::map<int64_t, WorkerMem> workers_;
   std::map<int64_t, FinishedUnit> finished_;
   std::vector<TrustedImport> imports_;

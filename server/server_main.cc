@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "core/u128.h"
+#include "platform/systemd_notify.h"
 #include "server/auth.h"
 #include "server/coordinator.h"
 #include "server/services.h"
@@ -138,6 +139,7 @@ int main(int argc, char** argv) {
   spdlog::info("collatz-server listening on {} (port {}){}{}, sieve {} bits, unit size {}, lease {} s, audits {}",
                listen, port, tls_cert.empty() ? "" : " with TLS", auth.enabled() ? ", token required" : ", no token",
                sieve_bits, ToDecimal(unit_size), lease_seconds, audit_fraction);
+  (void)platform::NotifyReady("listening on " + listen + " (port " + std::to_string(port) + ")");  // systemd Type=notify
 
   // Expired leases go back to the queue even when nobody asks for work.
   std::mutex mu;
@@ -149,6 +151,7 @@ int main(int argc, char** argv) {
       lock.unlock();
       coordinator->ExpireLeases();
       if (grpc::Status st = coordinator->FlushMerged(); !st.ok()) spdlog::error("{}", st.error_message());
+      (void)platform::WatchdogPing();  // the sweeper is the server's main loop: stuck here, systemd restarts it
       lock.lock();
     }
   });
@@ -156,6 +159,7 @@ int main(int argc, char** argv) {
   int sig = 0;
   sigwait(&signals, &sig);
   spdlog::info("signal {}: no new leases; finishing in-flight calls", sig);
+  (void)platform::NotifyStopping("finishing in-flight calls");
   coordinator->StopLeasing();
   server->GetHealthCheckService()->SetServingStatus(false);
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(30));
