@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "platform/systemd_notify.h"
 #include "server/auth.h"
 #include "worker/coordinator_connection.h"
 #include "worker/engines.h"
@@ -50,7 +51,7 @@ int main(int argc, char** argv) {
   std::string sieve_file, log_format = "text", log_level = "info", metrics_listen;
   int threads = 0, sieve_bits = kDefaultSieveBits, max_idle_seconds = 0;
   double grace_seconds = 60, heartbeat_seconds = 0, prefetch_fraction = 0.5, backoff_cap_seconds = 30;
-  bool skip_self_test = false, crash_after_spool = false;
+  bool skip_self_test = false, crash_after_spool = false, validate_only = false;
   app.add_option("--server", server_address, "Coordinator address (HOST:PORT)")->required();
   app.add_option("--token-file", token_file, "File holding the access token (else $COLLATZ_TOKEN)");
   app.add_option("--tls-ca", tls_ca, "PEM root certificate: connect with TLS");
@@ -74,6 +75,7 @@ int main(int argc, char** argv) {
   app.add_option("--max-idle-seconds", max_idle_seconds, "Exit 0 after this long without work (0: never)")
       ->capture_default_str();
   app.add_flag("--skip-self-test", skip_self_test, "Do not run the startup known-answer test (not recommended)");
+  app.add_flag("--validate-only", validate_only, "Check the flags and the token file, then exit 0 (deployment checks)");
   app.add_flag("--test-crash-after-spool", crash_after_spool, "Test hook: SIGKILL itself right after spooling a result")
       ->group("");
   CLI11_PARSE(app, argc, argv);
@@ -95,6 +97,11 @@ int main(int argc, char** argv) {
     spdlog::error("{}", st.message());
     return kExitUsage;
   }
+  if (validate_only) {
+    std::printf("collatz-worker: flags valid (server %s, backend %s, gpus %s, spool %s)\n", server_address.c_str(),
+                backend.c_str(), gpus_flag.c_str(), spool_dir.c_str());
+    return 0;
+  }
 
   // Signals go to one thread (sigwait); block them before any other thread starts.
   sigset_t signals;
@@ -114,12 +121,15 @@ int main(int argc, char** argv) {
                      grace_seconds);
         shutdown.grace_deadline_ms = SteadyNowMs() + static_cast<int64_t>(grace_seconds * 1000);
         shutdown.stop_taking_work = true;
+        (void)platform::NotifyStopping("draining");
       } else {
         spdlog::warn("signal {} again: releasing running units now", sig);
         shutdown.grace_deadline_ms = SteadyNowMs();
       }
     }
   });
+  // systemd watchdog (WatchdogSec=): pinged while no lane hit a fatal error.
+  platform::WatchdogPinger watchdog([&] { return !shutdown.fatal.load(); });
   auto finish = [&](int code) {
     exiting = true;
     pthread_kill(signal_thread.native_handle(), SIGTERM);
@@ -225,6 +235,7 @@ int main(int argc, char** argv) {
       if (st.ok()) {
         spdlog::info("registered with {} as worker {} ({} on {}, {} device(s)); lease {} ms", server_address,
                      reg.worker_id, identity.backend, identity.host, devices.size(), reg.lease_duration_ms);
+        (void)platform::NotifyReady("registered with " + server_address + " as worker " + std::to_string(reg.worker_id));
         break;
       }
       if (!IsTransient(st)) {
