@@ -11,6 +11,7 @@ PACKAGES=(
   libcli11-dev nlohmann-json3-dev libgmp-dev libxxhash-dev
   prometheus-cpp-dev libsystemd-dev
   gnuplot-nox
+  systemd python3-yaml
 )
 
 missing=()

@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""Checks deploy/slurm/collatz-worker.sbatch.
+
+1. The #SBATCH directives: a GPU per task, an array, SIGTERM to the batch shell early enough
+   for the worker's grace period, requeue.
+2. The worker command line the script builds is checked by the worker's own argument parser
+   (COLLATZ_VALIDATE_ONLY=1 runs `collatz-worker ... --validate-only`); a bad extra flag and a
+   missing COLLATZ_SERVER must fail, so the check can fail.
+3. The drain path: SIGTERM to the script reaches the worker, the script waits for the
+   worker's exit and requeues its own array task with scontrol (fakes of both record it).
+"""
+import argparse
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+FAILURES = []
+
+
+def fail(msg):
+    FAILURES.append(msg)
+    print("FAIL: " + msg, flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--source", required=True)
+    ap.add_argument("--worker", required=True)
+    a = ap.parse_args()
+    a.worker = os.path.abspath(a.worker)
+    script = os.path.join(a.source, "deploy/slurm/collatz-worker.sbatch")
+    text = open(script, encoding="utf-8").read()
+    directives = re.findall(r"^#SBATCH\s+(\S+)", text, re.M)
+    print("directives:", " ".join(directives))
+    if not any(re.fullmatch(r"--gres=gpu(:[A-Za-z0-9_]+)?:1", d) for d in directives):
+        fail("no --gres=gpu:1")
+    if not any(d.startswith("--array=") for d in directives):
+        fail("no --array=")
+    if "--requeue" not in directives:
+        fail("no --requeue")
+    sig = [re.fullmatch(r"--signal=B:TERM@(\d+)", d) for d in directives]
+    sig = [m for m in sig if m]
+    if not sig:
+        fail("no --signal=B:TERM@SECONDS (the batch shell must get SIGTERM to drain the worker)")
+    grace = re.search(r"COLLATZ_GRACE_SECONDS:-(\d+)", text)
+    if sig and grace and int(grace.group(1)) + 20 > int(sig[0].group(1)):
+        fail(f"grace {grace.group(1)} s leaves under 20 s to send results before the time limit "
+             f"(signal {sig[0].group(1)} s ahead)")
+
+    tmp = tempfile.mkdtemp(prefix="collatz-deploy-slurm-")
+    try:
+        base = dict(os.environ, HOME=tmp, COLLATZ_WORKER_BIN=a.worker, SLURM_ARRAY_TASK_ID="3")
+        base.pop("COLLATZ_SERVER", None)
+        token = os.path.join(tmp, "token")
+        with open(token, "w") as f:
+            f.write("slurm-test-token\n")
+
+        def run(extra, **kw):
+            env = dict(base, **extra)
+            return subprocess.run(["bash", script], env=env, capture_output=True, text=True, timeout=60, **kw)
+
+        ok = run({"COLLATZ_SERVER": "coord.example.org:50051", "COLLATZ_TOKEN_FILE": token, "COLLATZ_VALIDATE_ONLY": "1"})
+        print(f"validate-only: exit {ok.returncode}: {(ok.stdout + ok.stderr).strip()}")
+        if ok.returncode != 0:
+            fail("the worker's parser refuses the script's command line")
+        bad = run({"COLLATZ_SERVER": "coord.example.org:50051", "COLLATZ_VALIDATE_ONLY": "1",
+                   "COLLATZ_WORKER_EXTRA_ARGS": "--no-such-flag 1"})
+        print(f"with a bad extra flag: exit {bad.returncode}")
+        if bad.returncode == 0:
+            fail("a bad extra flag passed --validate-only: the parser is not being consulted")
+        missing = run({"COLLATZ_VALIDATE_ONLY": "1"})
+        print(f"without COLLATZ_SERVER: exit {missing.returncode}")
+        if missing.returncode == 0:
+            fail("the script runs without COLLATZ_SERVER")
+
+        # Drain and requeue, with a fake worker and a fake scontrol.
+        bin_dir = os.path.join(tmp, "bin")
+        os.makedirs(bin_dir)
+        record = os.path.join(tmp, "record")
+        fake_worker = os.path.join(bin_dir, "fake-worker")
+        with open(fake_worker, "w") as f:
+            f.write(f"""#!/usr/bin/env bash
+echo "args $*" >> {record}
+trap 'echo TERM >> {record}; sleep 1; echo drained >> {record}; exit 0' TERM
+echo started >> {record}
+while :; do sleep 0.1; done
+""")
+        with open(os.path.join(bin_dir, "scontrol"), "w") as f:
+            f.write(f"#!/usr/bin/env bash\necho \"scontrol $*\" >> {record}\n")
+        for p in (fake_worker, os.path.join(bin_dir, "scontrol")):
+            os.chmod(p, 0o755)
+        env = dict(base, COLLATZ_SERVER="coord.example.org:50051", COLLATZ_WORKER_BIN=fake_worker,
+                   PATH=bin_dir + ":" + os.environ["PATH"], SLURM_JOB_ID="1042", SLURM_ARRAY_JOB_ID="1039")
+        p = subprocess.Popen(["bash", script], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        deadline = time.time() + 20
+        while time.time() < deadline and not (os.path.exists(record) and "started" in open(record).read()):
+            time.sleep(0.1)
+        p.send_signal(signal.SIGTERM)
+        out, _ = p.communicate(timeout=30)
+        lines = open(record).read().split("\n") if os.path.exists(record) else []
+        print(f"drain run: exit {p.returncode}; script said:\n{out.strip()}\nrecorded: {lines}")
+        if p.returncode != 0:
+            fail(f"drained worker exited 0 but the script exited {p.returncode}")
+        if "TERM" not in lines or "drained" not in lines:
+            fail("SIGTERM did not reach the worker, or the script did not wait for it to drain")
+        if "scontrol requeue 1039_3" not in lines:
+            fail("the task did not requeue itself as 1039_3")
+        elif lines.index("scontrol requeue 1039_3") < lines.index("drained"):
+            fail("requeued before the worker had drained")
+        args = next((l for l in lines if l.startswith("args ")), "")
+        for flag in ("--server coord.example.org:50051", "--backend gpu", f"--spool {tmp}/collatz-spool/task-3",
+                     "--grace-seconds"):
+            if flag not in args:
+                fail(f"worker command line lacks {flag!r}: {args}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
+    if FAILURES:
+        print(f"{len(FAILURES)} failure(s)")
+        sys.exit(1)
+    print("deploy_slurm_test: all checks passed")
