@@ -12,6 +12,7 @@
 Exit 77 (skipped) only when systemd-analyze is not installed.
 """
 import argparse
+import fnmatch
 import os
 import re
 import shlex
@@ -237,9 +238,13 @@ def main():
         if "yes" in values(worker_unit, "PrivateDevices"):
             fail("collatz-worker.service: PrivateDevices=yes would hide /dev/nvidia*")
         allowed = " ".join(values(worker_unit, "DeviceAllow"))
-        for dev in ("char-nvidia-frontend rw", "char-nvidia-uvm rw", "/dev/nvidiactl rw"):
-            if dev not in allowed:
-                fail(f"collatz-worker.service: DeviceAllow= lacks {dev}")
+        # The /proc/devices groups of the NVIDIA driver 580 (H200 machine) and of older drivers.
+        groups = ("nvidia", "nvidiactl", "nvidia-uvm", "nvidia-caps", "nvidia-frontend")
+        patterns = [v.split()[0][len("char-"):] for v in values(worker_unit, "DeviceAllow")
+                    if v.startswith("char-") and v.split()[1:] == ["rw"]]
+        for g in groups:
+            if not any(fnmatch.fnmatchcase(g, p) for p in patterns):
+                fail(f"collatz-worker.service: DeviceAllow= does not let through device group {g} (rw)")
 
         state = os.path.join(tmp, "state")
         creds = os.path.join(tmp, "credentials")
