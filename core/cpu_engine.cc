@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -38,10 +39,13 @@ Status CpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
   std::atomic<bool> failed{false};
   std::string failure;
   std::mutex failure_mu;
+  int finished_workers = 0;
+  std::mutex finished_mu;
+  std::condition_variable finished_cv;
   auto worker = [&]() {
     try {
       for (size_t i; (i = next.fetch_add(1)) < chunks;) {
-        if ((cancel != nullptr && cancel->load()) || failed.load()) return;
+        if ((cancel != nullptr && cancel->load()) || failed.load()) break;
         const u128 from = spec.begin + chunk * i;
         const u128 to = std::min<u128>(spec.end, from + chunk);
         parts[i] = SearchRange(*tables_, spec, et, from, to, &done, cancel);
@@ -51,16 +55,24 @@ Status CpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
       failure = e.what();
       failed = true;
     }
+    {
+      // Wake the reporting thread at once, so a short unit does not wait out its interval.
+      std::lock_guard<std::mutex> lock(finished_mu);
+      ++finished_workers;
+    }
+    finished_cv.notify_one();
   };
   std::vector<std::thread> pool;
   const int n_threads = static_cast<int>(std::min<size_t>(threads_, chunks));
   for (int t = 0; t < n_threads; ++t) pool.emplace_back(worker);
   if (progress) {
     const uint64_t total64 = total > UINT64_MAX ? UINT64_MAX : static_cast<uint64_t>(total);
-    while (next.load() < chunks + n_threads && done.load() < total64 && !failed.load()) {
+    std::unique_lock<std::mutex> lock(finished_mu);
+    while (finished_workers < n_threads) {
+      lock.unlock();
       progress(done.load(), total64);
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-      if (cancel != nullptr && cancel->load()) break;
+      lock.lock();
+      finished_cv.wait_for(lock, std::chrono::milliseconds(200), [&] { return finished_workers == n_threads; });
     }
   }
   for (auto& th : pool) th.join();
