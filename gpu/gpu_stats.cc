@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstring>
 #include <random>
 #include <unordered_map>
@@ -124,6 +125,9 @@ struct GpuStats::Impl {
   }
 
   Status Build();
+  int Mode() const {
+    return options.refill ? gpu::kStatsModeRefill : options.pairs ? gpu::kStatsModePairs : gpu::kStatsModeStride;
+  }
   Status Enqueue(Slot& slot, u128 from, u128 to, uint32_t batch, size_t first_batch);
   Status Finish(Slot& slot, uint32_t batch, std::vector<BatchStats>* out, GpuStatsTimings* t);
 };
@@ -234,7 +238,7 @@ Status GpuStats::Impl::Build() {
                                    std::to_string(prop.sharedMemPerBlockOptin));
   }
   int per_sm = 0;
-  CUDA_TRY(gpu::StatsBlocksPerSm(o.block_threads, o.refill, o.step_bits, survivor_count, &per_sm));
+  CUDA_TRY(gpu::StatsBlocksPerSm(o.block_threads, Mode(), o.step_bits, survivor_count, &per_sm));
   if (per_sm < 1) return Status::Internal("GPU stats: the kernel does not fit on an SM with this configuration");
   grid_blocks = per_sm * sms;
 
@@ -278,7 +282,7 @@ Status GpuStats::Impl::Enqueue(Slot& slot, u128 from, u128 to, uint32_t batch, s
   const int grid = static_cast<int>(std::min<uint64_t>(grid_blocks, p.blocks));
   CUDA_TRY(cudaMemsetAsync(slot.finish_count.get(), 0, sizeof(unsigned int), stream));
   CUDA_TRY(cudaEventRecord(slot.start, stream));
-  CUDA_TRY(gpu::LaunchStats(p, options.block_threads, options.refill, grid, stream));
+  CUDA_TRY(gpu::LaunchStats(p, options.block_threads, Mode(), grid, stream));
   CUDA_TRY(cudaEventRecord(slot.stop, stream));
   const size_t batches = static_cast<size_t>(p.numbers >> p.batch_bits);
   CUDA_TRY(cudaMemcpyAsync(slot.host_out.get(), slot.out.get(), batches * sizeof(StatsBatchOut),
@@ -310,11 +314,12 @@ Status GpuStats::Impl::Finish(Slot& slot, uint32_t batch, std::vector<BatchStats
     if (t != nullptr) ++t->launches_redone;
     return Status::Ok();
   }
-  const StatsBatchOut* src = slot.host_out.get();
-  for (size_t b = 0; b < batches; ++b) {
-    const StatsBatchOut& s = src[b];
-    dst[b] = s.count == 0 ? BatchStats{} : BatchStats{s.min, s.max, s.count, s.sum};
-  }
+  // The kernel writes BatchStats' layout (a batch with count 0 has min 0xFFFF, max 0, which
+  // AddDelay overwrites with its first delay), so the results are copied as they are.
+  static_assert(sizeof(StatsBatchOut) == sizeof(BatchStats) && offsetof(StatsBatchOut, max) == offsetof(BatchStats, max) &&
+                offsetof(StatsBatchOut, count) == offsetof(BatchStats, count) &&
+                offsetof(StatsBatchOut, sum) == offsetof(BatchStats, sum));
+  std::memcpy(static_cast<void*>(dst), slot.host_out.get(), batches * sizeof(BatchStats));
   if (finish_count > 0) {
     std::vector<StatsFinishEntry> entries(finish_count);
     CUDA_TRY(cudaMemcpy(entries.data(), slot.finish.get(), finish_count * sizeof(StatsFinishEntry),
@@ -332,6 +337,7 @@ Status GpuStats::Impl::Finish(Slot& slot, uint32_t batch, std::vector<BatchStats
     if (t != nullptr) t->host_finished += finish_count;
   }
   for (size_t b = 0; b < batches; ++b) {
+    if (dst[b].count == batch && (b != 0 || slot.from != 0)) continue;  // the common case, cheaply
     const u128 start = slot.from + static_cast<u128>(b) * batch;
     if (dst[b].count != BatchCount(start, batch)) {
       return Status::Internal("GPU stats: batch at " + ToDecimal(start) + " counted " + std::to_string(dst[b].count) +
@@ -407,7 +413,7 @@ std::string GpuStats::Describe() const {
   return "gpu " + std::to_string(o.device) + " (" + impl_->device_name + "), k=" + std::to_string(o.sieve_bits) +
          " (" + std::to_string(impl_->survivor_count) + " groups), S=" + std::to_string(o.step_bits) +
          ", T=" + std::to_string(o.tail_bits) + ", " + std::to_string(o.block_threads) + " threads x " +
-         std::to_string(impl_->grid_blocks) + " blocks" + (o.refill ? ", lane refill" : "");
+         std::to_string(impl_->grid_blocks) + " blocks" + (o.refill ? ", lane refill" : o.pairs ? ", two walks per thread" : "");
 }
 
 uint32_t GpuStats::survivor_count() const { return impl_->survivor_count; }

@@ -17,10 +17,12 @@ namespace collatz {
 struct GpuStatsOptions {
   int device = 0;
   int sieve_bits = 16;  // k of the join groups (<= 20); the batch must divide 2^k
-  int step_bits = 13;   // S of the step table: <= 13 in shared memory, 14..20 in global memory (L2)
-  int tail_bits = 28;   // T of the device tail table (k <= T <= 32; 2^T * 2 bytes)
+  // Defaults: the fastest of the sweep on the H200 (docs/PERFORMANCE.md, batch statistics).
+  int step_bits = 19;   // S of the step table: <= 13 in shared memory, 14..20 in global memory (L2)
+  int tail_bits = 32;   // T of the device tail table (k, S <= T <= 32; 2^T * 2 bytes: 8 GiB at 32)
   int block_threads = 512;
   bool refill = false;  // lanes take the next survivor as soon as theirs is done
+  bool pairs = false;   // two walks per thread (ignored with refill)
   uint64_t launch_numbers = uint64_t{1} << 32;  // numbers per kernel launch
 };
 

@@ -14,10 +14,13 @@ class GpuStatsTest : public ::testing::Test {
     if (!GpuStats::DeviceAvailable()) GTEST_SKIP() << "no CUDA device";
   }
 
+  // mode: 0 fixed stride, 1 lane refill, 2 two walks per thread.
   static std::unique_ptr<GpuStats> Make(int sieve_bits, int tail_bits, int threads, uint64_t launch_numbers,
-                                        bool refill = false) {
+                                        int mode = 0, int step_bits = 13) {
     GpuStatsOptions o;
-    o.refill = refill;
+    o.step_bits = step_bits;
+    o.refill = mode == 1;
+    o.pairs = mode == 2;
     o.sieve_bits = sieve_bits;
     o.tail_bits = tail_bits;
     o.block_threads = threads;
@@ -67,9 +70,10 @@ TEST_F(GpuStatsTest, FromZeroAcrossBlocksAndLaunches) {
 }
 
 TEST_F(GpuStatsTest, RandomRangesUnalignedToBlocks) {
-  for (bool refill : {false, true}) {
-  SCOPED_TRACE(refill ? "lane refill" : "fixed stride");
-  auto g = Make(16, 28, 512, uint64_t{1} << 20, refill);
+  for (int mode_and_steps : {0, 1, 2, 0 + 3, 2 + 3}) {
+  const int mode = mode_and_steps % 3, step_bits = mode_and_steps >= 3 ? 19 : 13;
+  SCOPED_TRACE("mode " + std::to_string(mode) + ", S " + std::to_string(step_bits));
+  auto g = Make(16, 28, 512, uint64_t{1} << 20, mode, step_bits);
   ASSERT_NE(g, nullptr);
   std::mt19937_64 rng(66);
   const int exponents[] = {30, 40, 50, 63, 64, 65, 70, 100};
@@ -86,7 +90,7 @@ TEST_F(GpuStatsTest, RandomRangesUnalignedToBlocks) {
 
 TEST_F(GpuStatsTest, OtherTableShapes) {
   for (int k : {12, 18}) {
-    auto g = Make(k, 20, 1024, uint64_t{1} << 22, /*refill=*/k == 18);
+    auto g = Make(k, 20, 1024, uint64_t{1} << 22, /*mode=*/k == 18 ? 1 : 2);
     ASSERT_NE(g, nullptr);
     const u128 start = (u128{1} << 45) + 12345 * 1024;
     ExpectSameAsCpu(*g, start, start + (uint64_t{1} << 20), 1024);
@@ -94,9 +98,9 @@ TEST_F(GpuStatsTest, OtherTableShapes) {
 }
 
 TEST_F(GpuStatsTest, WalksPast128BitsAreFinishedOnTheHost) {
-  for (bool refill : {false, true}) {
-  SCOPED_TRACE(refill ? "lane refill" : "fixed stride");
-  auto g = Make(16, 24, 256, uint64_t{1} << 17, refill);
+  for (int mode : {0, 1, 2}) {
+  SCOPED_TRACE("mode " + std::to_string(mode));
+  auto g = Make(16, 24, 256, uint64_t{1} << 17, mode);
   ASSERT_NE(g, nullptr);
   u128 past128 = 0;
   ASSERT_TRUE(ParseDecimalU128("48503373501652785087", &past128).ok());
@@ -116,6 +120,7 @@ TEST_F(GpuStatsTest, StepTableInGlobalMemory) {
     o.step_bits = S;
     o.tail_bits = 24;
     o.refill = S == 19;
+    o.pairs = S == 16;
     o.launch_numbers = uint64_t{1} << 20;
     std::unique_ptr<GpuStats> g;
     const Status st = GpuStats::Create(o, &g);

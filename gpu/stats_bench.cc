@@ -4,7 +4,7 @@
 //   k T S threads  kernel numbers/s (CUDA events)  end-to-end numbers/s  host-finished  check
 //
 // stats_bench [--at 2^40] [--numbers 2^36] [--batch 1024] [--sieve-bits 16,17,18]
-//             [--tail-bits 24,28,32] [--threads 256,512] [--refill 0,1] [--launch 2^32]
+//             [--tail-bits 24,28,32] [--threads 256,512] [--mode 0,1,2 (stride, refill, pairs)] [--launch 2^32]
 //             [--check-batches 65536] [--repeat 1]
 #include <cstdio>
 #include <cstdlib>
@@ -38,7 +38,7 @@ int Usage(const char* msg) {
 int main(int argc, char** argv) {
   std::string at_text = "2^40", numbers_text = "2^36", launch_text = "2^32";
   uint32_t batch = 1024;
-  std::vector<int> sieve_bits = {16}, tail_bits = {28}, threads = {512}, step_bits = {13}, refills = {0, 1};
+  std::vector<int> sieve_bits = {16}, tail_bits = {32}, threads = {512}, step_bits = {19}, modes = {0, 2};
   uint64_t check_batches = 65536;
   int repeat = 1;
   for (int i = 1; i < argc; ++i) {
@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
     else if (a == "--tail-bits") tail_bits = IntList(v);
     else if (a == "--step-bits") step_bits = IntList(v);
     else if (a == "--threads") threads = IntList(v);
-    else if (a == "--refill") refills = IntList(v);
+    else if (a == "--mode") modes = IntList(v);
     else if (a == "--check-batches") check_batches = std::strtoull(v.c_str(), nullptr, 10);
     else if (a == "--repeat") repeat = std::atoi(v.c_str());
     else return Usage(("unknown option " + a).c_str());
@@ -74,9 +74,10 @@ int main(int argc, char** argv) {
     for (int k : sieve_bits) {
       for (int S : step_bits) {
         for (int th : threads) {
-         for (int refill : refills) {
+         for (int mode : modes) {
           GpuStatsOptions o;
-          o.refill = refill != 0;
+          o.refill = mode == 1;
+          o.pairs = mode == 2;
           o.sieve_bits = k;
           o.tail_bits = T;
           o.step_bits = S;

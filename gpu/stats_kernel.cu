@@ -96,6 +96,44 @@ __device__ __forceinline__ void WalkSurvivors(const StatsParams& P, uint64_t h_l
   }
 }
 
+// Phase 1, two walks per thread: survivors s and s + kThreads advance in the same loop, so
+// each thread has two independent step-table loads (and, at the end, two tail loads) in
+// flight instead of one.
+template <int kThreads, bool kGlobalSteps>
+__device__ __forceinline__ void WalkSurvivorPairs(const StatsParams& P, uint64_t h_lo, uint64_t h_hi,
+                                                  const uint32_t* s_steps, const uint32_t* s_pow3, uint16_t* s_delay) {
+  for (uint32_t s0 = threadIdx.x; s0 < P.survivor_count; s0 += 2 * kThreads) {
+    const uint32_t s1 = s0 + kThreads;
+    const bool has1 = s1 < P.survivor_count;
+    const uint2 e0 = __ldg(P.survivors + s0);
+    const uint2 e1 = has1 ? __ldg(P.survivors + s1) : make_uint2(0, 0);
+    uint64_t hi0 = h_hi, lo0 = h_lo, hi1 = h_hi, lo1 = h_lo;
+    uint32_t d0 = static_cast<uint32_t>(P.sieve_bits) + e0.y, d1 = static_cast<uint32_t>(P.sieve_bits) + e1.y;
+    bool ok0 = MulAdd32(hi0, lo0, s_pow3[e0.y], e0.x);
+    bool ok1 = has1 && MulAdd32(hi1, lo1, s_pow3[e1.y], e1.x);
+    bool run0 = ok0 && (hi0 != 0 || (lo0 >> P.tail_bits) != 0);
+    bool run1 = ok1 && (hi1 != 0 || (lo1 >> P.tail_bits) != 0);
+    while (run0 || run1) {
+      if (run0) {
+        ok0 = StepOnce<kGlobalSteps>(hi0, lo0, d0, s_steps, P.global_steps, s_pow3, P.step_bits);
+        run0 = ok0 && (hi0 != 0 || (lo0 >> P.tail_bits) != 0);
+      }
+      if (run1) {
+        ok1 = StepOnce<kGlobalSteps>(hi1, lo1, d1, s_steps, P.global_steps, s_pow3, P.step_bits);
+        run1 = ok1 && (hi1 != 0 || (lo1 >> P.tail_bits) != 0);
+      }
+    }
+    const uint32_t t0 = ok0 ? __ldg(P.tail + lo0) : 0;
+    const uint32_t t1 = ok1 ? __ldg(P.tail + lo1) : 0;
+    if (ok0) StoreDelay(P, h_lo, h_hi, s0, d0 + t0, s_delay);
+    else RecordPending(P, h_lo, h_hi, s0, s_delay);
+    if (has1) {
+      if (ok1) StoreDelay(P, h_lo, h_hi, s1, d1 + t1, s_delay);
+      else RecordPending(P, h_lo, h_hi, s1, s_delay);
+    }
+  }
+}
+
 // Phase 1 with lane refill: each warp owns a contiguous share of the survivors and a lane
 // that finishes takes the next one at once, so no lane idles while the slowest of 32 walks.
 template <int kThreads, bool kGlobalSteps>
@@ -143,7 +181,8 @@ __device__ __forceinline__ void WalkSurvivorsRefill(const StatsParams& P, uint64
   }
 }
 
-template <int kThreads, bool kRefill, bool kGlobalSteps>
+// kMode: 0 fixed stride, 1 lane refill, 2 two walks per thread.
+template <int kThreads, int kMode, bool kGlobalSteps>
 __global__ void __launch_bounds__(kThreads) StatsKernel(const StatsParams P) {
   extern __shared__ uint32_t shared[];
   __shared__ uint32_t s_pow3[21];
@@ -169,8 +208,13 @@ __global__ void __launch_bounds__(kThreads) StatsKernel(const StatsParams P) {
     const bool first_block = h_lo == 0 && h_hi == 0;
 
     if (!first_block) {
-      if (kRefill) WalkSurvivorsRefill<kThreads, kGlobalSteps>(P, h_lo, h_hi, s_steps, s_pow3, s_delay);
-      else WalkSurvivors<kThreads, kGlobalSteps>(P, h_lo, h_hi, s_steps, s_pow3, s_delay);
+      if constexpr (kMode == 1) {
+        WalkSurvivorsRefill<kThreads, kGlobalSteps>(P, h_lo, h_hi, s_steps, s_pow3, s_delay);
+      } else if constexpr (kMode == 2) {
+        WalkSurvivorPairs<kThreads, kGlobalSteps>(P, h_lo, h_hi, s_steps, s_pow3, s_delay);
+      } else {
+        WalkSurvivors<kThreads, kGlobalSteps>(P, h_lo, h_hi, s_steps, s_pow3, s_delay);
+      }
     }
     __syncthreads();
 
@@ -269,17 +313,26 @@ __global__ void FillTailKernel(const uint32_t* steps, int S, uint16_t* tail, int
 // The kernel instance for (threads, refill, global steps).
 using KernelFn = void (*)(const StatsParams);
 
-template <int kThreads>
-KernelFn Pick(bool refill, bool global_steps) {
-  if (refill) return global_steps ? StatsKernel<kThreads, true, true> : StatsKernel<kThreads, true, false>;
-  return global_steps ? StatsKernel<kThreads, false, true> : StatsKernel<kThreads, false, false>;
+template <int kThreads, int kMode>
+KernelFn PickSteps(bool global_steps) {
+  return global_steps ? StatsKernel<kThreads, kMode, true> : StatsKernel<kThreads, kMode, false>;
 }
 
-KernelFn PickKernel(int block_threads, bool refill, bool global_steps) {
+template <int kThreads>
+KernelFn Pick(int mode, bool global_steps) {
+  switch (mode) {
+    case 0: return PickSteps<kThreads, 0>(global_steps);
+    case 1: return PickSteps<kThreads, 1>(global_steps);
+    case 2: return PickSteps<kThreads, 2>(global_steps);
+    default: return nullptr;
+  }
+}
+
+KernelFn PickKernel(int block_threads, int mode, bool global_steps) {
   switch (block_threads) {
-    case 256: return Pick<256>(refill, global_steps);
-    case 512: return Pick<512>(refill, global_steps);
-    case 1024: return Pick<1024>(refill, global_steps);
+    case 256: return Pick<256>(mode, global_steps);
+    case 512: return Pick<512>(mode, global_steps);
+    case 1024: return Pick<1024>(mode, global_steps);
     default: return nullptr;
   }
 }
@@ -291,8 +344,8 @@ size_t StatsSharedBytes(int step_bits, uint32_t survivor_count) {
   return steps + ((static_cast<size_t>(survivor_count) * 2 + 15) / 16) * 16;
 }
 
-cudaError_t LaunchStats(const StatsParams& p, int block_threads, bool refill, int grid_blocks, cudaStream_t stream) {
-  const KernelFn kernel = PickKernel(block_threads, refill, p.step_bits > kStatsMaxSharedStepBits);
+cudaError_t LaunchStats(const StatsParams& p, int block_threads, int mode, int grid_blocks, cudaStream_t stream) {
+  const KernelFn kernel = PickKernel(block_threads, mode, p.step_bits > kStatsMaxSharedStepBits);
   if (kernel == nullptr) return cudaErrorInvalidValue;
   const size_t shared = StatsSharedBytes(p.step_bits, p.survivor_count);
   const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared));
@@ -301,8 +354,8 @@ cudaError_t LaunchStats(const StatsParams& p, int block_threads, bool refill, in
   return cudaGetLastError();
 }
 
-cudaError_t StatsBlocksPerSm(int block_threads, bool refill, int step_bits, uint32_t survivor_count, int* blocks) {
-  const KernelFn kernel = PickKernel(block_threads, refill, step_bits > kStatsMaxSharedStepBits);
+cudaError_t StatsBlocksPerSm(int block_threads, int mode, int step_bits, uint32_t survivor_count, int* blocks) {
+  const KernelFn kernel = PickKernel(block_threads, mode, step_bits > kStatsMaxSharedStepBits);
   if (kernel == nullptr) return cudaErrorInvalidValue;
   const size_t shared = StatsSharedBytes(step_bits, survivor_count);
   const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared));

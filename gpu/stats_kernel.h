@@ -65,13 +65,18 @@ struct StatsParams {
 // step_bits <= kStatsMaxSharedStepBits).
 size_t StatsSharedBytes(int step_bits, uint32_t survivor_count);
 
-// Launches the stats kernel (block_threads: 256, 512 or 1024) on a persistent grid; refill:
-// lanes of a warp take the next survivor as soon as theirs is done (else a fixed stride).
-cudaError_t LaunchStats(const StatsParams& p, int block_threads, bool refill, int grid_blocks, cudaStream_t stream);
+// How a CTA's threads share the walks of a block: a fixed stride, lane refill (lanes of a
+// warp take the next survivor as soon as theirs is done), or two walks per thread.
+constexpr int kStatsModeStride = 0;
+constexpr int kStatsModeRefill = 1;
+constexpr int kStatsModePairs = 2;
+
+// Launches the stats kernel (block_threads: 256, 512 or 1024) on a persistent grid.
+cudaError_t LaunchStats(const StatsParams& p, int block_threads, int mode, int grid_blocks, cudaStream_t stream);
 
 // Resident blocks per SM of the stats kernel of that configuration (also raises the
 // kernel's dynamic shared memory limit to what it needs).
-cudaError_t StatsBlocksPerSm(int block_threads, bool refill, int step_bits, uint32_t survivor_count, int* blocks);
+cudaError_t StatsBlocksPerSm(int block_threads, int mode, int step_bits, uint32_t survivor_count, int* blocks);
 
 // Fills tail[n] for n in [2^base_bits, 2^tail_bits) from tail[0 .. 2^base_bits) (already on the
 // device) with a step table of at most 13 bits (c | p << 26); sets *failed if a value would
