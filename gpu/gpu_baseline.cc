@@ -5,22 +5,9 @@
 #include <string>
 
 #include "gpu/baseline_kernel.h"
+#include "gpu/cuda_memory.h"
 
 namespace collatz {
-namespace {
-
-Status CudaStatus(const char* what, cudaError_t e) {
-  return Status::Internal(std::string("CUDA error in ") + what + ": " + cudaGetErrorName(e) + " (" +
-                          cudaGetErrorString(e) + ")");
-}
-
-#define CUDA_TRY(expr)                                                 \
-  do {                                                                 \
-    const cudaError_t cuda_err_ = (expr);                              \
-    if (cuda_err_ != cudaSuccess) return CudaStatus(#expr, cuda_err_); \
-  } while (0)
-
-}  // namespace
 
 Status RunGpuBaseline(const UnitSpec& spec, double* seconds, uint64_t* numbers, GpuBaselineResult* detail,
                       int device) {

@@ -12,6 +12,7 @@
 #include "core/delay.h"
 #include "core/step_table.h"
 #include "core/tail_table.h"
+#include "gpu/cuda_memory.h"
 #include "gpu/stats_kernel.h"
 
 namespace collatz {
@@ -20,61 +21,6 @@ namespace {
 using gpu::StatsBatchOut;
 using gpu::StatsFinishEntry;
 using gpu::StatsParams;
-
-Status CudaStatus(const char* what, cudaError_t e) {
-  return Status::Internal(std::string("CUDA error in ") + what + ": " + cudaGetErrorName(e) + " (" +
-                          cudaGetErrorString(e) + ")");
-}
-
-#define CUDA_TRY(expr)                                                 \
-  do {                                                                 \
-    const cudaError_t cuda_err_ = (expr);                              \
-    if (cuda_err_ != cudaSuccess) return CudaStatus(#expr, cuda_err_); \
-  } while (0)
-
-#define STATUS_TRY(expr)       \
-  do {                         \
-    Status st_ = (expr);       \
-    if (!st_.ok()) return st_; \
-  } while (0)
-
-template <typename T>
-class DeviceArray {
- public:
-  DeviceArray() = default;
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-  ~DeviceArray() {
-    if (ptr_ != nullptr) cudaFree(ptr_);
-  }
-  Status Allocate(size_t n) {
-    CUDA_TRY(cudaMalloc(reinterpret_cast<void**>(&ptr_), std::max<size_t>(n, 1) * sizeof(T)));
-    return Status::Ok();
-  }
-  T* get() const { return ptr_; }
-
- private:
-  T* ptr_ = nullptr;
-};
-
-template <typename T>
-class PinnedArray {
- public:
-  PinnedArray() = default;
-  PinnedArray(const PinnedArray&) = delete;
-  PinnedArray& operator=(const PinnedArray&) = delete;
-  ~PinnedArray() {
-    if (ptr_ != nullptr) cudaFreeHost(ptr_);
-  }
-  Status Allocate(size_t n) {
-    CUDA_TRY(cudaMallocHost(reinterpret_cast<void**>(&ptr_), std::max<size_t>(n, 1) * sizeof(T)));
-    return Status::Ok();
-  }
-  T* get() const { return ptr_; }
-
- private:
-  T* ptr_ = nullptr;
-};
 
 constexpr uint64_t kMaxLaunchBatches = uint64_t{1} << 22;  // 64 MiB of results per launch
 constexpr uint32_t kFinishCapacity = uint32_t{1} << 16;
