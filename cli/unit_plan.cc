@@ -8,7 +8,9 @@ std::vector<std::pair<u128, u128>> CoveredIntervals(const std::vector<TrustedImp
                                                     const std::vector<FinishedUnit>& units, Kinds kinds) {
   std::vector<std::pair<u128, u128>> out;
   for (const TrustedImport& imp : imports) {
-    if (imp.complete_below > 1) out.push_back({1, imp.complete_below});
+    if (imp.complete_below > 1 && (kinds == Kinds::kDelay || ImportCoversClasses(imp))) {
+      out.push_back({1, imp.complete_below});
+    }
   }
   for (const FinishedUnit& u : units) {
     if (kinds == Kinds::kDelay || u.kinds == Kinds::kDelayAndClass) out.push_back({u.begin, u.end});

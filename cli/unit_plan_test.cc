@@ -70,6 +70,11 @@ TEST(CoveredIntervals, ClassSearchesNeedClassUnits) {
   units[1].begin = 20, units[1].end = 30, units[1].kinds = Kinds::kDelayAndClass;
   std::vector<std::pair<u128, u128>> delay = {{1, 10}, {10, 20}, {20, 30}};
   std::vector<std::pair<u128, u128>> classes = {{1, 10}, {20, 30}};
+  // An import of delay records alone does not cover class searches.
+  EXPECT_EQ(CoveredIntervals(imports, units, Kinds::kDelay), delay);
+  EXPECT_EQ(CoveredIntervals(imports, units, Kinds::kDelayAndClass), (std::vector<std::pair<u128, u128>>{{20, 30}}));
+  // With its class records it does.
+  imports[0].class_records = {{1, 0}, {2, 1}, {4, 2}, {8, 3}};
   EXPECT_EQ(CoveredIntervals(imports, units, Kinds::kDelay), delay);
   EXPECT_EQ(CoveredIntervals(imports, units, Kinds::kDelayAndClass), classes);
 }

@@ -51,7 +51,7 @@ MergedRecords MergeRecords(const std::vector<TrustedImport>& imports, const std:
   std::vector<Record> points;
   for (const TrustedImport& imp : imports) {
     all.push_back({1, imp.complete_below});
-    with_classes.push_back({1, imp.complete_below});
+    if (ImportCoversClasses(imp)) with_classes.push_back({1, imp.complete_below});
     points.insert(points.end(), imp.delay_records.begin(), imp.delay_records.end());
   }
   uint32_t max_delay = 0;

@@ -18,6 +18,11 @@ struct TrustedImport {
   std::vector<Record> class_records;  // every class record below complete_below: (n, delay)
 };
 
+// An import covers the class search of its range only when it carries class records (a
+// complete list below any bound >= 2 holds at least class 0 -> 1); a list of delay records
+// alone says nothing about the smallest members of classes.
+inline bool ImportCoversClasses(const TrustedImport& import) { return !import.class_records.empty(); }
+
 struct FinishedUnit {
   u128 begin = 0;
   u128 end = 0;

@@ -139,6 +139,20 @@ TEST_F(MergeTest, TrustedImportsCombineWithUnits) {
   EXPECT_EQ(m.class_final, brute_->class_records);
 }
 
+// A list of delay records says nothing about class records: units above it must not make
+// their class minima final.
+TEST_F(MergeTest, DelayOnlyImportDoesNotCoverClasses) {
+  TrustedImport imp;
+  imp.complete_below = Pow2(16);
+  for (const Record& r : brute_->delay_records) if (r.n < imp.complete_below) imp.delay_records.push_back(r);
+  EXPECT_FALSE(ImportCoversClasses(imp));
+  const MergedRecords m = SearchInUnits({Pow2(16), Pow2(kBits)}, {0}, Kinds::kDelayAndClass, {imp});
+  EXPECT_EQ(m.covered_prefix, Pow2(kBits));
+  EXPECT_EQ(m.class_covered_prefix, 1u);
+  EXPECT_TRUE(m.class_final.empty());
+  EXPECT_EQ(m.delay_final, brute_->delay_records);
+}
+
 TEST_F(MergeTest, LeaseContextFromKnowledge) {
   TrustedImport imp;
   imp.complete_below = Pow2(20);

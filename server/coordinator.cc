@@ -796,7 +796,9 @@ grpc::Status Coordinator::Submit(u128 begin, u128 end, Kinds kinds, u128 unit_si
   WriteLock lock(this);
   // What is covered already: imports, and every unit of the same or a wider kind.
   std::vector<std::pair<u128, u128>> covered;
-  for (const TrustedImport& imp : imports_) covered.emplace_back(1, imp.complete_below);
+  for (const TrustedImport& imp : imports_) {
+    if (kinds == Kinds::kDelay || ImportCoversClasses(imp)) covered.emplace_back(1, imp.complete_below);
+  }
   for (const auto& [id, u] : units_) {
     if (u.end <= begin || u.begin >= end) continue;
     if (u.kinds == Kinds::kDelay && kinds == Kinds::kDelayAndClass) {
