@@ -77,7 +77,7 @@ int BenchCommand(const BenchArgs& args) {
   const int sieve_bits = args.sieve_bits != 0 ? args.sieve_bits : DefaultSieveBits(resolved);
   const auto t0 = std::chrono::steady_clock::now();
   std::shared_ptr<const SearchTables> tables;
-  if (!(st = SearchTables::Build(sieve_bits, kDefaultStepBits, kDefaultTailBits, &tables)).ok()) return Failure(cmd, st);
+  if (!(st = BuildSearchTables(args.sieve_file, sieve_bits, &tables)).ok()) return Failure(cmd, st);
   std::unique_ptr<SearchEngine> engine;
   if (!(st = MakeEngine(resolved, tables, args.threads, &engine)).ok()) return Failure(cmd, st);
   const double build_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -92,7 +92,7 @@ int BenchCommand(const BenchArgs& args) {
   int threads = args.threads;
   if (resolved == Backend::kCpu && threads == 0) threads = static_cast<int>(std::thread::hardware_concurrency());
   std::printf("bench: %s, kinds %s, sieve %d bits (%zu odd survivors)\n", engine->Describe().c_str(),
-              KindsName(kinds), sieve_bits, tables->sieve->size());
+              KindsName(kinds), tables->sieve->bits(), tables->sieve->size());
   std::printf("range [%s, %s + %s) = [%s, %s)\n", FormatNumberShort(at).c_str(), FormatNumberShort(at).c_str(),
               FormatNumberShort(numbers).c_str(), ToDecimal(at).c_str(), ToDecimal(at + numbers).c_str());
   std::printf("spec: floor %u, %zu open holes, %zu known records (complete below %s)\n", spec.floor,

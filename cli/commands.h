@@ -16,6 +16,7 @@ struct RunArgs {
   int threads = 0;             // 0: all cores
   std::string unit_size;       // empty: DefaultUnitSize
   int sieve_bits = 0;          // 0: DefaultSieveBits
+  std::string sieve_file;      // a collatz-sieve file instead of a generated sieve
 };
 int RunCommand(const RunArgs& args);
 
@@ -33,6 +34,7 @@ struct BenchArgs {
   std::string kinds = "delay";
   int threads = 0;
   int sieve_bits = 0;
+  std::string sieve_file;
   std::string records;         // empty: the compiled-in copy of the published records
 };
 int BenchCommand(const BenchArgs& args);

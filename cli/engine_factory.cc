@@ -1,5 +1,7 @@
 #include "cli/engine_factory.h"
 
+#include "sieve_gen/sieve_file.h"
+
 #include "core/cpu_engine.h"
 
 #if COLLATZ_WITH_GPU
@@ -46,7 +48,15 @@ Status ResolveBackend(Backend requested, Backend* resolved, std::string* note) {
   return Status::Ok();
 }
 
-int DefaultSieveBits(Backend) { return 19; }  // the GPU engine's own bench uses 19 too
+int DefaultSieveBits(Backend) { return 19; }
+
+Status BuildSearchTables(const std::string& sieve_file, int sieve_bits, std::shared_ptr<const SearchTables>* out) {
+  if (sieve_file.empty()) return SearchTables::Build(sieve_bits, kDefaultStepBits, kDefaultTailBits, out);
+  std::shared_ptr<const Sieve> sieve;
+  Status st = LoadSieveFile(sieve_file, &sieve);
+  if (!st.ok()) return st;
+  return SearchTables::FromSieve(std::move(sieve), kDefaultStepBits, kDefaultTailBits, out);
+}  // the GPU engine's own bench uses 19 too
 
 Status MakeEngine(Backend resolved, std::shared_ptr<const SearchTables> tables, int threads,
                   std::unique_ptr<SearchEngine>* out) {

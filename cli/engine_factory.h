@@ -26,6 +26,10 @@ Status ResolveBackend(Backend requested, Backend* resolved, std::string* note);
 // The sieve width used when --sieve-bits is not given.
 int DefaultSieveBits(Backend resolved);
 
+// The search tables: from a sieve file (collatz-sieve) when `sieve_file` is not empty,
+// else a generated sieve of `sieve_bits`; core's default step and tail tables.
+Status BuildSearchTables(const std::string& sieve_file, int sieve_bits, std::shared_ptr<const SearchTables>* out);
+
 // Builds the engine for a resolved backend. threads: CPU threads (0 = all cores).
 Status MakeEngine(Backend resolved, std::shared_ptr<const SearchTables> tables, int threads,
                   std::unique_ptr<SearchEngine>* out);

@@ -33,7 +33,9 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--threads", run.threads, "CPU threads (0: all cores)")->capture_default_str();
   run_cmd->add_option("--unit-size", run.unit_size,
                       "Numbers per stored unit (default: about 1/64 of the range, 2^28 to 2^40)");
-  run_cmd->add_option("--sieve-bits", run.sieve_bits, "Width k of the join sieve (default: 19)");
+  CLI::Option* run_bits = run_cmd->add_option("--sieve-bits", run.sieve_bits, "Width k of the join sieve (default: 19)");
+  run_cmd->add_option("--sieve", run.sieve_file, "Sieve file made by collatz-sieve generate (checked on load)")
+      ->excludes(run_bits);
 
   RecordsArgs records;
   CLI::App* records_cmd =
@@ -50,7 +52,10 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--numbers", bench.numbers, "Size of the measured range (default: 2^32 cpu, 2^40 gpu)");
   bench_cmd->add_option("--kinds", bench.kinds, "delay, or delay,class")->capture_default_str();
   bench_cmd->add_option("--threads", bench.threads, "CPU threads (0: all cores)")->capture_default_str();
-  bench_cmd->add_option("--sieve-bits", bench.sieve_bits, "Width k of the join sieve (default: 19)");
+  CLI::Option* bench_bits =
+      bench_cmd->add_option("--sieve-bits", bench.sieve_bits, "Width k of the join sieve (default: 19)");
+  bench_cmd->add_option("--sieve", bench.sieve_file, "Sieve file made by collatz-sieve generate (checked on load)")
+      ->excludes(bench_bits);
   bench_cmd->add_option("--records", bench.records,
                         "Published delay records CSV (default: " + DefaultPublishedRecordsPath() + ")");
 

@@ -85,6 +85,12 @@ int RunCommand(const RunArgs& args) {
   if (!note.empty()) spdlog::info("{}", note);
   if (unit_size == 0) unit_size = DefaultUnitSize(to - from, resolved == Backend::kGpu);
 
+  // A sieve file is checked before the database is touched: a corrupt one changes nothing.
+  std::shared_ptr<const SearchTables> tables;
+  if (!args.sieve_file.empty()) {
+    if (!(st = BuildSearchTables(args.sieve_file, 0, &tables)).ok()) return Failure(cmd, st);
+  }
+
   // 2. The database: what is already known.
   std::unique_ptr<RecordDb> db;
   if (!(st = RecordDb::Open(args.db, RecordDb::OpenMode::kCreateIfMissing, &db)).ok()) return Failure(cmd, st);
@@ -105,8 +111,9 @@ int RunCommand(const RunArgs& args) {
     // 3. The engine and its tables, built only when there is work.
     const int sieve_bits = args.sieve_bits != 0 ? args.sieve_bits : DefaultSieveBits(resolved);
     const auto t0 = std::chrono::steady_clock::now();
-    std::shared_ptr<const SearchTables> tables;
-    if (!(st = SearchTables::Build(sieve_bits, kDefaultStepBits, kDefaultTailBits, &tables)).ok()) return Failure(cmd, st);
+    if (tables == nullptr && !(st = BuildSearchTables(args.sieve_file, sieve_bits, &tables)).ok()) {
+      return Failure(cmd, st);
+    }
     std::unique_ptr<SearchEngine> engine;
     if (!(st = MakeEngine(resolved, tables, args.threads, &engine)).ok()) return Failure(cmd, st);
     spdlog::info("engine {}: tables built in {:.2f} s", engine->Describe(),

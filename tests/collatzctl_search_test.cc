@@ -6,9 +6,12 @@
 
 #include <nlohmann/json.hpp>
 #include <algorithm>
+#include <cstdio>
 #include <sstream>
 
+#include "core/sieve.h"
 #include "core/u128.h"
+#include "sieve_gen/sieve_file.h"
 #include "tests/subprocess.h"
 
 namespace collatz::e2e {
@@ -196,6 +199,42 @@ TEST(CollatzctlSearch, ProgressLineStaysOffWhenStderrIsNotATerminal) {
   ASSERT_EQ(run.exit_code, 0) << Describe(run);
   EXPECT_EQ(run.err.find('\r'), std::string::npos) << run.err;
   EXPECT_EQ(run.out.find('\r'), std::string::npos);
+}
+
+// `run --sieve FILE`: a sieve file of another width gives the same records; a damaged one is
+// refused before the database is touched.
+TEST(CollatzctlSearch, SieveFileFromCollatzSieveGivesTheSameRecords) {
+  TempDir dir;
+  std::vector<uint64_t> odd;
+  for (uint64_t r : DirectSieveSurvivors(16)) {
+    if (r & 1) odd.push_back(r);
+  }
+  const std::string sieve = dir.File("k16.sieve");
+  ASSERT_TRUE(WriteSieveFile(sieve, 16, odd).ok());
+  const std::string db = dir.File("records.db");
+  Completed run = RunCollatzctl({"run", "--from", "1", "--to", "2^24", "--db", db, "--sieve", sieve});
+  ASSERT_EQ(run.exit_code, 0) << Describe(run);
+  EXPECT_NE(run.err.find("16-bit sieve"), std::string::npos) << run.err;
+  EXPECT_EQ(RecordsCsv(db, "delay"), ReferenceBelow("delay_records_below_2p28.csv", Pow2(24), 0));
+  EXPECT_EQ(RecordsCsv(db, "class"), ReferenceBelow("class_records_below_2p28.csv", Pow2(24), 1));
+
+  // Truncated: exit 1 naming the problem, and no database created.
+  const std::string content = ReadFileOrEmpty(sieve);
+  const std::string damaged = dir.File("damaged.sieve");
+  {
+    FILE* f = std::fopen(damaged.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    std::fwrite(content.data(), 1, content.size() - 5, f);
+    std::fclose(f);
+  }
+  const std::string db2 = dir.File("untouched.db");
+  Completed bad = RunCollatzctl({"run", "--from", "1", "--to", "2^20", "--db", db2, "--sieve", damaged});
+  EXPECT_EQ(bad.exit_code, 1) << Describe(bad);
+  EXPECT_NE(bad.err.find("damaged.sieve"), std::string::npos) << bad.err;
+  EXPECT_FALSE(FileExists(db2));
+  // --sieve and --sieve-bits together are a usage error.
+  Completed both = RunCollatzctl({"run", "--to", "2^20", "--db", db2, "--sieve", sieve, "--sieve-bits", "19"});
+  EXPECT_EQ(both.exit_code, 2) << Describe(both);
 }
 
 TEST(CollatzctlBench, MeasuresNearTheGivenHeight) {
