@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/batch_stats.h"
+#include "core/stats_file.h"
 #include "core/status.h"
 #include "core/u128.h"
 
@@ -24,28 +25,22 @@ struct StatsArgs {
 };
 int StatsCommand(const StatsArgs& args);
 
-// The contents of a stats file: batches of `batch` numbers starting at `from`.
-struct StatsFile {
-  u128 from = 0;
-  uint32_t batch = kDefaultStatsBatch;
-  std::vector<BatchStats> batches;
-  u128 to() const { return from + static_cast<u128>(batches.size()) * batch; }
-};
+// The file encoding lives in core/stats_file.h (every binary links it); its names are
+// also visible here, as before.
+using collatz::DecodeStatsFile;
+using collatz::EncodeStatsFile;
+using collatz::FormatAverage;
+using collatz::FormatStatsCsv;
+using collatz::kStatsFormatVersion;
+using collatz::kStatsHeaderBytes;
+using collatz::kStatsRecordBytes;
+using collatz::StatsFile;
 
-constexpr size_t kStatsHeaderBytes = 64;
-constexpr size_t kStatsRecordBytes = 12;  // min u16, max u16, sum u64
-constexpr uint32_t kStatsFormatVersion = 1;
-
-std::string EncodeStatsFile(const StatsFile& file);
-// Checks magic, version, header and payload checksums, sizes and counts; `name` is used in messages.
-Status DecodeStatsFile(const std::string& bytes, const std::string& name, StatsFile* out);
+// `data` to stdout (path empty or "-") or to a file: written to a temporary file in the
+// same folder and renamed, so a reader never sees half a file.
+Status WriteOutput(const std::string& path, const std::string& data);
 // Written to a temporary file in the same folder and renamed, so a reader never sees half a file.
 Status WriteStatsFile(const std::string& path, const StatsFile& file);
 Status ReadStatsFile(const std::string& path, StatsFile* out);
-
-// "batch_start,min,avg,max" and one row per batch; avg = sum / count, rounded to 6 decimals.
-std::string FormatStatsCsv(const StatsFile& file);
-// sum / count with 6 decimals, rounded half up, computed exactly in integers.
-std::string FormatAverage(uint64_t sum, uint32_t count);
 
 }  // namespace collatz::cli
