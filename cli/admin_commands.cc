@@ -11,6 +11,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/exit_codes.h"
+#include "cli/stats_command.h"
 #include "core/records_csv.h"
 #include "proto/collatz.grpc.pb.h"
 #include "proto/wire.h"
@@ -23,7 +24,8 @@ namespace {
 using wire::FromWire;
 using wire::ToWire;
 
-const char* const kCommands[] = {"submit", "cancel", "status", "workers", "import", "export", "backup", "server-records"};
+const char* const kCommands[] = {"submit", "cancel", "status",        "workers",    "import",
+                                 "export", "backup", "server-records", "stats-fetch"};
 
 struct Connection {
   std::string server;
@@ -101,14 +103,49 @@ std::string Dec(const v1::U128& x) { return ToDecimal(FromWire(x)); }
 
 struct SubmitArgs {
   Connection c;
-  std::string from = "1", to, kinds = "delay,class", unit_size;
+  std::string kind = "search";
+  std::string from, to, kinds = "delay,class", unit_size;
+  uint32_t batch = kDefaultStatsBatch;
+  bool batch_given = false;
   int priority = 0;
 };
-int Submit(const SubmitArgs& a) {
+
+// submit --kind stats: a stats job; the range is checked here as `collatzctl stats` checks it.
+int SubmitStatsJob(const SubmitArgs& a) {
   const std::string cmd = "submit";
   u128 from = 0, to = 0, unit = 0;
+  Status st = ParseNumberFlag("--from", a.from.empty() ? "0" : a.from, &from);
+  if (st.ok()) st = ParseNumberFlag("--to", a.to, &to);
+  if (st.ok() && !a.unit_size.empty()) st = ParseNumberFlag("--unit-size", a.unit_size, &unit);
+  if (st.ok()) st = ValidateStatsRange(from, to, a.batch);
+  if (!st.ok()) return UsageError(cmd, st.message());
+  if (!a.unit_size.empty() && unit == 0) return UsageError(cmd, "--unit-size must be positive");
+  Client client;
+  if (int rc = Connect(cmd, a.c, &client)) return rc;
+  v1::SubmitStatsRequest req;
+  ToWire(from, req.mutable_begin());
+  ToWire(to, req.mutable_end());
+  req.set_batch(a.batch);
+  ToWire(unit, req.mutable_unit_size());
+  req.set_priority(a.priority);
+  v1::SubmitStatsResponse resp;
+  grpc::ClientContext ctx;
+  client.Prepare(&ctx);
+  grpc::Status gs = client.stub->SubmitStats(&ctx, req, &resp);
+  if (!gs.ok()) return RpcError(cmd, client, gs);
+  std::printf("stats job %llu: %llu units, [%s, %s) in batches of %u\n", static_cast<unsigned long long>(resp.job_id()),
+              static_cast<unsigned long long>(resp.units()), ToDecimal(from).c_str(), ToDecimal(to).c_str(), a.batch);
+  return kExitOk;
+}
+
+int Submit(const SubmitArgs& a) {
+  const std::string cmd = "submit";
+  if (a.kind == "stats") return SubmitStatsJob(a);
+  if (a.kind != "search") return UsageError(cmd, "--kind: \"" + a.kind + "\" is not one of: search, stats");
+  if (a.batch_given) return UsageError(cmd, "--batch is for --kind stats");
+  u128 from = 0, to = 0, unit = 0;
   Kinds kinds;
-  Status st = ParseNumberFlag("--from", a.from, &from);
+  Status st = ParseNumberFlag("--from", a.from.empty() ? "1" : a.from, &from);
   if (st.ok()) st = ParseNumberFlag("--to", a.to, &to);
   if (st.ok() && !a.unit_size.empty()) st = ParseNumberFlag("--unit-size", a.unit_size, &unit);
   if (st.ok()) st = ParseKindsFlag(a.kinds, &kinds);
@@ -138,19 +175,23 @@ int Submit(const SubmitArgs& a) {
 struct CancelArgs {
   Connection c;
   uint64_t id = 0;
+  uint64_t stats_job = 0;
 };
 int Cancel(const CancelArgs& a) {
+  if ((a.id == 0) == (a.stats_job == 0)) return UsageError("cancel", "give one of --id or --stats-job");
   Client client;
   if (int rc = Connect("cancel", a.c, &client)) return rc;
   v1::CancelRequest req;
   req.set_submission_id(a.id);
+  req.set_stats_job_id(a.stats_job);
   v1::CancelResponse resp;
   grpc::ClientContext ctx;
   client.Prepare(&ctx);
   grpc::Status gs = client.stub->Cancel(&ctx, req, &resp);
   if (!gs.ok()) return RpcError("cancel", client, gs);
-  std::printf("submission %llu cancelled: %llu unfinished units removed (finished units are kept)\n",
-              static_cast<unsigned long long>(a.id), static_cast<unsigned long long>(resp.units_removed()));
+  std::printf("%s %llu cancelled: %llu unfinished units removed (finished units are kept)\n",
+              a.stats_job != 0 ? "stats job" : "submission", static_cast<unsigned long long>(a.id ? a.id : a.stats_job),
+              static_cast<unsigned long long>(resp.units_removed()));
   return kExitOk;
 }
 
@@ -195,6 +236,14 @@ int StatusCmd(const StatusArgs& a) {
                    {"last_error", u.last_error()}});
     }
     j["quarantined"] = q;
+    nlohmann::json jobs = nlohmann::json::array();
+    for (const auto& sj : s.stats_jobs()) {
+      jobs.push_back({{"id", sj.job_id()}, {"begin", Dec(sj.begin())}, {"end", Dec(sj.end())}, {"batch", sj.batch()},
+                      {"priority", sj.priority()}, {"units", sj.units_total()}, {"finished", sj.units_finished()},
+                      {"leased", sj.units_leased()}, {"quarantined", sj.units_quarantined()},
+                      {"cancelled", sj.cancelled()}});
+    }
+    j["stats_jobs"] = jobs;
     std::printf("%s\n", j.dump(2).c_str());
     return kExitOk;
   }
@@ -219,6 +268,15 @@ int StatusCmd(const StatusArgs& a) {
   for (const auto& u : s.quarantined()) {
     std::printf("QUARANTINED unit %llu [%s, %s): %u failures, last: %s\n", static_cast<unsigned long long>(u.unit_id()),
                 Dec(u.begin()).c_str(), Dec(u.end()).c_str(), u.failures(), u.last_error().c_str());
+  }
+  for (const auto& sj : s.stats_jobs()) {
+    const bool complete = sj.units_finished() == sj.units_total();
+    std::printf("stats job %llu    [%s, %s) batch %u priority %d: %llu/%llu units finished, %llu leased%s%s\n",
+                static_cast<unsigned long long>(sj.job_id()), Dec(sj.begin()).c_str(), Dec(sj.end()).c_str(), sj.batch(),
+                sj.priority(), static_cast<unsigned long long>(sj.units_finished()),
+                static_cast<unsigned long long>(sj.units_total()), static_cast<unsigned long long>(sj.units_leased()),
+                sj.units_quarantined() > 0 ? (", " + std::to_string(sj.units_quarantined()) + " QUARANTINED").c_str() : "",
+                sj.cancelled() ? " (cancelled)" : complete ? " (complete: collatzctl stats-fetch)" : "");
   }
   return kExitOk;
 }
@@ -383,6 +441,68 @@ int ServerRecords(const ServerRecordsArgs& a) {
   return kExitOk;
 }
 
+struct StatsFetchArgs {
+  Connection c;
+  uint64_t job = 0;
+  std::string out, format = "bin";
+  uint64_t page_batches = 0;  // 0: the server's page size
+};
+// Fetches a complete stats job page by page and writes the same file (or CSV) that
+// `collatzctl stats` writes for the same range and batch size.
+int StatsFetch(const StatsFetchArgs& a) {
+  const std::string cmd = "stats-fetch";
+  if (a.format != "bin" && a.format != "csv") return UsageError(cmd, "--format: \"" + a.format + "\" is not one of: bin, csv");
+  if (a.format == "bin" && (a.out.empty() || a.out == "-")) {
+    return UsageError(cmd, "--out FILE is required for the binary format (or use --format csv)");
+  }
+  Client client;
+  if (int rc = Connect(cmd, a.c, &client)) return rc;
+  StatsFile file;
+  uint64_t total = 0;
+  for (uint64_t first = 0;;) {
+    v1::FetchStatsRequest req;
+    req.set_job_id(a.job);
+    req.set_first_batch(first);
+    req.set_max_batches(a.page_batches);
+    v1::FetchStatsResponse resp;
+    grpc::ClientContext ctx;
+    client.Prepare(&ctx);
+    grpc::Status gs = client.stub->FetchStats(&ctx, req, &resp);
+    if (!gs.ok()) return RpcError(cmd, client, gs);
+    StatsFile page;
+    Status st = DecodeStatsFile(resp.stats_file(), "page at batch " + std::to_string(first) + " of stats job " +
+                                                       std::to_string(a.job), &page);
+    if (!st.ok()) return Failure(cmd, st);
+    const u128 begin = FromWire(resp.begin());
+    if (first == 0) {
+      file.from = begin;
+      file.batch = resp.batch();
+      total = resp.total_batches();
+      file.batches.reserve(total);
+    }
+    if (page.batch != file.batch || page.from != file.to() || page.batches.empty() ||
+        resp.total_batches() != total || begin != file.from) {
+      return Failure(cmd, Status::Corruption("the server sent a page that does not continue the job at batch " +
+                                             std::to_string(first)));
+    }
+    file.batches.insert(file.batches.end(), page.batches.begin(), page.batches.end());
+    first += page.batches.size();
+    if (first >= total) break;
+  }
+  if (static_cast<uint64_t>(file.batches.size()) != total) {
+    return Failure(cmd, Status::Corruption("received " + std::to_string(file.batches.size()) + " of " +
+                                           std::to_string(total) + " batches"));
+  }
+  Status st = a.format == "csv" ? WriteOutput(a.out, FormatStatsCsv(file)) : WriteStatsFile(a.out, file);
+  if (!st.ok()) return Failure(cmd, st);
+  if (a.format == "bin") {
+    std::printf("stats job %llu: [%s, %s), %zu batches of %u written to %s\n", static_cast<unsigned long long>(a.job),
+                ToDecimal(file.from).c_str(), ToDecimal(file.to()).c_str(), file.batches.size(), file.batch,
+                a.out.c_str());
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 bool IsAdminCommand(const std::string& name) {
@@ -395,11 +515,17 @@ bool IsAdminCommand(const std::string& name) {
 void RegisterAdminCommands(CLI::App& app) {
   // The argument structs live as long as the process: CLI11 writes into them while parsing.
   static SubmitArgs submit;
-  CLI::App* s = app.add_subcommand("submit", "Queue a range on the server; parts already covered or queued are trimmed");
+  CLI::App* s = app.add_subcommand(
+      "submit", "Queue a search on the server (parts already covered or queued are trimmed), or a stats job (--kind stats)");
   AddConnectionFlags(s, &submit.c);
-  s->add_option("--from", submit.from, "First number (inclusive)")->capture_default_str();
+  s->add_option("--kind", submit.kind, "search (records) or stats (batch statistics, like collatzctl stats)")
+      ->capture_default_str();
+  s->add_option("--from", submit.from, "First number (inclusive; default 1, or 0 for stats)");
   s->add_option("--to", submit.to, "End (exclusive)")->required();
-  s->add_option("--kinds", submit.kinds, "delay, or delay,class")->capture_default_str();
+  s->add_option("--kinds", submit.kinds, "Search: delay, or delay,class")->capture_default_str();
+  s->add_option("--batch", submit.batch, "Stats: numbers per batch; --from and --to are multiples of it")
+      ->capture_default_str()
+      ->each([](const std::string&) { submit.batch_given = true; });
   s->add_option("--unit-size", submit.unit_size, "Numbers per unit (default: the server's)");
   s->add_option("--priority", submit.priority, "Higher is leased first")->capture_default_str();
   s->callback([] { std::exit(Submit(submit)); });
@@ -407,7 +533,8 @@ void RegisterAdminCommands(CLI::App& app) {
   static CancelArgs cancel;
   CLI::App* c = app.add_subcommand("cancel", "Cancel a submission: its unfinished units are removed");
   AddConnectionFlags(c, &cancel.c);
-  c->add_option("--id", cancel.id, "Submission id (from submit or status)")->required();
+  c->add_option("--id", cancel.id, "Submission id (from submit or status)");
+  c->add_option("--stats-job", cancel.stats_job, "Stats job id instead (from submit --kind stats or status)");
   c->callback([] { std::exit(Cancel(cancel)); });
 
   static StatusArgs status;
@@ -450,6 +577,16 @@ void RegisterAdminCommands(CLI::App& app) {
   r->add_option("--format", records.format, "table, csv or json")->capture_default_str();
   r->add_flag("--candidates", records.candidates, "Also print candidates above the covered prefix (table, json)");
   r->callback([] { std::exit(ServerRecords(records)); });
+
+  static StatsFetchArgs fetch;
+  CLI::App* f = app.add_subcommand(
+      "stats-fetch", "Write a finished stats job as the same stats file (or CSV) that collatzctl stats writes");
+  AddConnectionFlags(f, &fetch.c);
+  f->add_option("--job", fetch.job, "Stats job id (from submit --kind stats or status)")->required();
+  f->add_option("--out", fetch.out, "Output file (csv: stdout when omitted)");
+  f->add_option("--format", fetch.format, "bin (stats file, docs/STATS_FORMAT.md) or csv")->capture_default_str();
+  f->add_option("--page-batches", fetch.page_batches, "Batches per request (0: the server's limit)")->group("");
+  f->callback([] { std::exit(StatsFetch(fetch)); });
 }
 
 }  // namespace collatz::cli

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "server/coordinator_util.h"
 #include "server/result_verifier.h"
 
 namespace collatz::server {
@@ -15,29 +16,7 @@ namespace {
 
 using grpc::StatusCode;
 
-grpc::Status FromCore(const Status& st, const std::string& what) {
-  if (st.ok()) return grpc::Status::OK;
-  StatusCode code = StatusCode::INTERNAL;
-  switch (st.code()) {
-    case Status::Code::kInvalidArgument: code = StatusCode::INVALID_ARGUMENT; break;
-    case Status::Code::kOutOfRange: code = StatusCode::OUT_OF_RANGE; break;
-    case Status::Code::kNotFound: code = StatusCode::NOT_FOUND; break;
-    case Status::Code::kFailedPrecondition: code = StatusCode::FAILED_PRECONDITION; break;
-    case Status::Code::kUnavailable: code = StatusCode::UNAVAILABLE; break;
-    case Status::Code::kCorruption: code = StatusCode::DATA_LOSS; break;
-    default: break;
-  }
-  return grpc::Status(code, what + ": " + st.message());
-}
-
-#define RETURN_IF_DB_ERROR(expr, what)               \
-  do {                                               \
-    const Status _st = (expr);                       \
-    if (!_st.ok()) return FromCore(_st, what);       \
-  } while (0)
-
-// Token prefix for logs: enough to follow a lease, not enough to use it.
-std::string Short(const std::string& token) { return token.substr(0, 8); }
+std::string Short(const std::string& token) { return ShortToken(token); }
 
 u128 Size(const StoredUnit& u) { return u.end - u.begin; }
 
@@ -103,6 +82,8 @@ grpc::Status Coordinator::Load() {
     }
     if (u.audit == AuditState::kPassed) ++audits_passed_;
   }
+  grpc::Status sst = LoadStats();
+  if (!sst.ok()) return sst;
   Remerge();
   RefreshMergedLocked(true);
   spdlog::info("coordinator loaded: {} submissions, {} units ({} queued), {} workers, {} leases, {} imports, "
@@ -113,26 +94,6 @@ grpc::Status Coordinator::Load() {
 }
 
 void Coordinator::Remerge() { merged_dirty_ = true; }
-
-// Holds mu_ for a request that writes; on release, makes the request's writes durable
-// (group commit: one COMMIT covers every request that wrote since the last one) before
-// the request is answered.
-class Coordinator::WriteLock {
- public:
-  explicit WriteLock(Coordinator* c) : c_(c) {
-    c_->writers_in_flight_.fetch_add(1);
-    lock_ = std::unique_lock<std::mutex>(c_->mu_);
-  }
-  ~WriteLock() {
-    const uint64_t epoch = c_->batch_epoch_;  // the batch holding this request's writes
-    c_->writers_in_flight_.fetch_sub(1);
-    c_->MakeDurable(lock_, epoch);
-  }
-
- private:
-  Coordinator* c_;
-  std::unique_lock<std::mutex> lock_;
-};
 
 // Group commit: a request waits until the batch holding its writes is committed. The
 // batch is committed when every request in flight has written (or after 2 ms), so one
@@ -249,7 +210,7 @@ grpc::Status Coordinator::Register(const WorkerDescription& d, int64_t* worker_i
   return grpc::Status::OK;
 }
 
-grpc::Status Coordinator::Lease(int64_t worker_id, LeaseGrant* out) {
+grpc::Status Coordinator::Lease(int64_t worker_id, bool accepts_stats, LeaseGrant* out) {
   *out = LeaseGrant();
   WriteLock lock(this);
   auto wit = workers_.find(worker_id);
@@ -283,6 +244,14 @@ grpc::Status Coordinator::Lease(int64_t worker_id, LeaseGrant* out) {
     floor = lit->second.floor;  // the audit repeats the unit exactly as first searched
     holes = lit->second.open_holes;
     break;
+  }
+  if (unit == nullptr && accepts_stats) {
+    // A stats unit when its priority is at least the best search unit's: stats units
+    // are short and someone waits for the file.
+    const QueueKey* head = StatsQueueHead();
+    if (head != nullptr && (queue_.empty() || std::get<0>(*head) <= std::get<0>(*queue_.begin()))) {
+      return LeaseStatsLocked(worker_id, now, out);
+    }
   }
   if (unit == nullptr && !queue_.empty()) {
     unit = &units_[std::get<2>(*queue_.begin())];
@@ -372,6 +341,7 @@ grpc::Status Coordinator::FindLease(int64_t worker_id, int64_t unit_id, const st
 grpc::Status Coordinator::Heartbeat(int64_t worker_id, int64_t unit_id, const std::string& token,
                                     uint64_t numbers_done, int64_t* deadline_ms, bool* stop) {
   WriteLock lock(this);
+  if (stats_leases_.count(token)) return HeartbeatStatsLocked(worker_id, unit_id, token, deadline_ms, stop);
   UnitMem* unit;
   StoredLease* lease;
   grpc::Status st = FindLease(worker_id, unit_id, token, &unit, &lease);
@@ -420,6 +390,14 @@ grpc::Status Coordinator::RecordFailure(UnitMem* u, int64_t worker_id, const std
 }
 
 grpc::Status Coordinator::ExpireLocked(int64_t now, int* expired) {
+  int search = 0, stats = 0;
+  grpc::Status st = ExpireSearchLocked(now, &search);
+  if (st.ok()) st = ExpireStatsLocked(now, &stats);
+  *expired = search + stats;
+  return st;
+}
+
+grpc::Status Coordinator::ExpireSearchLocked(int64_t now, int* expired) {
   *expired = 0;
   std::vector<std::string> due;
   // Only leases that may still be active are looked at; the others leave the set here.
@@ -529,6 +507,8 @@ grpc::Status Coordinator::FlagWorker(int64_t worker_id, const std::string& reaso
       active.push_back(token);
     }
   }
+  grpc::Status sst = FlagWorkerStats(worker_id, now);
+  if (!sst.ok()) return sst;
   // Memory (the caller commits next).
   w.flagged = true;
   w.flag_reason = reason;
@@ -743,6 +723,7 @@ grpc::Status Coordinator::Complete(int64_t worker_id, int64_t unit_id, const std
 grpc::Status Coordinator::Release(int64_t worker_id, int64_t unit_id, const std::string& token, bool failed,
                                   const std::string& reason) {
   WriteLock lock(this);
+  if (stats_leases_.count(token)) return ReleaseStatsLocked(worker_id, unit_id, token, failed, reason);
   UnitMem* unit;
   StoredLease* lease;
   grpc::Status st = FindLease(worker_id, unit_id, token, &unit, &lease);
@@ -986,6 +967,17 @@ CoordinatorStatus Coordinator::GetStatus() {
     }
   }
   for (auto& [id, sub] : subs) s.submissions.push_back(sub);
+  std::map<int64_t, CoordinatorStatus::StatsJob> jobs;
+  for (const auto& [id, job] : stats_jobs_) jobs[id].job = job;
+  for (const auto& [id, u] : stats_units_) {
+    auto it = jobs.find(u.job_id);
+    if (it == jobs.end()) continue;
+    ++it->second.units_total;
+    if (u.state == StoredUnitState::kFinished) ++it->second.units_finished;
+    else if (u.quarantined) ++it->second.units_quarantined;
+    else if (u.state == StoredUnitState::kLeased) ++it->second.units_leased;
+  }
+  for (auto& [id, job] : jobs) s.stats_jobs.push_back(job);
   s.audits_passed = audits_passed_;
   s.audits_failed = audits_failed_;
   const int64_t now = clock_->NowMs();
@@ -1012,6 +1004,12 @@ std::vector<WorkerReport> Coordinator::ListWorkers() {
     for (const std::string& t : active_tokens_) {
       auto lit = leases_.find(t);
       if (lit != leases_.end() && lit->second.worker_id == id && lit->second.state == LeaseState::kActive) ++r.active_leases;
+    }
+    for (const std::string& t : stats_active_tokens_) {
+      auto lit = stats_leases_.find(t);
+      if (lit != stats_leases_.end() && lit->second.worker_id == id && lit->second.state == LeaseState::kActive) {
+        ++r.active_leases;
+      }
     }
     out.push_back(r);
   }

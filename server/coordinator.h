@@ -39,6 +39,13 @@ struct CoordinatorOptions {
   int64_t retry_after_ms = 2000;       // told to a worker when there is no work
   // Leases use a merge of the verified results at most this old (0: always fresh).
   int64_t merge_interval_ms = 0;
+  // Stats jobs: numbers per unit unless the submission says otherwise (rounded down to
+  // whole batches), at most this many batches per unit (a result is 12 bytes per batch
+  // and must fit the server's 16 MiB message limit), and how many batches of every
+  // result the server recomputes exactly (the first, the last, the rest at random).
+  u128 default_stats_unit_size = Pow2(30);
+  uint64_t max_stats_batches_per_unit = uint64_t{1} << 20;
+  int stats_audit_batches = 4;
 };
 
 struct WorkerDescription {
@@ -48,9 +55,18 @@ struct WorkerDescription {
   int sieve_bits = 0;
 };
 
+// A unit of a stats job as a worker computes it: every batch of [begin, end).
+struct StatsUnitSpec {
+  int64_t job_id = 0;
+  u128 begin = 0, end = 0;
+  uint32_t batch = 0;
+};
+
 struct LeaseGrant {
   bool has_unit = false;
   int64_t unit_id = 0;
+  bool stats = false;        // a stats unit (stats_spec) instead of a search unit (spec)
+  StatsUnitSpec stats_spec;
   UnitSpec spec;
   std::string token;
   int64_t deadline_ms = 0;
@@ -63,6 +79,18 @@ struct SubmitOutcome {
   int64_t submission_id = 0;
   std::vector<std::pair<u128, u128>> accepted;
   uint64_t units = 0;
+};
+
+struct StatsSubmitOutcome {
+  int64_t job_id = 0;
+  uint64_t units = 0;
+};
+
+// One page of a finished stats job: a stats file of batches [first_batch, first_batch + n).
+struct StatsPage {
+  std::string stats_file;
+  uint64_t total_batches = 0;
+  StoredStatsJob job;
 };
 
 struct CoordinatorStatus {
@@ -78,6 +106,11 @@ struct CoordinatorStatus {
   std::vector<Submission> submissions;
   std::vector<StoredUnit> quarantined_units;
   bool draining = false;
+  struct StatsJob {
+    StoredStatsJob job;
+    uint64_t units_total = 0, units_finished = 0, units_leased = 0, units_quarantined = 0;
+  };
+  std::vector<StatsJob> stats_jobs;
 };
 
 struct WorkerReport {
@@ -96,17 +129,35 @@ class Coordinator {
 
   // Worker side.
   grpc::Status Register(const WorkerDescription& d, int64_t* worker_id);
-  grpc::Status Lease(int64_t worker_id, LeaseGrant* out);
+  // A worker that accepts_stats may be given a stats unit (out->stats).
+  grpc::Status Lease(int64_t worker_id, LeaseGrant* out) { return Lease(worker_id, false, out); }
+  grpc::Status Lease(int64_t worker_id, bool accepts_stats, LeaseGrant* out);
   grpc::Status Heartbeat(int64_t worker_id, int64_t unit_id, const std::string& token, uint64_t numbers_done,
                          int64_t* deadline_ms, bool* stop);
   grpc::Status Complete(int64_t worker_id, int64_t unit_id, const std::string& token, const UnitResult& result,
                         double seconds, const std::string& engine, Disposition* disposition);
   grpc::Status Release(int64_t worker_id, int64_t unit_id, const std::string& token, bool failed,
                        const std::string& reason);
+  // The result of a stats unit: a stats file (core/stats_file.h). Decoded, checked (range,
+  // batch size, batch count, min <= avg <= max) and a few batches recomputed exactly; a
+  // result that fails is rejected (PERMISSION_DENIED), its worker flagged, the unit re-queued.
+  grpc::Status CompleteStats(int64_t worker_id, int64_t unit_id, const std::string& token,
+                             const std::string& stats_file, double seconds, const std::string& engine,
+                             Disposition* disposition);
+  // Whether `token` is a lease of a stats unit (Heartbeat and Release route by token).
+  bool IsStatsLease(const std::string& token);
 
   // Admin side.
   grpc::Status Submit(u128 begin, u128 end, Kinds kinds, u128 unit_size, int32_t priority, SubmitOutcome* out);
   grpc::Status Cancel(int64_t submission_id, uint64_t* units_removed);
+  // A stats job: [begin, end) in batches of `batch` (begin, end multiples of it), cut into
+  // batch-aligned units of about `unit_size` numbers (0: the default).
+  grpc::Status SubmitStats(u128 begin, u128 end, uint32_t batch, u128 unit_size, int32_t priority,
+                           StatsSubmitOutcome* out);
+  grpc::Status CancelStats(int64_t job_id, uint64_t* units_removed);
+  // FAILED_PRECONDITION while units remain; max_batches 0: kMaxStatsPageBatches.
+  grpc::Status FetchStats(int64_t job_id, uint64_t first_batch, uint64_t max_batches, StatsPage* out);
+  static constexpr uint64_t kMaxStatsPageBatches = uint64_t{1} << 18;  // 3 MiB: under gRPC's 4 MiB default
   grpc::Status Import(const TrustedImport& import, const std::string& source, u128* covered_prefix);
   grpc::Status Backup(const std::string& destination, uint64_t* bytes);
   CoordinatorStatus GetStatus();
@@ -134,16 +185,40 @@ class Coordinator {
   struct WorkerMem : StoredWorker {
     int64_t last_seen_ms = 0;
   };
+  struct StatsUnitMem : StoredStatsUnit {
+    int32_t priority = 0;  // the job's
+    std::string token;     // the active lease, if leased
+  };
   using QueueKey = std::tuple<int32_t, u128, int64_t>;  // (-priority, begin, id)
 
-  class WriteLock;
+  // Holds mu_ for a request that writes; on release, makes the request's writes durable
+  // (group commit: one COMMIT covers every request that wrote since the last one) before
+  // the request is answered.
+  class WriteLock {
+   public:
+    explicit WriteLock(Coordinator* c) : c_(c) {
+      c_->writers_in_flight_.fetch_add(1);
+      lock_ = std::unique_lock<std::mutex>(c_->mu_);
+    }
+    ~WriteLock() {
+      const uint64_t epoch = c_->batch_epoch_;  // the batch holding this request's writes
+      c_->writers_in_flight_.fetch_sub(1);
+      c_->MakeDurable(lock_, epoch);
+    }
+
+   private:
+    Coordinator* c_;
+    std::unique_lock<std::mutex> lock_;
+  };
   void MakeDurable(std::unique_lock<std::mutex>& lock, uint64_t epoch);
   Coordinator(std::unique_ptr<CoordinatorStore> store, std::shared_ptr<const SearchTables> tables, const Clock* clock,
               CoordinatorOptions options);
   grpc::Status Load();
+  grpc::Status LoadStats();  // coordinator_stats.cc
 
   // Everything below runs with mu_ held.
-  grpc::Status ExpireLocked(int64_t now, int* expired);
+  grpc::Status ExpireLocked(int64_t now, int* expired);  // search and stats leases
+  grpc::Status ExpireSearchLocked(int64_t now, int* expired);
   grpc::Status FindLease(int64_t worker_id, int64_t unit_id, const std::string& token, UnitMem** unit,
                          StoredLease** lease);
   UnitSpec SpecFor(const UnitMem& u, uint32_t floor, const std::vector<uint32_t>& holes) const;
@@ -152,6 +227,24 @@ class Coordinator {
                              const std::string& error, int64_t now);
   // Flags a worker and re-queues its unaudited finished units and its active leases.
   grpc::Status FlagWorker(int64_t worker_id, const std::string& reason, int64_t now);
+  // Its part for stats: finished stats units of the worker and its active stats leases
+  // go back to pending.
+  grpc::Status FlagWorkerStats(int64_t worker_id, int64_t now);
+
+  // Stats units (coordinator_stats.cc).
+  grpc::Status ExpireStatsLocked(int64_t now, int* expired);
+  grpc::Status LeaseStatsLocked(int64_t worker_id, int64_t now, LeaseGrant* out);
+  grpc::Status HeartbeatStatsLocked(int64_t worker_id, int64_t unit_id, const std::string& token, int64_t* deadline_ms,
+                                    bool* stop);
+  grpc::Status ReleaseStatsLocked(int64_t worker_id, int64_t unit_id, const std::string& token, bool failed,
+                                  const std::string& reason);
+  grpc::Status FindStatsLease(int64_t worker_id, int64_t unit_id, const std::string& token, StatsUnitMem** unit,
+                              StoredStatsLease** lease);
+  grpc::Status RecordStatsFailure(StatsUnitMem* u, int64_t worker_id, const std::string& token, const std::string& kind,
+                                  const std::string& error, int64_t now);
+  void RequeueStats(StatsUnitMem* u);
+  // Key of the best pending stats unit, or nullptr.
+  const QueueKey* StatsQueueHead() const;
   grpc::Status RevokeFinished(UnitMem* u, int64_t now);
   void Requeue(UnitMem* u);
   void Remerge();  // marks the merge stale
@@ -183,6 +276,11 @@ class Coordinator {
   int64_t last_merge_ms_ = 0;
   uint64_t audits_passed_ = 0, audits_failed_ = 0;
   std::deque<std::pair<int64_t, u128>> recent_;  // (time, numbers) of recent completions
+  std::map<int64_t, StoredStatsJob> stats_jobs_;
+  std::map<int64_t, StatsUnitMem> stats_units_;
+  std::set<QueueKey> stats_queue_;                    // pending stats units, not quarantined
+  std::map<std::string, StoredStatsLease> stats_leases_;
+  std::set<std::string> stats_active_tokens_;
   std::mt19937_64 rng_;
 };
 

@@ -39,9 +39,9 @@ int main(int argc, char** argv) {
   using namespace collatz::server;
   CLI::App app{"collatz-server: the coordinator of a distributed Collatz delay-record search"};
   std::string listen = "127.0.0.1:50051", db_path, token_file, tls_cert, tls_key, unit_size_text = "2^46";
-  std::string log_level = "info";
+  std::string log_level = "info", stats_unit_size_text = "2^30";
   double lease_seconds = 600, audit_fraction = 0;
-  int max_failures = 3, sieve_bits = 19;
+  int max_failures = 3, sieve_bits = 19, stats_audit_batches = 4;
   app.add_option("--listen", listen, "Address to listen on (host:port)")->capture_default_str();
   app.add_option("--db", db_path, "Record database (SQLite; created if missing)")->required();
   app.add_option("--token-file", token_file, "File holding the access token (else $COLLATZ_TOKEN; none: open)");
@@ -52,6 +52,12 @@ int main(int argc, char** argv) {
   app.add_option("--max-failures", max_failures, "Failed attempts before a unit is quarantined")->capture_default_str();
   app.add_option("--audit-fraction", audit_fraction, "Fraction of units re-run by a second worker")->capture_default_str();
   app.add_option("--sieve-bits", sieve_bits, "Join-sieve width every worker must use")->capture_default_str();
+  app.add_option("--stats-unit-size", stats_unit_size_text,
+                 "Default numbers per stats unit (whole batches, at most 2^20 batches per unit)")
+      ->capture_default_str();
+  app.add_option("--stats-audit-batches", stats_audit_batches,
+                 "Batches of every stats result recomputed on the server (first, last, the rest at random)")
+      ->capture_default_str();
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
@@ -63,6 +69,15 @@ int main(int argc, char** argv) {
   u128 unit_size = 0;
   if (Status st = ParseU128(unit_size_text, &unit_size); !st.ok() || unit_size == 0) {
     spdlog::error("bad --unit-size: {}", st.ok() ? "must be positive" : st.message());
+    return 2;
+  }
+  u128 stats_unit_size = 0;
+  if (Status st = ParseU128(stats_unit_size_text, &stats_unit_size); !st.ok() || stats_unit_size == 0) {
+    spdlog::error("bad --stats-unit-size: {}", st.ok() ? "must be positive" : st.message());
+    return 2;
+  }
+  if (stats_audit_batches < 1) {
+    spdlog::error("--stats-audit-batches must be at least 1");
     return 2;
   }
   if ((tls_cert.empty()) != (tls_key.empty())) {
@@ -103,6 +118,8 @@ int main(int argc, char** argv) {
   options.max_failures = max_failures;
   options.audit_fraction = audit_fraction;
   options.merge_interval_ms = 1000;
+  options.default_stats_unit_size = stats_unit_size;
+  options.stats_audit_batches = stats_audit_batches;
   std::unique_ptr<Coordinator> coordinator;
   if (grpc::Status st = Coordinator::Open(std::move(store), tables, &clock, options, &coordinator); !st.ok()) {
     spdlog::error("{}", st.error_message());

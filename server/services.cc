@@ -50,10 +50,22 @@ grpc::Status WorkerService::Register(grpc::ServerContext* ctx, const v1::Registe
 grpc::Status WorkerService::Lease(grpc::ServerContext* ctx, const v1::LeaseRequest* req, v1::LeaseResponse* resp) {
   CHECK_AUTH(ctx);
   LeaseGrant g;
-  grpc::Status st = c_->Lease(Id(req->worker_id()), &g);
+  grpc::Status st = c_->Lease(Id(req->worker_id()), req->accepts_stats(), &g);
   if (!st.ok()) return st;
   if (!g.has_unit) {
     resp->set_retry_after_ms(static_cast<uint64_t>(c_->retry_after_ms()));
+    return grpc::Status::OK;
+  }
+  if (g.stats) {
+    v1::StatsUnit* u = resp->mutable_stats_unit();
+    u->set_unit_id(static_cast<uint64_t>(g.unit_id));
+    u->set_job_id(static_cast<uint64_t>(g.stats_spec.job_id));
+    ToWire(g.stats_spec.begin, u->mutable_begin());
+    ToWire(g.stats_spec.end, u->mutable_end());
+    u->set_batch(g.stats_spec.batch);
+    resp->set_lease_token(g.token);
+    resp->set_deadline_unix_ms(static_cast<uint64_t>(g.deadline_ms));
+    resp->set_purpose(v1::LEASE_PURPOSE_SEARCH);
     return grpc::Status::OK;
   }
   v1::Unit* u = resp->mutable_unit();
@@ -85,8 +97,15 @@ grpc::Status WorkerService::Complete(grpc::ServerContext* ctx, const v1::Complet
   grpc::Status st = CheckToken(req->lease_token());
   if (!st.ok()) return st;
   Disposition d;
-  st = c_->Complete(Id(req->worker_id()), Id(req->unit_id()), req->lease_token(), wire::ResultFromWire(req->result()),
-                    req->seconds(), req->engine(), &d);
+  if (req->has_stats_result()) {
+    st = c_->CompleteStats(Id(req->worker_id()), Id(req->unit_id()), req->lease_token(), req->stats_result().stats_file(),
+                           req->seconds(), req->engine(), &d);
+  } else if (c_->IsStatsLease(req->lease_token())) {
+    return grpc::Status(StatusCode::INVALID_ARGUMENT, "a stats unit's result must be a stats_result");
+  } else {
+    st = c_->Complete(Id(req->worker_id()), Id(req->unit_id()), req->lease_token(), wire::ResultFromWire(req->result()),
+                      req->seconds(), req->engine(), &d);
+  }
   if (!st.ok()) return st;
   switch (d) {
     case Disposition::kAccepted: resp->set_disposition(v1::DISPOSITION_ACCEPTED); break;
@@ -128,7 +147,8 @@ grpc::Status AdminService::Submit(grpc::ServerContext* ctx, const v1::SubmitRequ
 grpc::Status AdminService::Cancel(grpc::ServerContext* ctx, const v1::CancelRequest* req, v1::CancelResponse* resp) {
   CHECK_AUTH(ctx);
   uint64_t removed = 0;
-  grpc::Status st = c_->Cancel(Id(req->submission_id()), &removed);
+  grpc::Status st = req->stats_job_id() != 0 ? c_->CancelStats(Id(req->stats_job_id()), &removed)
+                                             : c_->Cancel(Id(req->submission_id()), &removed);
   if (!st.ok()) return st;
   resp->set_units_removed(removed);
   return grpc::Status::OK;
@@ -169,6 +189,45 @@ grpc::Status AdminService::Status(grpc::ServerContext*, const v1::StatusRequest*
     q->set_last_error(u.last_error);
   }
   resp->set_draining(s.draining);
+  for (const auto& j : s.stats_jobs) {
+    v1::StatsJobStatus* w = resp->add_stats_jobs();
+    w->set_job_id(static_cast<uint64_t>(j.job.id));
+    ToWire(j.job.begin, w->mutable_begin());
+    ToWire(j.job.end, w->mutable_end());
+    w->set_batch(j.job.batch);
+    w->set_priority(j.job.priority);
+    w->set_units_total(j.units_total);
+    w->set_units_finished(j.units_finished);
+    w->set_units_leased(j.units_leased);
+    w->set_units_quarantined(j.units_quarantined);
+    w->set_cancelled(j.job.cancelled);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::SubmitStats(grpc::ServerContext* ctx, const v1::SubmitStatsRequest* req,
+                                       v1::SubmitStatsResponse* resp) {
+  CHECK_AUTH(ctx);
+  StatsSubmitOutcome out;
+  grpc::Status st = c_->SubmitStats(FromWire(req->begin()), FromWire(req->end()), req->batch(),
+                                    FromWire(req->unit_size()), req->priority(), &out);
+  if (!st.ok()) return st;
+  resp->set_job_id(static_cast<uint64_t>(out.job_id));
+  resp->set_units(out.units);
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::FetchStats(grpc::ServerContext*, const v1::FetchStatsRequest* req,
+                                      v1::FetchStatsResponse* resp) {
+  // Read-only, like Status and QueryRecords: no token needed.
+  StatsPage page;
+  grpc::Status st = c_->FetchStats(Id(req->job_id()), req->first_batch(), req->max_batches(), &page);
+  if (!st.ok()) return st;
+  resp->set_stats_file(std::move(page.stats_file));
+  resp->set_total_batches(page.total_batches);
+  ToWire(page.job.begin, resp->mutable_begin());
+  ToWire(page.job.end, resp->mutable_end());
+  resp->set_batch(page.job.batch);
   return grpc::Status::OK;
 }
 

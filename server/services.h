@@ -33,6 +33,8 @@ class AdminService final : public v1::Admin::Service {
   grpc::Status Import(grpc::ServerContext*, const v1::ImportRequest*, v1::ImportResponse*) override;
   grpc::Status Export(grpc::ServerContext*, const v1::ExportRequest*, v1::ExportResponse*) override;
   grpc::Status Backup(grpc::ServerContext*, const v1::BackupRequest*, v1::BackupResponse*) override;
+  grpc::Status SubmitStats(grpc::ServerContext*, const v1::SubmitStatsRequest*, v1::SubmitStatsResponse*) override;
+  grpc::Status FetchStats(grpc::ServerContext*, const v1::FetchStatsRequest*, v1::FetchStatsResponse*) override;
 
  private:
   Coordinator* c_;

@@ -75,6 +75,37 @@ struct StoredLease {
   int64_t deadline_ms = 0;
 };
 
+// Stats jobs (schema v3, storage/stats_schema.h).
+struct StoredStatsJob {
+  int64_t id = 0;
+  u128 begin = 0, end = 0, unit_size = 0;
+  uint32_t batch = 0;
+  int32_t priority = 0;
+  bool cancelled = false;
+};
+
+// A stats unit without its result (results are read from the database when fetched).
+struct StoredStatsUnit {
+  int64_t id = 0;
+  int64_t job_id = 0;
+  u128 begin = 0, end = 0;
+  StoredUnitState state = StoredUnitState::kPending;
+  int32_t failures = 0;
+  bool quarantined = false;
+  std::string last_error;
+  int64_t finished_by = 0;
+  std::string finished_token;
+};
+
+struct StoredStatsLease {
+  std::string token;
+  int64_t unit_id = 0;  // a stats unit
+  int64_t worker_id = 0;
+  LeaseState state = LeaseState::kActive;
+  int64_t issued_ms = 0;
+  int64_t deadline_ms = 0;
+};
+
 class CoordinatorStore {
  public:
   // Opens (creating if missing) and migrates the database at `path`.
@@ -132,6 +163,25 @@ class CoordinatorStore {
   Status DeleteUnitResult(int64_t unit_id);
   Status WriteMergedRecords(const MergedRecords& merged);
   Status StoreImport(const TrustedImport& import, const std::string& source);
+
+  // Stats jobs. Results are stats files (core/stats_file.h) stored as they arrived.
+  Status LoadStatsJobs(std::vector<StoredStatsJob>* out);
+  Status LoadStatsUnits(std::vector<StoredStatsUnit>* out);
+  Status LoadStatsLeases(std::vector<StoredStatsLease>* out);
+  Status InsertStatsJob(const StoredStatsJob& j, int64_t* id);
+  Status SetStatsJobCancelled(int64_t id);
+  Status InsertStatsUnit(const StoredStatsUnit& u, int64_t* id);
+  // State and bookkeeping; a unit that is not finished loses its stored result.
+  Status UpdateStatsUnit(const StoredStatsUnit& u);
+  // Marks the unit finished with its result (u.state must be kFinished).
+  Status FinishStatsUnit(const StoredStatsUnit& u, const std::string& result, const std::string& engine, double seconds);
+  Status DeleteStatsUnit(int64_t id);
+  Status InsertStatsLease(const StoredStatsLease& l);
+  Status UpdateStatsLease(const StoredStatsLease& l);
+  Status InsertStatsAttempt(int64_t unit_id, int64_t worker_id, const std::string& token, const std::string& kind,
+                            const std::string& error, int64_t at_ms);
+  // The stored results of the finished units of `job_id` that overlap [from, to), by begin.
+  Status LoadStatsResults(int64_t job_id, u128 from, u128 to, std::vector<std::pair<u128, std::string>>* out);
 
   // Online backup of the whole database into a new file.
   Status Backup(const std::string& destination, uint64_t* bytes);

@@ -2,6 +2,7 @@
 
 #include "storage/coordinator_schema.h"
 #include "storage/sqlite_statement.h"
+#include "storage/stats_schema.h"
 
 namespace collatz {
 
@@ -118,6 +119,7 @@ const std::vector<SchemaMigration>& SchemaMigrations() {
   static const std::vector<SchemaMigration> kMigrations = {
       {1, "units, unit results, imports, merged records, decimal views", kSchemaV1},
       {2, "coordinator: submissions, workers, unit bookkeeping, leases, attempts, audits", kCoordinatorSchemaV2},
+      {3, "stats jobs: jobs, batch-aligned units with their results, leases, attempts", kStatsSchemaV3},
   };
   return kMigrations;
 }

@@ -52,6 +52,14 @@ Status SqliteStatement::BindText(int index, std::string_view value) {
                       "binding");
 }
 
+Status SqliteStatement::BindBlob(int index, std::string_view value) {
+  // A zero-length blob is bound as an empty blob, not NULL (data must not be null).
+  static const char kEmpty = 0;
+  return SqliteStatus(db_, sqlite3_bind_blob64(stmt_, index, value.empty() ? &kEmpty : value.data(), value.size(),
+                                               SQLITE_TRANSIENT),
+                      "binding");
+}
+
 Status SqliteStatement::BindDouble(int index, double value) {
   return SqliteStatus(db_, sqlite3_bind_double(stmt_, index, value), "binding");
 }
@@ -83,6 +91,12 @@ std::string SqliteStatement::ColumnText(int col) const {
   const unsigned char* p = sqlite3_column_text(stmt_, col);
   if (p == nullptr) return std::string();
   return std::string(reinterpret_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(stmt_, col)));
+}
+
+std::string SqliteStatement::ColumnBlob(int col) const {
+  const void* p = sqlite3_column_blob(stmt_, col);
+  if (p == nullptr) return std::string();
+  return std::string(static_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(stmt_, col)));
 }
 
 SqliteTransaction::SqliteTransaction(sqlite3* db) : db_(db) {

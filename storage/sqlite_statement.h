@@ -30,6 +30,7 @@ class SqliteStatement {
   // Parameters are 1-based, as in SQLite.
   Status BindInt64(int index, int64_t value);
   Status BindText(int index, std::string_view value);
+  Status BindBlob(int index, std::string_view value);
   Status BindDouble(int index, double value);
   Status BindNull(int index);
 
@@ -42,6 +43,7 @@ class SqliteStatement {
   int64_t ColumnInt64(int col) const { return sqlite3_column_int64(stmt_, col); }
   double ColumnDouble(int col) const { return sqlite3_column_double(stmt_, col); }
   std::string ColumnText(int col) const;
+  std::string ColumnBlob(int col) const;
   bool ColumnIsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
 
  private:

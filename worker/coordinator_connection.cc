@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "core/batch_stats.h"
 #include "proto/wire.h"
 #include "server/auth.h"
 
@@ -85,10 +86,27 @@ grpc::Status CoordinatorConnection::LeaseUnit(Lease* out, bool* has_unit, uint64
   v1::LeaseRequest req;
   const uint64_t id = worker_id_.load();
   req.set_worker_id(id);
+  req.set_accepts_stats(true);  // every worker computes stats units (on the CPU at least)
   v1::LeaseResponse resp;
   grpc::Status st = stub_->Lease(&ctx, req, &resp);
   if (!st.ok()) return st;
   *retry_after_ms = resp.retry_after_ms();
+  if (resp.has_stats_unit()) {
+    const v1::StatsUnit& u = resp.stats_unit();
+    *out = Lease();
+    out->stats = true;
+    out->worker_id = id;
+    out->unit_id = u.unit_id();
+    out->stats_job_id = u.job_id();
+    out->stats_batch = u.batch();
+    out->spec.begin = wire::FromWire(u.begin());
+    out->spec.end = wire::FromWire(u.end());
+    out->token = resp.lease_token();
+    Status vs = ValidateStatsRange(out->spec.begin, out->spec.end, out->stats_batch);
+    if (!vs.ok()) return grpc::Status(grpc::StatusCode::INTERNAL, "server sent a bad stats unit: " + vs.message());
+    *has_unit = true;
+    return st;
+  }
   if (!resp.has_unit()) return st;
   *out = Lease();
   Status cs = wire::SpecFromWire(resp.unit(), &out->spec);

@@ -36,9 +36,12 @@ struct Registration {
 struct Lease {
   uint64_t worker_id = 0;  // the id the lease was granted to
   uint64_t unit_id = 0;
-  UnitSpec spec;
+  UnitSpec spec;           // for a stats unit: begin and end only
   std::string token;
   bool audit = false;
+  bool stats = false;      // a unit of a stats job: every batch of [spec.begin, spec.end)
+  uint64_t stats_job_id = 0;
+  uint32_t stats_batch = 0;
 };
 
 // Whether a failed call may succeed when repeated later (server down, restarting,

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <condition_variable>
 
+#include "core/stats_file.h"
 #include "proto/wire.h"
 
 namespace collatz::worker {
@@ -15,9 +16,10 @@ int64_t SteadyNowMs() {
       .count();
 }
 
-LeaseLoop::LeaseLoop(SearchEngine* engine, CoordinatorConnection* connection, Spool* spool, ResultSender* sender,
-                     WorkerMetrics* metrics, ShutdownState* shutdown, LeaseLoopOptions options)
+LeaseLoop::LeaseLoop(SearchEngine* engine, StatsEngine* stats, CoordinatorConnection* connection, Spool* spool,
+                     ResultSender* sender, WorkerMetrics* metrics, ShutdownState* shutdown, LeaseLoopOptions options)
     : engine_(engine),
+      stats_(stats),
       connection_(connection),
       spool_(spool),
       sender_(sender),
@@ -40,7 +42,8 @@ std::chrono::milliseconds LeaseLoop::HeartbeatInterval() const {
 }
 
 std::string LeaseLoop::Name(const Lease& lease) const {
-  return options_.device + ": unit " + std::to_string(lease.unit_id) + (lease.audit ? " (audit)" : "") + " [" +
+  return options_.device + (lease.stats ? ": stats unit " : ": unit ") + std::to_string(lease.unit_id) +
+         (lease.audit ? " (audit)" : "") + " [" +
          ToDecimal(lease.spec.begin) + ", " + ToDecimal(lease.spec.end) + ")";
 }
 
@@ -156,7 +159,11 @@ void LeaseLoop::Release(const Lease& lease, bool failed, const std::string& reas
 
 void LeaseLoop::RunUnit(const Lease& lease) {
   const uint64_t total = static_cast<uint64_t>(std::min<u128>(lease.spec.end - lease.spec.begin, UINT64_MAX));
-  spdlog::info("{} started (floor {}, {} known records)", Name(lease), lease.spec.floor, lease.spec.known_records.size());
+  if (lease.stats) {
+    spdlog::info("{} started (stats job {}, batch {})", Name(lease), lease.stats_job_id, lease.stats_batch);
+  } else {
+    spdlog::info("{} started (floor {}, {} known records)", Name(lease), lease.spec.floor, lease.spec.known_records.size());
+  }
   std::atomic<uint64_t> done{0};
   std::atomic<bool> cancel{false};
   std::atomic<CancelReason> reason{CancelReason::kNone};
@@ -245,8 +252,18 @@ void LeaseLoop::RunUnit(const Lease& lease) {
 
   const auto t0 = std::chrono::steady_clock::now();
   UnitResult result;
-  Status st = engine_->Search(
-      lease.spec, &result, [&](uint64_t d, uint64_t) { done = d; }, &cancel);
+  StatsFile stats_file;
+  Status st;
+  if (lease.stats) {
+    stats_file.from = lease.spec.begin;
+    stats_file.batch = lease.stats_batch;
+    st = stats_ != nullptr ? stats_->Compute(lease.spec.begin, lease.spec.end, lease.stats_batch, &stats_file.batches,
+                                             &done, &cancel)
+                           : Status::FailedPrecondition("this lane has no stats engine");
+  } else {
+    st = engine_->Search(
+        lease.spec, &result, [&](uint64_t d, uint64_t) { done = d; }, &cancel);
+  }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   {
     std::lock_guard<std::mutex> lock(mu);
@@ -261,9 +278,15 @@ void LeaseLoop::RunUnit(const Lease& lease) {
     request.set_worker_id(lease.worker_id);
     request.set_unit_id(lease.unit_id);
     request.set_lease_token(lease.token);
-    wire::ResultToWire(result, request.mutable_result());
+    if (lease.stats) {
+      // The stats file encoding carries its own XXH64 checksums (docs/STATS_FORMAT.md).
+      request.mutable_stats_result()->set_stats_file(EncodeStatsFile(stats_file));
+      request.set_engine(stats_->Describe());
+    } else {
+      wire::ResultToWire(result, request.mutable_result());
+      request.set_engine(engine_->Describe());
+    }
     request.set_seconds(seconds);
-    request.set_engine(engine_->Describe());
     std::string name;
     Status ws = spool_->Write(request, &name);
     const double numbers = static_cast<double>(lease.spec.end - lease.spec.begin);
@@ -271,9 +294,14 @@ void LeaseLoop::RunUnit(const Lease& lease) {
     metrics_->AddNumbers(options_.device, numbers);
     metrics_->UnitDone(options_.device, rate);
     units_done_++;
-    spdlog::info("{} done in {:.3f} s: {:.4g} numbers/s, {} records found (ladder {}, class minima {}), {} computed",
-                 Name(lease), seconds, rate, result.ladder.size() + result.class_minima.size(), result.ladder.size(),
-                 result.class_minima.size(), result.candidates);
+    if (lease.stats) {
+      spdlog::info("{} done in {:.3f} s: {:.4g} numbers/s, {} batches", Name(lease), seconds, rate,
+                   stats_file.batches.size());
+    } else {
+      spdlog::info("{} done in {:.3f} s: {:.4g} numbers/s, {} records found (ladder {}, class minima {}), {} computed",
+                   Name(lease), seconds, rate, result.ladder.size() + result.class_minima.size(), result.ladder.size(),
+                   result.class_minima.size(), result.candidates);
+    }
     if (!ws.ok()) {
       // Without the spool the result can still go out directly, just not survive a crash.
       spdlog::error("{}: cannot spool the result ({}); sending it directly", Name(lease), ws.message());

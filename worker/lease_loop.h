@@ -18,6 +18,7 @@
 #include "worker/metrics.h"
 #include "worker/result_sender.h"
 #include "worker/spool.h"
+#include "worker/stats_engines.h"
 
 namespace collatz::worker {
 
@@ -44,8 +45,10 @@ struct LeaseLoopOptions {
 
 class LeaseLoop {
  public:
-  LeaseLoop(SearchEngine* engine, CoordinatorConnection* connection, Spool* spool, ResultSender* sender,
-            WorkerMetrics* metrics, ShutdownState* shutdown, LeaseLoopOptions options);
+  // `stats` computes the units of stats jobs (docs/PROTOCOL.md); the server only leases
+  // them to workers that accept them, which every lane does.
+  LeaseLoop(SearchEngine* engine, StatsEngine* stats, CoordinatorConnection* connection, Spool* spool,
+            ResultSender* sender, WorkerMetrics* metrics, ShutdownState* shutdown, LeaseLoopOptions options);
   ~LeaseLoop();
 
   void Start();
@@ -69,6 +72,7 @@ class LeaseLoop {
   std::string Name(const Lease& lease) const;
 
   SearchEngine* engine_;
+  StatsEngine* stats_;
   CoordinatorConnection* connection_;
   Spool* spool_;
   ResultSender* sender_;

@@ -90,7 +90,9 @@ std::vector<std::string> ListWithSuffix(const std::string& dir, const std::strin
 
 std::string SpoolFileName(const v1::CompleteRequest& request) {
   char unit[32];
-  std::snprintf(unit, sizeof unit, "u%020llu-", static_cast<unsigned long long>(request.unit_id()));
+  // "s" for a stats unit: stats and search unit ids are separate sequences.
+  std::snprintf(unit, sizeof unit, "%c%020llu-", request.has_stats_result() ? 's' : 'u',
+                static_cast<unsigned long long>(request.unit_id()));
   std::string name = unit;
   int kept = 0;
   for (char c : request.lease_token()) {

@@ -44,7 +44,8 @@ class Spool {
   mutable std::mutex mu_;  // orders concurrent writers' directory fsyncs; files are per result
 };
 
-// The file name a result gets: "u<unit id, 20 digits>-<token prefix>.result".
+// The file name a result gets: "u<unit id, 20 digits>-<token prefix>.result" ("s..." for
+// the result of a stats unit).
 std::string SpoolFileName(const v1::CompleteRequest& request);
 
 }  // namespace collatz::worker

@@ -22,6 +22,7 @@
 #include "worker/result_sender.h"
 #include "worker/self_test.h"
 #include "worker/spool.h"
+#include "worker/stats_engines.h"
 
 namespace {
 
@@ -41,6 +42,7 @@ struct Device {
   std::string label;  // "cpu", "gpu0"
   std::string description;
   std::unique_ptr<SearchEngine> engine;
+  std::unique_ptr<StatsEngine> stats;  // units of stats jobs
 };
 
 }  // namespace
@@ -167,7 +169,7 @@ int main(int argc, char** argv) {
   // The CPU path is always tested: it is the CPU engine, and the GPU engine's host finish.
   std::vector<Device> devices;
   {
-    Device cpu{"cpu", "", nullptr};
+    Device cpu{"cpu", "", nullptr, MakeCpuStatsEngine(tables->delay, threads)};
     MakeCpuSearchEngine(tables, threads, &cpu.engine);
     cpu.description = cpu.engine->Describe();
     std::string summary;
@@ -181,7 +183,9 @@ int main(int argc, char** argv) {
   }
   WorkerIdentity identity;
   for (const GpuInfo& g : gpus) {
-    Device d{"gpu" + std::to_string(g.index), g.model + " " + g.uuid, nullptr};
+    Device d{"gpu" + std::to_string(g.index), g.model + " " + g.uuid, nullptr, nullptr};
+    // Stats units on this GPU when the build has the GPU stats engine, else on the CPU.
+    if (!MakeGpuStatsEngine(g.index, tables->delay, threads, &d.stats).ok()) d.stats = MakeCpuStatsEngine(tables->delay, threads);
     Status st = MakeGpuSearchEngine(tables, g.index, &d.engine);
     std::string summary;
     if (st.ok() && !skip_self_test) st = RunSelfTest(*d.engine, *tables, &summary);
@@ -267,7 +271,8 @@ int main(int argc, char** argv) {
     o.max_idle_seconds = max_idle_seconds;
     o.crash_after_spool = crash_after_spool;
     o.backoff = backoff;
-    loops.push_back(std::make_unique<LeaseLoop>(d.engine.get(), &connection, spool.get(), &sender, &metrics, &shutdown, o));
+    loops.push_back(std::make_unique<LeaseLoop>(d.engine.get(), d.stats.get(), &connection, spool.get(), &sender, &metrics,
+                                                &shutdown, o));
   }
   for (auto& loop : loops) loop->Start();
   for (auto& loop : loops) loop->Join();

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Stats jobs end to end with the real binaries (issue 6): collatz-server, one collatz-worker
+# on the CPU, and collatzctl. Two jobs, [2^40, 2^40 + 2^22) in batches of 1024 (4 units) and
+# [0, 2^20) in batches of 256 (from 0: its first batch counts 255 numbers), are submitted,
+# refused for fetching while incomplete, computed by the worker, and fetched: the files (and
+# the CSV) must be byte for byte what the one-shot `collatzctl stats` writes for the same
+# range. A few seconds on 2 cores.
+#   server/stats_job_e2e.sh COLLATZ_SERVER COLLATZ_WORKER COLLATZCTL
+set -euo pipefail
+SERVER=$(realpath "${1:?usage: $0 COLLATZ_SERVER COLLATZ_WORKER COLLATZCTL}")
+WORKER=$(realpath "${2:?}")
+CTL=$(realpath "${3:?}")
+W=$(mktemp -d)
+trap 'kill -KILL $(cat "$W"/*.pid 2>/dev/null) 2>/dev/null || true; rm -rf "$W"' EXIT
+cd "$W"
+echo "stats-e2e-token" > tok
+export COLLATZ_TOKEN=stats-e2e-token
+fail() { echo "FAILED: $*"; for f in *.log; do echo "--- $f"; tail -30 "$f"; done; exit 1; }
+
+started=0
+for _ in 1 2 3; do  # a random port may be taken: try another
+  PORT=$((20000 + RANDOM % 20000))
+  export COLLATZ_SERVER=127.0.0.1:$PORT
+  "$SERVER" --listen "$COLLATZ_SERVER" --db stats.db --token-file tok --stats-unit-size 2^20 --lease-seconds 20 \
+    2>>server.log &
+  echo $! > server.pid
+  for _ in $(seq 150); do
+    if "$CTL" status >/dev/null 2>&1; then started=1; break; fi
+    kill -0 "$(cat server.pid)" 2>/dev/null || break
+    sleep 0.2
+  done
+  [ "$started" = 1 ] && break
+  kill -KILL "$(cat server.pid)" 2>/dev/null || true
+  rm server.pid
+done
+[ "$started" = 1 ] || fail "the server did not start"
+
+out=$("$CTL" submit --kind stats --from 2^40 --to 2^40+2^22 --batch 1024)
+echo "$out"
+grep -q "^stats job 1: 4 units" <<<"$out" || fail "job 1: $out"
+# 2^18 + 100 numbers per unit: rounded down to whole batches, 2^18.
+out=$("$CTL" submit --kind stats --from 0 --to 2^20 --batch 256 --unit-size 2^18+100)
+echo "$out"
+grep -q "^stats job 2: 4 units" <<<"$out" || fail "job 2: $out"
+# Unaligned ranges are refused before anything is queued (exit 2).
+rc=0; "$CTL" submit --kind stats --from 1000 --to 2^20 --batch 1024 2>refused.txt || rc=$?
+[ "$rc" = 2 ] || fail "unaligned submission: exit $rc"
+# Incomplete: a clear error that says how many units remain (exit 1).
+rc=0; "$CTL" stats-fetch --job 1 --out early.bin 2>early.txt || rc=$?
+cat early.txt
+[ "$rc" = 1 ] && grep -q "not complete: 4 of 4 units remain" early.txt || fail "early fetch: exit $rc"
+[ ! -e early.bin ] || fail "an incomplete job wrote a file"
+
+"$WORKER" --server "$COLLATZ_SERVER" --token-file tok --backend cpu --threads 1 --spool spool \
+  --max-idle-seconds 3 --heartbeat-seconds 1 2>worker.log &
+echo $! > worker.pid
+rc=0; wait "$(cat worker.pid)" || rc=$?
+rm worker.pid
+[ "$rc" = 0 ] || fail "the worker exited with $rc"
+[ "$(grep -c 'result sent: accepted' worker.log)" = 8 ] || fail "8 stats results not all accepted"
+
+"$CTL" status | tee status.txt
+grep -q "stats job 1 .*4/4 units finished" status.txt || fail "status of job 1"
+grep -q "stats job 2 .*4/4 units finished" status.txt || fail "status of job 2"
+
+"$CTL" stats-fetch --job 1 --out job1.bin
+"$CTL" stats --from 2^40 --to 2^40+2^22 --batch 1024 --threads 1 --out oneshot1.bin 2>/dev/null
+cmp job1.bin oneshot1.bin || fail "job 1 differs from collatzctl stats"
+echo "job 1: $(stat -c %s job1.bin) bytes, equal to collatzctl stats"
+
+"$CTL" stats-fetch --job 2 --out job2.bin --page-batches 1000  # pages that cut units
+"$CTL" stats --from 0 --to 2^20 --batch 256 --threads 1 --out oneshot2.bin 2>/dev/null
+cmp job2.bin oneshot2.bin || fail "job 2 differs from collatzctl stats"
+"$CTL" stats-fetch --job 2 --format csv > job2.csv
+"$CTL" stats --from 0 --to 2^20 --batch 256 --threads 1 --format csv > oneshot2.csv 2>/dev/null
+cmp job2.csv oneshot2.csv || fail "job 2 CSV differs from collatzctl stats"
+head -2 job2.csv
+echo "job 2: $(stat -c %s job2.bin) bytes and $(($(wc -l < job2.csv) - 1)) CSV rows, equal to collatzctl stats"
+
+kill -TERM "$(cat server.pid)"; wait "$(cat server.pid)" 2>/dev/null || true; rm server.pid
+echo "stats jobs end to end: ok"
