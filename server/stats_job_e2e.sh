@@ -17,21 +17,19 @@ echo "stats-e2e-token" > tok
 export COLLATZ_TOKEN=stats-e2e-token
 fail() { echo "FAILED: $*"; for f in *.log; do echo "--- $f"; tail -30 "$f"; done; exit 1; }
 
+# Port 0: the server binds a free port and logs it ("listening on 127.0.0.1:0 (port N)").
+"$SERVER" --listen 127.0.0.1:0 --db stats.db --token-file tok --stats-unit-size 2^20 --lease-seconds 20 \
+  2>>server.log &
+echo $! > server.pid
 started=0
-for _ in 1 2 3; do  # a random port may be taken: try another
-  PORT=$((20000 + RANDOM % 20000))
-  export COLLATZ_SERVER=127.0.0.1:$PORT
-  "$SERVER" --listen "$COLLATZ_SERVER" --db stats.db --token-file tok --stats-unit-size 2^20 --lease-seconds 20 \
-    2>>server.log &
-  echo $! > server.pid
-  for _ in $(seq 150); do
-    if "$CTL" status >/dev/null 2>&1; then started=1; break; fi
-    kill -0 "$(cat server.pid)" 2>/dev/null || break
-    sleep 0.2
-  done
-  [ "$started" = 1 ] && break
-  kill -KILL "$(cat server.pid)" 2>/dev/null || true
-  rm server.pid
+for _ in $(seq 150); do
+  PORT=$(sed -n 's/.*listening on .* (port \([0-9]*\)).*/\1/p' server.log | head -1)
+  if [ -n "$PORT" ]; then
+    export COLLATZ_SERVER=127.0.0.1:$PORT
+    "$CTL" status >/dev/null 2>&1 && { started=1; break; }
+  fi
+  kill -0 "$(cat server.pid)" 2>/dev/null || break
+  sleep 0.2
 done
 [ "$started" = 1 ] || fail "the server did not start"
 
