@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "tests/subprocess.h"
+#include "tests/collatzctl_runner.h"
 
 namespace collatz::e2e {
 namespace {

@@ -12,7 +12,7 @@
 #include "core/sieve.h"
 #include "core/u128.h"
 #include "sieve_gen/sieve_file.h"
-#include "tests/subprocess.h"
+#include "tests/collatzctl_runner.h"
 
 namespace collatz::e2e {
 namespace {
@@ -121,10 +121,10 @@ void KillAndResume(int signal_number) {
   TempDir dir;
   const std::string db = dir.File("records.db");
   const std::vector<std::string> args = {"run", "--to", "2^26", "--unit-size", "2^21", "--db", db};
-  const int pid = StartCollatzctl(args, dir.File("out1"), dir.File("err1"));
+  ChildProcess first = StartCollatzctl(args, dir.File("out1"), dir.File("err1"));
   ::usleep(1500 * 1000);
-  ::kill(pid, signal_number);
-  const int code = WaitForExit(pid);
+  first.Signal(signal_number);
+  const int code = first.Wait();
   // It may have finished before the signal on a fast machine; then there is nothing to resume.
   if (code != 0) {
     EXPECT_EQ(code, signal_number == SIGKILL ? 128 + SIGKILL : 130) << ReadFileOrEmpty(dir.File("err1"));

@@ -8,7 +8,7 @@
 
 #include "cli/stats_command.h"
 #include "core/batch_stats.h"
-#include "tests/subprocess.h"
+#include "tests/collatzctl_runner.h"
 
 namespace collatz::e2e {
 namespace {

@@ -1,8 +1,6 @@
-// For the end-to-end tests: child processes (collatz-server, collatz-worker) with their
-// output in a log file, a temporary directory, and an Admin client for the server.
+// For the worker's end-to-end tests: collatz-server as a child process with an Admin
+// client for it.
 #pragma once
-
-#include <sys/types.h>
 
 #include <memory>
 #include <string>
@@ -10,42 +8,17 @@
 
 #include "core/unit.h"
 #include "proto/collatz.grpc.pb.h"
+#include "tests/support/child_process.h"
+#include "tests/support/temp_dir.h"
 
 namespace collatz::worker::e2e {
 
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  const std::string& path() const { return path_; }
-  std::string File(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
-
-std::string ReadFileOrEmpty(const std::string& path);
-size_t CountOccurrences(const std::string& text, const std::string& what);
-
-// A child process with stdout and stderr appended to `log_path`.
-class Child {
- public:
-  Child(const std::string& binary, const std::vector<std::string>& args, const std::string& log_path);
-  ~Child();  // SIGKILLs a child still running
-  pid_t pid() const { return pid_; }
-  void Signal(int sig);
-  // Exit status, 128 + signal when killed, or -1 if still running after timeout_ms.
-  int Wait(int timeout_ms);
-  bool running();
-  std::string log() const { return ReadFileOrEmpty(log_path_); }
-  // Waits until the log holds `text` `times` times; false on timeout or exit.
-  bool WaitForLog(const std::string& text, int timeout_ms, size_t times = 1);
-
- private:
-  pid_t pid_ = -1;
-  int status_ = -1;
-  std::string log_path_;
-};
+// Child processes, temporary directories and file helpers: tests/support, shared with
+// collatzctl's end-to-end tests. A Child's stdout and stderr go to one log file.
+using Child = test_support::ChildProcess;
+using test_support::CountOccurrences;
+using test_support::ReadFileOrEmpty;
+using test_support::TempDir;
 
 // collatz-server on 127.0.0.1 with a database in `dir`; port 0 picks a free one.
 class Server {

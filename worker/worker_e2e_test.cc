@@ -86,16 +86,16 @@ std::string HttpGet(int port, const std::string& path) {
 TEST(WorkerEndToEnd, SearchesARangeExactlyWithJsonLogsAndMetrics) {
   TempDir dir;
   Server server(dir.path(), 0, "server.log", {"--unit-size", "2^21"});
-  ASSERT_TRUE(server.ok()) << server.child().log();
+  ASSERT_TRUE(server.ok()) << server.child().output();
   ASSERT_EQ(server.Submit(1, Pow2(24), Pow2(21)).units(), 8u);
   Child worker(COLLATZ_WORKER_BINARY,
                WorkerArgs(server, dir, {"--max-idle-seconds", "3", "--log-format", "json", "--metrics-listen",
                                         "127.0.0.1:0"}),
                dir.File("worker.log"));
-  ASSERT_TRUE(server.WaitAllFinished(120000)) << worker.log();
-  ASSERT_TRUE(worker.WaitForLog("result sent: accepted", 20000, 8)) << worker.log();
+  ASSERT_TRUE(server.WaitAllFinished(120000)) << worker.output();
+  ASSERT_TRUE(worker.WaitForOutput("result sent: accepted", 20000, 8)) << worker.output();
   // Metrics while it idles before exiting.
-  const std::string log = worker.log();
+  const std::string log = worker.output();
   const size_t at = log.find("(port ");
   ASSERT_NE(at, std::string::npos) << log;
   const int metrics_port = std::stoi(log.substr(at + 6));
@@ -106,11 +106,11 @@ TEST(WorkerEndToEnd, SearchesARangeExactlyWithJsonLogsAndMetrics) {
   EXPECT_NE(metrics.find("collatz_worker_numbers_per_second{device=\"cpu\"}"), std::string::npos);
   EXPECT_NE(metrics.find("collatz_worker_units_failed_total"), std::string::npos);
 
-  ASSERT_EQ(worker.Wait(30000), 0) << worker.log();
+  ASSERT_EQ(worker.Wait(30000), 0) << worker.output();
   ExpectRecordsEqualReference(server, Pow2(24));
   EXPECT_EQ(SpooledResults(dir), 0u);
   // One JSON object per line; one "done" line per unit, with its rate and records.
-  const std::string final_log = worker.log();
+  const std::string final_log = worker.output();
   std::stringstream lines(final_log);
   size_t n = 0;
   for (std::string line; std::getline(lines, line); ++n) {
@@ -126,19 +126,19 @@ TEST(WorkerEndToEnd, SearchesARangeExactlyWithJsonLogsAndMetrics) {
 TEST(WorkerEndToEnd, SpooledResultSurvivesSigkillBeforeItWasSent) {
   TempDir dir;
   Server server(dir.path(), 0, "server.log", {"--lease-seconds", "4"});
-  ASSERT_TRUE(server.ok()) << server.child().log();
+  ASSERT_TRUE(server.ok()) << server.child().output();
   ASSERT_EQ(server.Submit(1, Pow2(24), Pow2(21)).units(), 8u);
   {
     Child crashing(COLLATZ_WORKER_BINARY, WorkerArgs(server, dir, {"--test-crash-after-spool"}),
                    dir.File("worker1.log"));
-    ASSERT_EQ(crashing.Wait(120000), kKilled) << crashing.log();
+    ASSERT_EQ(crashing.Wait(120000), kKilled) << crashing.output();
   }
   ASSERT_EQ(SpooledResults(dir), 1u);
   EXPECT_EQ(server.Status().units_finished(), 0u);
 
   Child worker(COLLATZ_WORKER_BINARY, WorkerArgs(server, dir, {"--max-idle-seconds", "6"}), dir.File("worker2.log"));
-  ASSERT_EQ(worker.Wait(120000), 0) << worker.log();
-  const std::string log = worker.log();
+  ASSERT_EQ(worker.Wait(120000), 0) << worker.output();
+  const std::string log = worker.output();
   // The spool went out first, and the server took it (not a re-run: it was the first result).
   const size_t resent = log.find("re-sending 1 finished result(s)");
   const size_t accepted = log.find("unit 1 result sent: accepted");
@@ -155,15 +155,15 @@ TEST(WorkerEndToEnd, SpooledResultSurvivesSigkillBeforeItWasSent) {
 TEST(WorkerEndToEnd, CorruptSpoolFileIsMovedAsideNotFatal) {
   TempDir dir;
   Server server(dir.path(), 0, "server.log");
-  ASSERT_TRUE(server.ok()) << server.child().log();
+  ASSERT_TRUE(server.ok()) << server.child().output();
   std::filesystem::create_directories(dir.File("spool"));
   {
     std::ofstream(dir.File("spool/u00000000000000000001-deadbeef.result")) << "CLZSPOL1 but then garbage";
   }
   ASSERT_EQ(server.Submit(1, Pow2(22), Pow2(21)).units(), 2u);
   Child worker(COLLATZ_WORKER_BINARY, WorkerArgs(server, dir, {"--max-idle-seconds", "1"}), dir.File("worker.log"));
-  ASSERT_EQ(worker.Wait(120000), 0) << worker.log();
-  EXPECT_NE(worker.log().find("is unreadable"), std::string::npos) << worker.log();
+  ASSERT_EQ(worker.Wait(120000), 0) << worker.output();
+  EXPECT_NE(worker.output().find("is unreadable"), std::string::npos) << worker.output();
   EXPECT_TRUE(std::filesystem::exists(dir.File("spool/corrupt/u00000000000000000001-deadbeef.result")));
   ExpectRecordsEqualReference(server, Pow2(22));
 }
@@ -171,11 +171,11 @@ TEST(WorkerEndToEnd, CorruptSpoolFileIsMovedAsideNotFatal) {
 TEST(WorkerEndToEnd, ServerUnreachableForAWhile) {
   TempDir dir;
   auto server = std::make_unique<Server>(dir.path(), 0, "server1.log", std::vector<std::string>{"--lease-seconds", "3"});
-  ASSERT_TRUE(server->ok()) << server->child().log();
+  ASSERT_TRUE(server->ok()) << server->child().output();
   const int port = server->port();
   ASSERT_EQ(server->Submit(1, Pow2(26), Pow2(22)).units(), 16u);
   Child worker(COLLATZ_WORKER_BINARY, WorkerArgs(*server, dir, {"--max-idle-seconds", "8"}), dir.File("worker.log"));
-  ASSERT_TRUE(worker.WaitForLog("done in", 120000)) << worker.log();
+  ASSERT_TRUE(worker.WaitForOutput("done in", 120000)) << worker.output();
   // The coordinator dies (no clean shutdown) while the worker is in the middle of the range.
   // A lease it granted in its last moment may never have reached the worker: it expires
   // after 3 s and is leased again, so the worker waits 8 s for work before it exits.
@@ -183,11 +183,11 @@ TEST(WorkerEndToEnd, ServerUnreachableForAWhile) {
   ASSERT_EQ(server->child().Wait(10000), kKilled);
   server.reset();
   std::this_thread::sleep_for(std::chrono::seconds(4));
-  ASSERT_TRUE(worker.running()) << worker.log();
+  ASSERT_TRUE(worker.running()) << worker.output();
   server = std::make_unique<Server>(dir.path(), port, "server2.log", std::vector<std::string>{"--lease-seconds", "3"});
-  ASSERT_TRUE(server->ok()) << server->child().log();
-  ASSERT_EQ(worker.Wait(180000), 0) << worker.log();
-  const std::string log = worker.log();
+  ASSERT_TRUE(server->ok()) << server->child().output();
+  ASSERT_EQ(worker.Wait(180000), 0) << worker.output();
+  const std::string log = worker.output();
   EXPECT_TRUE(log.find("retrying") != std::string::npos) << log;
   ASSERT_TRUE(server->WaitAllFinished(30000));
   ExpectRecordsEqualReference(*server, Pow2(26));
@@ -199,15 +199,15 @@ TEST(WorkerEndToEnd, ServerUnreachableForAWhile) {
 TEST(WorkerEndToEnd, SigtermMidUnitReleasesTheLeaseAndLosesNothing) {
   TempDir dir;
   Server server(dir.path(), 0, "server.log", {"--lease-seconds", "60"});
-  ASSERT_TRUE(server.ok()) << server.child().log();
+  ASSERT_TRUE(server.ok()) << server.child().output();
   ASSERT_EQ(server.Submit(1, Pow2(28), Pow2(26)).units(), 4u);
   {
     Child worker(COLLATZ_WORKER_BINARY, WorkerArgs(server, dir, {"--grace-seconds", "0"}), dir.File("worker1.log"));
     // At once: on a fast machine the unit takes well under a second.
-    ASSERT_TRUE(worker.WaitForLog("unit 1 [1, 67108865) started", 60000)) << worker.log();
+    ASSERT_TRUE(worker.WaitForOutput("unit 1 [1, 67108865) started", 60000)) << worker.output();
     worker.Signal(SIGTERM);
-    ASSERT_EQ(worker.Wait(20000), 0) << worker.log();
-    EXPECT_NE(worker.log().find("released: worker shutting down"), std::string::npos) << worker.log();
+    ASSERT_EQ(worker.Wait(20000), 0) << worker.output();
+    EXPECT_NE(worker.output().find("released: worker shutting down"), std::string::npos) << worker.output();
   }
   v1::StatusResponse s = server.Status();
   EXPECT_EQ(s.units_leased(), 0u);
@@ -219,10 +219,10 @@ TEST(WorkerEndToEnd, SigtermMidUnitReleasesTheLeaseAndLosesNothing) {
   {
     Child worker(COLLATZ_WORKER_BINARY, WorkerArgs(server, dir, {"--grace-seconds", "120", "--prefetch-fraction", "0"}),
                  dir.File("worker2.log"));
-    ASSERT_TRUE(worker.WaitForLog("started", 60000)) << worker.log();
+    ASSERT_TRUE(worker.WaitForOutput("started", 60000)) << worker.output();
     worker.Signal(SIGTERM);
-    ASSERT_EQ(worker.Wait(120000), 0) << worker.log();
-    accepted = CountOccurrences(worker.log(), "result sent: accepted");
+    ASSERT_EQ(worker.Wait(120000), 0) << worker.output();
+    accepted = CountOccurrences(worker.output(), "result sent: accepted");
   }
   s = server.Status();
   EXPECT_EQ(s.units_leased(), 0u);
@@ -234,7 +234,7 @@ TEST(WorkerEndToEnd, SigtermMidUnitReleasesTheLeaseAndLosesNothing) {
   // Nothing was lost: a fresh worker finishes the range and the records are exact.
   Child worker(COLLATZ_WORKER_BINARY, WorkerArgs(server, dir, {"--max-idle-seconds", "1"}, "2"),
                dir.File("worker3.log"));
-  ASSERT_EQ(worker.Wait(240000), 0) << worker.log();
+  ASSERT_EQ(worker.Wait(240000), 0) << worker.output();
   ASSERT_TRUE(server.WaitAllFinished(10000));
   ExpectRecordsEqualReference(server, Pow2(28));
 }
@@ -242,10 +242,10 @@ TEST(WorkerEndToEnd, SigtermMidUnitReleasesTheLeaseAndLosesNothing) {
 TEST(WorkerEndToEnd, RefusesAServerWithAnotherSieve) {
   TempDir dir;
   Server server(dir.path(), 0, "server.log", {"--sieve-bits", "12"});
-  ASSERT_TRUE(server.ok()) << server.child().log();
+  ASSERT_TRUE(server.ok()) << server.child().output();
   Child worker(COLLATZ_WORKER_BINARY, WorkerArgs(server, dir), dir.File("worker.log"));
-  EXPECT_EQ(worker.Wait(60000), 1) << worker.log();
-  EXPECT_NE(worker.log().find("refuses registration"), std::string::npos) << worker.log();
+  EXPECT_EQ(worker.Wait(60000), 1) << worker.output();
+  EXPECT_NE(worker.output().find("refuses registration"), std::string::npos) << worker.output();
 }
 
 }  // namespace
