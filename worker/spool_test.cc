@@ -105,5 +105,22 @@ TEST_F(SpoolTest, FileNamesAreSafeForAnyToken) {
   EXPECT_EQ(name, "u00000000000000000042-etcpasswd.result");
 }
 
+TEST_F(SpoolTest, StatsResultsRoundTripUnderTheirOwnNames) {
+  std::unique_ptr<Spool> spool;
+  ASSERT_TRUE(Spool::Open(dir_, &spool).ok());
+  v1::CompleteRequest r = Sample(42);  // the same id as a search unit: stats ids are their own sequence
+  r.clear_result();
+  r.mutable_stats_result()->set_stats_file(std::string("CLZSTATS\0\x01", 10));
+  std::string name;
+  ASSERT_TRUE(spool->Write(r, &name).ok());
+  EXPECT_EQ(name.substr(0, 22), "s00000000000000000042-");
+  ASSERT_TRUE(spool->Write(Sample(42), &name).ok());
+  ASSERT_EQ(spool->List().size(), 2u);
+  v1::CompleteRequest back;
+  ASSERT_TRUE(spool->Read(spool->List()[0], &back).ok());
+  ASSERT_TRUE(back.has_stats_result());
+  EXPECT_EQ(back.stats_result().stats_file(), r.stats_result().stats_file());
+}
+
 }  // namespace
 }  // namespace collatz::worker

@@ -37,10 +37,11 @@ Status ComputeInChunks(u128 from, u128 to, uint32_t batch, u128 chunk_numbers, s
 
 class CpuStatsEngine : public StatsEngine {
  public:
-  CpuStatsEngine(std::shared_ptr<const FastDelay> delay, int threads) : delay_(std::move(delay)), threads_(threads) {}
+  CpuStatsEngine(std::shared_ptr<const FastDelay> delay, int threads, u128 chunk_numbers)
+      : delay_(std::move(delay)), threads_(threads), chunk_numbers_(chunk_numbers) {}
   Status Compute(u128 from, u128 to, uint32_t batch, std::vector<BatchStats>* out, std::atomic<uint64_t>* done,
                  const std::atomic<bool>* cancel) override {
-    return ComputeInChunks(from, to, batch, u128{1} << 24, out, done, cancel,
+    return ComputeInChunks(from, to, batch, chunk_numbers_, out, done, cancel,
                            [&](u128 a, u128 b, std::vector<BatchStats>* part) {
                              return ComputeBatchStats(*delay_, a, b, batch, threads_, part);
                            });
@@ -52,13 +53,14 @@ class CpuStatsEngine : public StatsEngine {
  private:
   std::shared_ptr<const FastDelay> delay_;
   int threads_;
+  u128 chunk_numbers_;
 };
 
 #if COLLATZ_WORKER_WITH_GPU_STATS
 class GpuStatsEngine : public StatsEngine {
  public:
   GpuStatsEngine(int device, std::shared_ptr<const FastDelay> delay, int cpu_threads)
-      : device_(device), cpu_(std::move(delay), cpu_threads) {}
+      : device_(device), cpu_(std::move(delay), cpu_threads, u128{1} << 24) {}
   Status Compute(u128 from, u128 to, uint32_t batch, std::vector<BatchStats>* out, std::atomic<uint64_t>* done,
                  const std::atomic<bool>* cancel) override {
     GpuStats* gpu = Gpu();
@@ -85,6 +87,7 @@ class GpuStatsEngine : public StatsEngine {
       GpuStatsOptions options;
       options.device = device_;
       Status st = GpuStats::Create(options, &gpu_);
+      if (st.ok()) st = KnownAnswerCheck();
       if (!st.ok()) {
         failed_ = true;
         gpu_.reset();
@@ -97,6 +100,18 @@ class GpuStatsEngine : public StatsEngine {
     return gpu_.get();
   }
 
+  // The GPU's batches of a small range above 2^32 equal the CPU's (the server audits every
+  // result too; this keeps a broken device from being flagged for it).
+  Status KnownAnswerCheck() {
+    const u128 from = Pow2(40), to = Pow2(40) + (u128{1} << 16);
+    std::vector<BatchStats> gpu, cpu;
+    Status st = gpu_->Compute(from, to, 1024, &gpu);
+    if (!st.ok()) return st;
+    if (!(st = cpu_.Compute(from, to, 1024, &cpu, nullptr, nullptr)).ok()) return st;
+    if (gpu != cpu) return Status::Internal("known-answer check: GPU batches differ from the CPU's on [2^40, 2^40+2^16)");
+    return Status::Ok();
+  }
+
   int device_;
   CpuStatsEngine cpu_;
   mutable std::mutex mu_;
@@ -107,8 +122,9 @@ class GpuStatsEngine : public StatsEngine {
 
 }  // namespace
 
-std::unique_ptr<StatsEngine> MakeCpuStatsEngine(std::shared_ptr<const FastDelay> delay, int threads) {
-  return std::make_unique<CpuStatsEngine>(std::move(delay), threads);
+std::unique_ptr<StatsEngine> MakeCpuStatsEngine(std::shared_ptr<const FastDelay> delay, int threads,
+                                                u128 chunk_numbers) {
+  return std::make_unique<CpuStatsEngine>(std::move(delay), threads, chunk_numbers);
 }
 
 Status MakeGpuStatsEngine(int device, std::shared_ptr<const FastDelay> delay, int cpu_threads,

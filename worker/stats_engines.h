@@ -26,11 +26,14 @@ class StatsEngine {
   virtual std::string Describe() const = 0;
 };
 
-// ComputeBatchStats on `threads` threads (0: all cores).
-std::unique_ptr<StatsEngine> MakeCpuStatsEngine(std::shared_ptr<const FastDelay> delay, int threads);
+// ComputeBatchStats on `threads` threads (0: all cores), in chunks of about
+// `chunk_numbers` (whole batches).
+std::unique_ptr<StatsEngine> MakeCpuStatsEngine(std::shared_ptr<const FastDelay> delay, int threads,
+                                                u128 chunk_numbers = u128{1} << 24);
 
-// GpuStats on `device`, created at the first unit; batch sizes the GPU cannot take, and
-// every unit after a failed GPU start, go to `cpu_fallback`. FailedPrecondition in a
+// GpuStats on `device`, created at the first unit and checked then against the CPU on
+// [2^40, 2^40 + 2^16); batch sizes the GPU cannot take, and every unit after a failed GPU
+// start or check, go to the CPU. FailedPrecondition in a
 // build without the GPU stats engine.
 Status MakeGpuStatsEngine(int device, std::shared_ptr<const FastDelay> delay, int cpu_threads,
                           std::unique_ptr<StatsEngine>* out);
