@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Stats jobs end to end with the real binaries (issue 6): collatz-server, one collatz-worker
-# on the CPU, and collatzctl. Two jobs, [2^40, 2^40 + 2^22) in batches of 1024 (4 units) and
-# [0, 2^20) in batches of 256 (from 0: its first batch counts 255 numbers), are submitted,
-# refused for fetching while incomplete, computed by the worker, and fetched: the files (and
-# the CSV) must be byte for byte what the one-shot `collatzctl stats` writes for the same
-# range. A few seconds on 2 cores.
+# Stats jobs end to end with the real binaries (issue 6): collatz-server, collatz-worker on
+# the CPU, and collatzctl. Two jobs, [2^40, 2^40 + 2^22) in batches of 1024 (4 units) and
+# [0, 2^20) in batches of 256 (from 0: its first batch counts 255 numbers), are submitted and
+# refused for fetching while incomplete. A worker SIGKILLs itself after spooling its first
+# result; a lying worker (test hook) is rejected and flagged; an honest worker on the first
+# worker's spool sends the spooled result and computes the rest. The fetched files (and the
+# CSV) must be byte for byte what the one-shot `collatzctl stats` writes for the same range.
+# About 15 seconds on 2 cores.
 #   server/stats_job_e2e.sh COLLATZ_SERVER COLLATZ_WORKER COLLATZCTL
 set -euo pipefail
 SERVER=$(realpath "${1:?usage: $0 COLLATZ_SERVER COLLATZ_WORKER COLLATZCTL}")
@@ -18,7 +20,7 @@ export COLLATZ_TOKEN=stats-e2e-token
 fail() { echo "FAILED: $*"; for f in *.log; do echo "--- $f"; tail -30 "$f"; done; exit 1; }
 
 # Port 0: the server binds a free port and logs it ("listening on 127.0.0.1:0 (port N)").
-"$SERVER" --listen 127.0.0.1:0 --db stats.db --token-file tok --stats-unit-size 2^20 --lease-seconds 20 \
+"$SERVER" --listen 127.0.0.1:0 --db stats.db --token-file tok --stats-unit-size 2^20 --lease-seconds 4 \
   2>>server.log &
 echo $! > server.pid
 started=0
@@ -49,13 +51,33 @@ cat early.txt
 [ "$rc" = 1 ] && grep -q "not complete: 4 of 4 units remain" early.txt || fail "early fetch: exit $rc"
 [ ! -e early.bin ] || fail "an incomplete job wrote a file"
 
-"$WORKER" --server "$COLLATZ_SERVER" --token-file tok --backend cpu --threads 1 --spool spool \
-  --max-idle-seconds 3 --heartbeat-seconds 1 2>worker.log &
-echo $! > worker.pid
-rc=0; wait "$(cat worker.pid)" || rc=$?
-rm worker.pid
-[ "$rc" = 0 ] || fail "the worker exited with $rc"
-[ "$(grep -c 'result sent: accepted' worker.log)" = 8 ] || fail "8 stats results not all accepted"
+worker() {  # name, idle seconds, extra flags...: runs a CPU worker to its end, prints its exit status
+  local name=$1 idle=$2; shift 2
+  local rc=0
+  "$WORKER" --server "$COLLATZ_SERVER" --token-file tok --backend cpu --threads 1 --max-idle-seconds "$idle" \
+    --heartbeat-seconds 1 "$@" 2>"$name.log" &
+  echo $! > "$name.pid"
+  wait "$(cat "$name.pid")" || rc=$?
+  rm "$name.pid"
+  echo "$rc"
+}
+# 1. A worker killed (SIGKILL) right after spooling its first stats result.
+rc=$(worker crash 3 --spool spool --test-crash-after-spool)
+[ "$rc" = 137 ] || fail "the crashing worker exited with $rc"
+[ "$(ls spool/s*.result | wc -l)" = 1 ] || fail "no stats result in the spool"
+# 2. A lying worker: its result is rejected, it is flagged, refused further leases (exit 1).
+rc=$(worker liar 3 --spool spool-liar --test-lie-stats)
+[ "$rc" = 1 ] || fail "the lying worker exited with $rc"
+grep -q "stats result rejected: batch at .* is wrong" liar.log || fail "the lie was not rejected"
+"$CTL" workers | tee workers.txt
+grep -q "FLAGGED: stats unit .* failed verification" workers.txt || fail "the liar is not flagged"
+# 3. An honest worker on the first spool: sends the spooled result first, then does the rest,
+#    the liar's unit included, and any unit the killed worker had prefetched once its lease
+#    (4 s) expires.
+rc=$(worker honest 8 --spool spool)
+[ "$rc" = 0 ] || fail "the honest worker exited with $rc"
+[ "$(grep -c 'result sent: accepted' honest.log)" = 8 ] || fail "not all 8 stats results accepted"
+grep -q "re-sending 1 finished result" honest.log || fail "the spooled result was not sent first"
 
 "$CTL" status | tee status.txt
 grep -q "stats job 1 .*4/4 units finished" status.txt || fail "status of job 1"

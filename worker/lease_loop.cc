@@ -278,6 +278,10 @@ void LeaseLoop::RunUnit(const Lease& lease) {
     request.set_worker_id(lease.worker_id);
     request.set_unit_id(lease.unit_id);
     request.set_lease_token(lease.token);
+    if (lease.stats && options_.lie_in_stats && !stats_file.batches.empty()) {
+      spdlog::warn("test hook --test-lie-stats: reporting a wrong sum for the last batch of {}", Name(lease));
+      stats_file.batches.back().sum += 1;
+    }
     if (lease.stats) {
       // The stats file encoding carries its own XXH64 checksums (docs/STATS_FORMAT.md).
       request.mutable_stats_result()->set_stats_file(EncodeStatsFile(stats_file));

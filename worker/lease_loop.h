@@ -40,6 +40,7 @@ struct LeaseLoopOptions {
   int max_idle_seconds = 0;           // > 0: the loop ends after this long without work
   int max_consecutive_failures = 3;   // then the device is taken out of service
   bool crash_after_spool = false;     // test hook: SIGKILL the process after the first result is spooled
+  bool lie_in_stats = false;          // test hook: report a wrong sum in the last batch of every stats unit
   BackoffOptions backoff;
 };
 

@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
   std::string sieve_file, log_format = "text", log_level = "info", metrics_listen;
   int threads = 0, sieve_bits = kDefaultSieveBits, max_idle_seconds = 0;
   double grace_seconds = 60, heartbeat_seconds = 0, prefetch_fraction = 0.5, backoff_cap_seconds = 30;
-  bool skip_self_test = false, crash_after_spool = false, validate_only = false;
+  bool skip_self_test = false, crash_after_spool = false, validate_only = false, lie_in_stats = false;
   app.add_option("--server", server_address, "Coordinator address (HOST:PORT)")->required();
   app.add_option("--token-file", token_file, "File holding the access token (else $COLLATZ_TOKEN)");
   app.add_option("--tls-ca", tls_ca, "PEM root certificate: connect with TLS");
@@ -80,6 +80,7 @@ int main(int argc, char** argv) {
   app.add_flag("--validate-only", validate_only, "Check the flags and the token file, then exit 0 (deployment checks)");
   app.add_flag("--test-crash-after-spool", crash_after_spool, "Test hook: SIGKILL itself right after spooling a result")
       ->group("");
+  app.add_flag("--test-lie-stats", lie_in_stats, "Test hook: report a wrong sum in every stats result")->group("");
   CLI11_PARSE(app, argc, argv);
 
   if (Status st = SetUpLogging(log_format, log_level); !st.ok()) {
@@ -270,6 +271,7 @@ int main(int argc, char** argv) {
     o.heartbeat_interval = std::chrono::milliseconds(static_cast<int64_t>(heartbeat_seconds * 1000));
     o.max_idle_seconds = max_idle_seconds;
     o.crash_after_spool = crash_after_spool;
+    o.lie_in_stats = lie_in_stats;
     o.backoff = backoff;
     loops.push_back(std::make_unique<LeaseLoop>(d.engine.get(), d.stats.get(), &connection, spool.get(), &sender, &metrics,
                                                 &shutdown, o));
