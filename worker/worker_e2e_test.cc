@@ -194,20 +194,28 @@ TEST(WorkerEndToEnd, ServerUnreachableForAWhile) {
   EXPECT_EQ(SpooledResults(dir), 0u);
 }
 
-// Units of 2^26 numbers near 2^27 take a few seconds on one thread: long enough to
-// signal the worker in the middle of one.
+// The worker logs "<device>: unit N [a, b) started (floor ...)" when it starts searching a
+// unit; "lease loop started" comes before any lease, so waiting for "started" alone could
+// signal a worker that holds no unit yet.
+constexpr char kUnitStarted[] = ") started (floor ";
+
+// SIGTERM has to find the worker inside a unit: it is sent once the unit's start is in the
+// log, and acted on within the worker's 100 ms monitor tick, so the unit must last well
+// beyond that. Units of 2^27 numbers take about 1.3 s on one thread of the 2-core build
+// host and still about 0.5 s on a fast core, many times the signal's latency.
 TEST(WorkerEndToEnd, SigtermMidUnitReleasesTheLeaseAndLosesNothing) {
   TempDir dir;
   Server server(dir.path(), 0, "server.log", {"--lease-seconds", "60"});
   ASSERT_TRUE(server.ok()) << server.child().output();
-  ASSERT_EQ(server.Submit(1, Pow2(28), Pow2(26)).units(), 4u);
+  ASSERT_EQ(server.Submit(1, Pow2(29), Pow2(27)).units(), 4u);
   {
     Child worker(COLLATZ_WORKER_BINARY, WorkerArgs(server, dir, {"--grace-seconds", "0"}), dir.File("worker1.log"));
-    // At once: on a fast machine the unit takes well under a second.
-    ASSERT_TRUE(worker.WaitForOutput("unit 1 [1, 67108865) started", 60000)) << worker.output();
+    ASSERT_TRUE(worker.WaitForOutput("unit 1 [1, 134217729) started", 60000)) << worker.output();
     worker.Signal(SIGTERM);
     ASSERT_EQ(worker.Wait(20000), 0) << worker.output();
-    EXPECT_NE(worker.output().find("released: worker shutting down"), std::string::npos) << worker.output();
+    const std::string log = worker.output();
+    ASSERT_EQ(log.find(") done in"), std::string::npos) << "the unit ended before the signal took effect\n" << log;
+    EXPECT_NE(log.find("unit 1 [1, 134217729) released: worker shutting down"), std::string::npos) << log;
   }
   v1::StatusResponse s = server.Status();
   EXPECT_EQ(s.units_leased(), 0u);
@@ -219,14 +227,17 @@ TEST(WorkerEndToEnd, SigtermMidUnitReleasesTheLeaseAndLosesNothing) {
   {
     Child worker(COLLATZ_WORKER_BINARY, WorkerArgs(server, dir, {"--grace-seconds", "120", "--prefetch-fraction", "0"}),
                  dir.File("worker2.log"));
-    ASSERT_TRUE(worker.WaitForOutput("started", 60000)) << worker.output();
+    ASSERT_TRUE(worker.WaitForOutput(kUnitStarted, 60000)) << worker.output();
     worker.Signal(SIGTERM);
     ASSERT_EQ(worker.Wait(120000), 0) << worker.output();
-    accepted = CountOccurrences(worker.output(), "result sent: accepted");
+    const std::string log = worker.output();
+    accepted = CountOccurrences(log, "result sent: accepted");
+    // The unit running at the signal (normally the only one): started, done, delivered.
+    EXPECT_GE(accepted, 1u) << log;
+    EXPECT_EQ(CountOccurrences(log, ") done in"), accepted) << log;
   }
   s = server.Status();
   EXPECT_EQ(s.units_leased(), 0u);
-  EXPECT_GE(accepted, 1u);  // the unit running at the signal (normally the only one)
   EXPECT_EQ(s.units_finished(), accepted);
   EXPECT_EQ(s.units_pending(), 4u - accepted);
   EXPECT_EQ(SpooledResults(dir), 0u);
@@ -236,7 +247,7 @@ TEST(WorkerEndToEnd, SigtermMidUnitReleasesTheLeaseAndLosesNothing) {
                dir.File("worker3.log"));
   ASSERT_EQ(worker.Wait(240000), 0) << worker.output();
   ASSERT_TRUE(server.WaitAllFinished(10000));
-  ExpectRecordsEqualReference(server, Pow2(28));
+  ExpectRecordsEqualReference(server, Pow2(29));
 }
 
 TEST(WorkerEndToEnd, RefusesAServerWithAnotherSieve) {
