@@ -1,7 +1,9 @@
-// collatzctl bench: a program, not a test. Imports the published delay records below
-// --at as trusted, builds the unit spec exactly as a real lease would (floor, open holes,
-// record table for early termination), searches [at, at + numbers) and prints the speed
-// counting every N of the range.
+// collatzctl bench: a program, not a test. Builds the unit a real frontier search would
+// be leased at --at (core/bench_unit.h: the published delay records and the exhaustive
+// class records below 2^28 imported as trusted), searches [at, at + numbers), verifies
+// the result and prints the speed counting every N of the range. With --backend gpu the
+// plain one-thread-per-number baseline kernel is timed in the same run.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <thread>
@@ -13,16 +15,55 @@
 #include "cli/engine_factory.h"
 #include "cli/exit_codes.h"
 #include "cli/verify_result.h"
-#include "core/merge.h"
-#include "core/records_csv.h"
+#include "core/bench_unit.h"
+
+#if COLLATZ_WITH_GPU
+#include "gpu/gpu_baseline.h"
+#endif
 
 #ifndef COLLATZ_PUBLISHED_RECORDS
 #define COLLATZ_PUBLISHED_RECORDS "data/published_delay_records.csv"
+#endif
+#ifndef COLLATZ_CLASS_RECORDS
+#define COLLATZ_CLASS_RECORDS "data/class_records_below_2p28.csv"
 #endif
 
 namespace collatz::cli {
 
 std::string DefaultPublishedRecordsPath() { return COLLATZ_PUBLISHED_RECORDS; }
+std::string DefaultClassRecordsPath() { return COLLATZ_CLASS_RECORDS; }
+
+namespace {
+
+double SecondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The plain baseline kernel over [spec.begin, spec.begin + count), timed after a warm-up
+// launch; prints its rate next to the engine's.
+Status RunBaseline(const UnitSpec& spec, u128 count, double engine_rate) {
+#if COLLATZ_WITH_GPU
+  UnitSpec range = spec;
+  range.end = spec.begin + count;
+  double seconds = 0;
+  uint64_t numbers = 0;
+  GpuBaselineResult detail;
+  Status st = RunGpuBaseline(range, &seconds, &numbers, &detail);  // warm-up
+  if (st.ok()) st = RunGpuBaseline(range, &seconds, &numbers, &detail);
+  if (!st.ok()) return st;
+  const double rate = seconds > 0 ? static_cast<double>(numbers) / seconds : 0;
+  std::printf("baseline (one thread per number, no sieve or tables, same run): %llu numbers in %.3f s: %s numbers/s "
+              "(max delay %u, %llu left 128 bits); engine/baseline %.0fx\n",
+              static_cast<unsigned long long>(numbers), seconds, FormatRate(rate).c_str(), detail.max_delay,
+              static_cast<unsigned long long>(detail.overflowed), rate > 0 ? engine_rate / rate : 0.0);
+  return Status::Ok();
+#else
+  (void)spec, (void)count, (void)engine_rate;
+  return Status::FailedPrecondition("this build has no CUDA baseline");
+#endif
+}
+
+}  // namespace
 
 int BenchCommand(const BenchArgs& args) {
   const std::string cmd = "bench";
@@ -43,36 +84,28 @@ int BenchCommand(const BenchArgs& args) {
   if (args.sieve_bits != 0 && (args.sieve_bits < 3 || args.sieve_bits > 32)) {
     return UsageError(cmd, "--sieve-bits must be between 3 and 32");
   }
+  u128 baseline_numbers = 0;
+  if (!(st = ParseNumberFlag("--baseline-numbers", args.baseline_numbers, &baseline_numbers)).ok()) {
+    return UsageError(cmd, st.message());
+  }
+  if (baseline_numbers > (static_cast<u128>(1) << 40) || baseline_numbers > kU128Max - at) {
+    return UsageError(cmd, "--baseline-numbers must be at most 2^40 and at + it < 2^128");
+  }
 
   Backend resolved;
   std::string note;
   if (!(st = ResolveBackend(backend, &resolved, &note)).ok()) return Failure(cmd, st);
 
-  // The published records below --at, trusted as complete up to the last row.
-  const std::string path = args.records.empty() ? DefaultPublishedRecordsPath() : args.records;
-  std::vector<Record> published;
-  if (!(st = ReadRecordsCsv(path, RecordCsvKind::kDelay, &published)).ok()) return Failure(cmd, st);
-  if (published.empty()) return Failure(cmd, Status::InvalidArgument(path + " holds no records"));
-  u128 last = 0;
-  for (const Record& r : published) last = std::max(last, r.n);
-  TrustedImport import;
-  import.complete_below = std::min(at, last + 1);
-  for (const Record& r : published) {
-    if (r.n < import.complete_below) import.delay_records.push_back(r);
+  // The unit a frontier search would get at --at, from the trusted record lists.
+  const std::string delay_path = args.records.empty() ? DefaultPublishedRecordsPath() : args.records;
+  const std::string class_path = args.class_records.empty() ? DefaultClassRecordsPath() : args.class_records;
+  BenchUnit unit;
+  if (!(st = LoadBenchUnit(delay_path, class_path, at, numbers, kinds, &unit)).ok()) return Failure(cmd, st);
+  if (unit.delay_complete_below < at) {
+    spdlog::warn("{} is complete only up to {}; the range starts above the known records", delay_path,
+                 ToDecimal(unit.delay_complete_below - 1));
   }
-  if (at > last + 1) {
-    spdlog::warn("{} is complete only up to {}; the range starts above the known records", path, ToDecimal(last));
-  }
-  const MergedRecords merged = MergeRecords({import}, {});
-  const LeaseContext ctx = ComputeLeaseContext(merged, at, kinds);
-  UnitSpec spec;
-  spec.begin = at;
-  spec.end = at + numbers;
-  spec.kinds = kinds;
-  spec.floor = ctx.floor;
-  spec.open_holes = ctx.open_holes;
-  spec.known_records = ctx.known_records;
-  spec.records_complete_below = ctx.records_complete_below;
+  const UnitSpec& spec = unit.spec;
 
   const int sieve_bits = args.sieve_bits != 0 ? args.sieve_bits : DefaultSieveBits(resolved);
   const auto t0 = std::chrono::steady_clock::now();
@@ -80,12 +113,18 @@ int BenchCommand(const BenchArgs& args) {
   if (!(st = BuildSearchTables(args.sieve_file, sieve_bits, &tables)).ok()) return Failure(cmd, st);
   std::unique_ptr<SearchEngine> engine;
   if (!(st = MakeEngine(resolved, tables, args.threads, &engine)).ok()) return Failure(cmd, st);
-  const double build_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double build_seconds = SecondsSince(t0);
 
   UnitResult result;
+  if (resolved == Backend::kGpu) {
+    // The first launches pay for CUDA's lazy setup: not part of the search speed.
+    UnitSpec warm = spec;
+    warm.end = spec.begin + std::min<u128>(numbers, static_cast<u128>(1) << 30);
+    if (!(st = engine->Search(warm, &result)).ok()) return Failure(cmd, st);
+  }
   const auto t1 = std::chrono::steady_clock::now();
   if (!(st = engine->Search(spec, &result)).ok()) return Failure(cmd, st);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+  const double seconds = SecondsSince(t1);
   if (!(st = VerifyUnitResult(spec, result)).ok()) return Failure(cmd, st);
 
   const double rate = static_cast<double>(numbers) / seconds;
@@ -95,6 +134,9 @@ int BenchCommand(const BenchArgs& args) {
               KindsName(kinds), tables->sieve->bits(), tables->sieve->size());
   std::printf("range [%s, %s + %s) = [%s, %s)\n", FormatNumberShort(at).c_str(), FormatNumberShort(at).c_str(),
               FormatNumberShort(numbers).c_str(), ToDecimal(at).c_str(), ToDecimal(at + numbers).c_str());
+  std::printf("imported: delay records complete below %s (%s), class records complete below %s (%s)\n",
+              ToDecimal(unit.delay_complete_below).c_str(), delay_path.c_str(),
+              ToDecimal(unit.class_complete_below).c_str(), class_path.c_str());
   std::printf("spec: floor %u, %zu open holes, %zu known records (complete below %s)\n", spec.floor,
               spec.open_holes.size(), spec.known_records.size(), ToDecimal(spec.records_complete_below).c_str());
   std::printf("result: %llu numbers examined, %zu ladder entries, %zu class minima\n",
@@ -105,6 +147,9 @@ int BenchCommand(const BenchArgs& args) {
     std::printf(" (%s numbers/s per thread, %d threads)", FormatRate(rate / threads).c_str(), threads);
   }
   std::printf("\n");
+  if (resolved == Backend::kGpu && baseline_numbers > 0) {
+    if (!(st = RunBaseline(spec, baseline_numbers, rate)).ok()) return Failure(cmd, st);
+  }
   return kExitOk;
 }
 

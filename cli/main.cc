@@ -58,6 +58,11 @@ int main(int argc, char** argv) {
       ->excludes(bench_bits);
   bench_cmd->add_option("--records", bench.records,
                         "Published delay records CSV (default: " + DefaultPublishedRecordsPath() + ")");
+  bench_cmd->add_option("--class-records", bench.class_records,
+                        "Class records CSV, complete up to its largest n (default: " + DefaultClassRecordsPath() + ")");
+  bench_cmd->add_option("--baseline-numbers", bench.baseline_numbers,
+                        "GPU: numbers for the plain baseline kernel timed in the same run (0: none)")
+      ->capture_default_str();
 
   StatsArgs stats;
   CLI::App* stats_cmd = app.add_subcommand(

@@ -7,8 +7,10 @@
 #include <nlohmann/json.hpp>
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <sstream>
 
+#include "core/records_csv.h"
 #include "core/sieve.h"
 #include "core/u128.h"
 #include "sieve_gen/sieve_file.h"
@@ -258,6 +260,56 @@ TEST(CollatzctlBench, MeasuresNearTheGivenHeight) {
   Completed missing = RunCollatzctl({"bench", "--numbers", "2^20", "--records", "/nonexistent/records.csv"});
   EXPECT_EQ(missing.exit_code, 1) << Describe(missing);
   EXPECT_NE(missing.err.find("/nonexistent/records.csv"), std::string::npos) << missing.err;
+}
+
+// "spec: floor F, H open holes, ..." -> H (or -1).
+long OpenHoles(const std::string& out) {
+  const size_t at = out.find(" open holes");
+  if (at == std::string::npos) return -1;
+  const size_t start = out.rfind(' ', at - 1) + 1;
+  return std::stol(out.substr(start, at - start));
+}
+
+TEST(CollatzctlBench, ClassBenchImportsTheClassRecordsBelow2p28) {
+  TempDir dir;
+  const std::vector<std::string> args = {"bench", "--at", "2^40", "--numbers", "2^20", "--threads", "1",
+                                         "--kinds", "delay,class"};
+  Completed with = RunCollatzctl(args);
+  ASSERT_EQ(with.exit_code, 0) << Describe(with);
+  // The compiled-in copy of shared/data's class records (a verbatim copy), trusted up to
+  // its largest n.
+  std::vector<Record> classes;
+  ASSERT_TRUE(ReadRecordsCsv(kData + "/class_records_below_2p28.csv", RecordCsvKind::kClass, &classes).ok());
+  u128 largest = 0;
+  for (const Record& r : classes) largest = std::max(largest, r.n);
+  const std::string imported = "class records complete below " + ToDecimal(largest + 1) + " (";
+  const size_t path_at = with.out.find(imported);
+  ASSERT_NE(path_at, std::string::npos) << with.out;
+  const size_t path_start = path_at + imported.size();
+  const std::string shipped = with.out.substr(path_start, with.out.find(')', path_start) - path_start);
+  EXPECT_EQ(ReadFileOrEmpty(shipped), ReadFileOrEmpty(kData + "/class_records_below_2p28.csv")) << shipped;
+
+  // Without them (a list with only its header) more classes stay open.
+  const std::string header_only = dir.File("no_classes.csv");
+  std::ofstream(header_only) << "delay,n\n";
+  std::vector<std::string> without_args = args;
+  without_args.insert(without_args.end(), {"--class-records", header_only});
+  Completed without = RunCollatzctl(without_args);
+  ASSERT_EQ(without.exit_code, 0) << Describe(without);
+  EXPECT_NE(without.out.find("class records complete below 1 ("), std::string::npos) << without.out;
+  EXPECT_GT(OpenHoles(with.out), 0);
+  EXPECT_LT(OpenHoles(with.out), OpenHoles(without.out)) << with.out << without.out;
+
+  // A wrong row is refused, naming the file; so is a usage error in --baseline-numbers.
+  const std::string wrong = dir.File("wrong.csv");
+  std::ofstream(wrong) << "delay,n\n0,1\n1,2\n7,3\n8,7\n";  // delay(7) = 16, not 8
+  std::vector<std::string> wrong_args = args;
+  wrong_args.insert(wrong_args.end(), {"--class-records", wrong});
+  Completed refused = RunCollatzctl(wrong_args);
+  EXPECT_EQ(refused.exit_code, 1) << Describe(refused);
+  EXPECT_NE(refused.err.find(wrong + ": class records: row 7,8 is wrong"), std::string::npos) << refused.err;
+  Completed bad = RunCollatzctl({"bench", "--numbers", "2^20", "--baseline-numbers", "2^41"});
+  EXPECT_EQ(bad.exit_code, 2) << Describe(bad);
 }
 
 }  // namespace

@@ -1,0 +1,126 @@
+#include "core/bench_unit.h"
+
+#include <algorithm>
+#include <set>
+
+#include "core/delay.h"
+#include "core/merge.h"
+#include "core/records_csv.h"
+
+namespace collatz {
+namespace {
+
+std::string Row(const Record& r) { return ToDecimal(r.n) + "," + std::to_string(r.delay); }
+
+// Trusted does not mean unchecked: a damaged file would give the bench a wrong floor.
+Status CheckDelays(const std::vector<Record>& rows, const char* what) {
+  for (const Record& r : rows) {
+    if (r.n == 0) return Status::InvalidArgument(std::string(what) + ": n = 0 in row " + Row(r));
+    const uint32_t delay = SlowDelay(r.n);
+    if (delay != r.delay) {
+      return Status::InvalidArgument(std::string(what) + ": row " + Row(r) + " is wrong, delay(" + ToDecimal(r.n) +
+                                     ") = " + std::to_string(delay));
+    }
+  }
+  return Status::Ok();
+}
+
+Status CheckDelayRecords(std::vector<Record> rows) {
+  std::sort(rows.begin(), rows.end(), [](const Record& a, const Record& b) { return a.n < b.n; });
+  if (rows.empty() || rows.front().n != 1) return Status::InvalidArgument("delay records: the list must start at n = 1");
+  for (size_t i = 1; i < rows.size(); ++i) {
+    if (rows[i].n == rows[i - 1].n || rows[i].delay <= rows[i - 1].delay) {
+      return Status::InvalidArgument("delay records: " + Row(rows[i]) + " after " + Row(rows[i - 1]) +
+                                     " is no delay record");
+    }
+  }
+  return CheckDelays(rows, "delay records");
+}
+
+Status CheckClassRecords(const std::vector<Record>& rows) {
+  std::set<uint32_t> delays;
+  std::set<u128> ns;
+  for (const Record& r : rows) {
+    if (!delays.insert(r.delay).second || !ns.insert(r.n).second) {
+      return Status::InvalidArgument("class records: row " + Row(r) + " repeats a delay or an n");
+    }
+  }
+  return CheckDelays(rows, "class records");
+}
+
+u128 LargestN(const std::vector<Record>& rows) {
+  u128 largest = 0;
+  for (const Record& r : rows) largest = std::max(largest, r.n);
+  return largest;
+}
+
+// min(largest + 1, limit), without overflow.
+u128 TrustedBound(u128 largest, u128 limit) { return largest >= limit ? limit : largest + 1; }
+
+std::vector<Record> Below(const std::vector<Record>& rows, u128 bound) {
+  std::vector<Record> out;
+  for (const Record& r : rows) {
+    if (r.n < bound) out.push_back(r);
+  }
+  return out;
+}
+
+}  // namespace
+
+Status BuildBenchUnit(const std::vector<Record>& delay_records, const std::vector<Record>& class_records, u128 at,
+                      u128 numbers, Kinds kinds, BenchUnit* out) {
+  if (at < 1) return Status::InvalidArgument("the bench range must start at 1 or above");
+  if (numbers < 1 || numbers > kU128Max - at) {
+    return Status::InvalidArgument("the bench range must be non-empty and end below 2^128");
+  }
+  Status st = CheckDelayRecords(delay_records);
+  if (st.ok()) st = CheckClassRecords(class_records);
+  if (!st.ok()) return st;
+
+  // Each list says nothing beyond its largest n (a list "complete below 2^28" is in
+  // particular complete below its largest n + 1), and nothing at or above `at` is used.
+  TrustedImport delays;
+  delays.complete_below = TrustedBound(LargestN(delay_records), at);
+  delays.delay_records = Below(delay_records, delays.complete_below);
+  std::vector<TrustedImport> imports = {delays};
+  out->class_complete_below = 1;
+  if (!class_records.empty()) {
+    // An import carries both kinds complete below one bound: the class list's, within
+    // the delay list's.
+    TrustedImport classes;
+    classes.complete_below = TrustedBound(LargestN(class_records), delays.complete_below);
+    classes.delay_records = Below(delay_records, classes.complete_below);
+    classes.class_records = Below(class_records, classes.complete_below);
+    if (!classes.class_records.empty()) {
+      out->class_complete_below = classes.complete_below;
+      imports.push_back(std::move(classes));
+    }
+  }
+  const LeaseContext ctx = ComputeLeaseContext(MergeRecords(imports, {}), at, kinds);
+  out->delay_complete_below = delays.complete_below;
+  out->spec = UnitSpec{};
+  out->spec.begin = at;
+  out->spec.end = at + numbers;
+  out->spec.kinds = kinds;
+  out->spec.floor = ctx.floor;
+  out->spec.open_holes = ctx.open_holes;
+  out->spec.known_records = ctx.known_records;
+  out->spec.records_complete_below = ctx.records_complete_below;
+  return ValidateUnitSpec(out->spec);
+}
+
+Status LoadBenchUnit(const std::string& delay_csv, const std::string& class_csv, u128 at, u128 numbers, Kinds kinds,
+                     BenchUnit* out) {
+  std::vector<Record> delays, classes;
+  Status st = ReadRecordsCsv(delay_csv, RecordCsvKind::kDelay, &delays);  // its errors name the file
+  if (st.ok() && !class_csv.empty()) st = ReadRecordsCsv(class_csv, RecordCsvKind::kClass, &classes);
+  if (!st.ok()) return st;
+  st = BuildBenchUnit(delays, classes, at, numbers, kinds, out);
+  if (st.ok()) return st;
+  // Name the file whose rows are wrong.
+  if (st.message().rfind("delay records:", 0) == 0) return Status::InvalidArgument(delay_csv + ": " + st.message());
+  if (st.message().rfind("class records:", 0) == 0) return Status::InvalidArgument(class_csv + ": " + st.message());
+  return st;
+}
+
+}  // namespace collatz

@@ -1,0 +1,39 @@
+// The unit a benchmark at height `at` searches: the unit a real frontier search would be
+// leased there. Trusted record lists stand for the searches a real frontier has behind
+// it: published delay records (complete up to their largest n) and exhaustive class
+// records (complete up to their largest n). From them come the floor, the open holes
+// (classes <= floor with no known member below `at`) and the record table for early
+// termination, exactly as ComputeLeaseContext gives them to a lease. Used by
+// `collatzctl bench` and gpu/gpu_bench.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "core/unit.h"
+
+namespace collatz {
+
+struct BenchUnit {
+  UnitSpec spec;                  // [at, at + numbers) with floor, open holes, record table
+  u128 delay_complete_below = 1;  // the delay list was trusted below this: min(at, largest n + 1)
+  u128 class_complete_below = 1;  // likewise the class list (1: none given)
+};
+
+// delay_records: (n, delay), complete up to their largest n; must start at n = 1.
+// class_records: (n, delay), each the smallest n of its delay, complete up to their
+//   largest n; may be empty (classes are then closed only by the delay records and their
+//   doublings, so a delay+class unit has many more open holes).
+// Every row's delay is recomputed exactly; a wrong row, a repeated n or delay, or a delay
+// list that is no record list is InvalidArgument. Needs at >= 1, numbers >= 1 and
+// at + numbers <= 2^128 - 1.
+Status BuildBenchUnit(const std::vector<Record>& delay_records, const std::vector<Record>& class_records, u128 at,
+                      u128 numbers, Kinds kinds, BenchUnit* out);
+
+// The same from CSV files (core/records_csv.h: delay_csv "n,delay", class_csv "delay,n";
+// an empty class_csv path: no class records). Errors name the file.
+Status LoadBenchUnit(const std::string& delay_csv, const std::string& class_csv, u128 at, u128 numbers, Kinds kinds,
+                     BenchUnit* out);
+
+}  // namespace collatz

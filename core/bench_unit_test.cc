@@ -1,0 +1,160 @@
+// The bench unit against a brute-force lease context (every delay below `at` computed),
+// and against damaged inputs.
+#include "core/bench_unit.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+
+#include "core/records_csv.h"
+#include "core/test_support.h"
+
+namespace collatz {
+namespace {
+
+using testing_support::SharedData;
+
+struct ReferenceLists {
+  std::vector<Record> delays, classes;
+};
+
+ReferenceLists Lists() {
+  ReferenceLists l;
+  EXPECT_TRUE(ReadRecordsCsv(SharedData("delay_records.csv"), RecordCsvKind::kDelay, &l.delays).ok());
+  EXPECT_TRUE(ReadRecordsCsv(SharedData("class_records_below_2p28.csv"), RecordCsvKind::kClass, &l.classes).ok());
+  return l;
+}
+
+uint32_t PlainDelay(uint64_t n) {
+  uint32_t d = 0;
+  for (; n != 1; ++d) n = (n & 1) ? 3 * n + 1 : n / 2;
+  return d;
+}
+
+// What a lease at `at` gets when everything below it has been searched.
+TEST(BenchUnit, EqualsTheContextOfAFullySearchedPrefix) {
+  const ReferenceLists lists = Lists();
+  const uint64_t at = (1u << 20) + 12345;
+  std::vector<bool> seen(2000, false);
+  std::vector<Record> records;
+  uint32_t floor = 0;
+  for (uint64_t n = 1; n < at; ++n) {
+    const uint32_t d = PlainDelay(n);
+    if (records.empty() || d > floor) records.push_back({n, d});
+    floor = std::max(floor, d);
+    seen[d] = true;
+  }
+  std::vector<uint32_t> holes;
+  for (uint32_t d = 0; d <= floor; ++d) {
+    if (!seen[d]) holes.push_back(d);
+  }
+  ASSERT_GT(holes.size(), 0u);
+
+  BenchUnit unit;
+  ASSERT_TRUE(BuildBenchUnit(lists.delays, lists.classes, at, 1000, Kinds::kDelayAndClass, &unit).ok());
+  EXPECT_TRUE(unit.spec.begin == at && unit.spec.end == at + 1000);
+  EXPECT_EQ(unit.spec.floor, floor);
+  EXPECT_EQ(unit.spec.open_holes, holes);
+  EXPECT_EQ(unit.spec.known_records, records);
+  EXPECT_TRUE(unit.spec.records_complete_below == at);
+  EXPECT_TRUE(unit.delay_complete_below == at && unit.class_complete_below == at);
+
+  // Without the class records the floor and record table are the same, but classes with
+  // members below `at` stay open unless a delay record or its doubling closes them.
+  BenchUnit no_classes;
+  ASSERT_TRUE(BuildBenchUnit(lists.delays, {}, at, 1000, Kinds::kDelayAndClass, &no_classes).ok());
+  EXPECT_EQ(no_classes.spec.floor, floor);
+  EXPECT_EQ(no_classes.spec.known_records, records);
+  EXPECT_GT(no_classes.spec.open_holes.size(), holes.size());
+  EXPECT_TRUE(std::includes(no_classes.spec.open_holes.begin(), no_classes.spec.open_holes.end(), holes.begin(),
+                            holes.end()));
+  EXPECT_TRUE(no_classes.class_complete_below == 1);
+
+  // Delay-only units have no holes.
+  BenchUnit delay_only;
+  ASSERT_TRUE(BuildBenchUnit(lists.delays, lists.classes, at, 1000, Kinds::kDelay, &delay_only).ok());
+  EXPECT_EQ(delay_only.spec.floor, floor);
+  EXPECT_TRUE(delay_only.spec.open_holes.empty());
+}
+
+TEST(BenchUnit, AtTheFrontierTheClassRecordsCloseClasses) {
+  const ReferenceLists lists = Lists();
+  uint32_t floor = 0;
+  size_t below = 0;
+  for (const Record& r : lists.delays) {
+    if (r.n < Pow2(60)) floor = std::max(floor, r.delay), ++below;
+  }
+  BenchUnit with, without;
+  ASSERT_TRUE(BuildBenchUnit(lists.delays, lists.classes, Pow2(60), Pow2(40), Kinds::kDelayAndClass, &with).ok());
+  ASSERT_TRUE(BuildBenchUnit(lists.delays, {}, Pow2(60), Pow2(40), Kinds::kDelayAndClass, &without).ok());
+  EXPECT_EQ(with.spec.floor, floor);
+  EXPECT_EQ(with.spec.known_records.size(), below);
+  u128 largest_class_n = 0;
+  for (const Record& r : lists.classes) largest_class_n = std::max(largest_class_n, r.n);
+  EXPECT_TRUE(with.class_complete_below == largest_class_n + 1);
+  // Every class record below 2^28 closes its class; fewer holes than without them.
+  for (const Record& r : lists.classes) {
+    EXPECT_FALSE(std::binary_search(with.spec.open_holes.begin(), with.spec.open_holes.end(), r.delay)) << r.delay;
+  }
+  EXPECT_LT(with.spec.open_holes.size(), without.spec.open_holes.size());
+  std::printf("at 2^60: floor %u, %zu open holes with the class records below 2^28, %zu without\n", with.spec.floor,
+              with.spec.open_holes.size(), without.spec.open_holes.size());
+
+  // Above the last published record nothing beyond it is claimed.
+  BenchUnit high;
+  ASSERT_TRUE(BuildBenchUnit(lists.delays, lists.classes, Pow2(66), Pow2(30), Kinds::kDelay, &high).ok());
+  EXPECT_TRUE(high.delay_complete_below == lists.delays.back().n + 1);
+  EXPECT_TRUE(high.spec.records_complete_below == lists.delays.back().n + 1);
+  EXPECT_EQ(high.spec.floor, lists.delays.back().delay + 1);  // its doubling lies below 2^66
+}
+
+TEST(BenchUnit, RefusesWrongRowsAndRanges) {
+  const ReferenceLists lists = Lists();
+  BenchUnit unit;
+  std::vector<Record> wrong = lists.delays;
+  wrong[30].delay += 1;
+  Status st = BuildBenchUnit(wrong, lists.classes, Pow2(40), 100, Kinds::kDelay, &unit);
+  EXPECT_EQ(st.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("delay records: row " + ToDecimal(wrong[30].n)), std::string::npos) << st.ToString();
+
+  std::vector<Record> not_records = lists.delays;
+  std::swap(not_records[10].delay, not_records[11].delay);
+  EXPECT_FALSE(BuildBenchUnit(not_records, lists.classes, Pow2(40), 100, Kinds::kDelay, &unit).ok());
+  EXPECT_FALSE(BuildBenchUnit({lists.delays.begin() + 1, lists.delays.end()}, {}, Pow2(40), 100, Kinds::kDelay, &unit)
+                   .ok());  // does not start at 1
+
+  std::vector<Record> wrong_class = lists.classes;
+  wrong_class[500].n += 2;
+  EXPECT_FALSE(BuildBenchUnit(lists.delays, wrong_class, Pow2(40), 100, Kinds::kDelay, &unit).ok());
+  std::vector<Record> repeated = lists.classes;
+  repeated.push_back(repeated[7]);
+  EXPECT_FALSE(BuildBenchUnit(lists.delays, repeated, Pow2(40), 100, Kinds::kDelay, &unit).ok());
+
+  EXPECT_FALSE(BuildBenchUnit(lists.delays, lists.classes, 0, 100, Kinds::kDelay, &unit).ok());
+  EXPECT_FALSE(BuildBenchUnit(lists.delays, lists.classes, 5, 0, Kinds::kDelay, &unit).ok());
+  EXPECT_FALSE(BuildBenchUnit(lists.delays, lists.classes, kU128Max - 5, 6, Kinds::kDelay, &unit).ok());
+  EXPECT_TRUE(BuildBenchUnit(lists.delays, lists.classes, kU128Max - 5, 5, Kinds::kDelay, &unit).ok());
+}
+
+TEST(BenchUnit, LoadNamesTheFileWithTheWrongRow) {
+  const std::string path = ::testing::TempDir() + "bench_unit_test_classes.csv";
+  {
+    std::ofstream out(path);
+    out << "delay,n\n0,1\n1,2\n2,4\n7,3\n8,7\n";  // delay(7) = 16
+  }
+  BenchUnit unit;
+  Status st = LoadBenchUnit(SharedData("delay_records.csv"), path, Pow2(40), 100, Kinds::kDelayAndClass, &unit);
+  EXPECT_EQ(st.code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(st.message().rfind(path + ": class records: row 7,8", 0), 0u) << st.ToString();
+  st = LoadBenchUnit("/nonexistent/delay.csv", "", Pow2(40), 100, Kinds::kDelay, &unit);
+  EXPECT_NE(st.message().find("/nonexistent/delay.csv"), std::string::npos) << st.ToString();
+  ASSERT_TRUE(LoadBenchUnit(SharedData("delay_records.csv"), SharedData("class_records_below_2p28.csv"), Pow2(40), 100,
+                            Kinds::kDelayAndClass, &unit)
+                  .ok());
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace collatz
