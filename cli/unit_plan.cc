@@ -18,6 +18,13 @@ std::vector<std::pair<u128, u128>> CoveredIntervals(const std::vector<TrustedImp
   return out;
 }
 
+u128 FirstUnitCut(u128 x, u128 unit_size) {
+  for (int bits = kFirstUnitBits; bits < 128 && Pow2(bits) < unit_size; bits += kFirstUnitsGrowBits) {
+    if (Pow2(bits) > x) return Pow2(bits);
+  }
+  return unit_size;
+}
+
 std::vector<PlannedUnit> PlanUnits(u128 from, u128 to, std::vector<std::pair<u128, u128>> covered, u128 unit_size) {
   std::vector<PlannedUnit> out;
   if (from >= to || unit_size == 0) return out;
@@ -26,8 +33,9 @@ std::vector<PlannedUnit> PlanUnits(u128 from, u128 to, std::vector<std::pair<u12
   auto emit_gap = [&](u128 gap_begin, u128 gap_end) {
     u128 x = gap_begin;
     while (x < gap_end) {
-      const u128 to_grid = unit_size - x % unit_size;  // distance to the next multiple, no overflow
-      const u128 end = to_grid >= gap_end - x ? gap_end : x + to_grid;
+      u128 to_cut = unit_size - x % unit_size;  // distance to the next multiple, no overflow
+      if (x < unit_size) to_cut = FirstUnitCut(x, unit_size) - x;
+      const u128 end = to_cut >= gap_end - x ? gap_end : x + to_cut;
       out.push_back({x, end});
       x = end;
     }

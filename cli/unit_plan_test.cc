@@ -62,6 +62,39 @@ TEST(PlanUnits, RandomCoverAgreesWithBruteForce) {
   }
 }
 
+TEST(PlanUnits, CutsTheFirstBlockAtGrowingPowersOfTwo) {
+  // GPU-sized units from 1: the floor-0 unit is [1, 2^20); each later one starts above
+  // the records of everything before it.
+  std::vector<std::pair<u128, u128>> expect = {{1, Pow2(20)},        {Pow2(20), Pow2(24)}, {Pow2(24), Pow2(28)},
+                                               {Pow2(28), Pow2(32)}, {Pow2(32), Pow2(33)}, {Pow2(33), Pow2(33) + 5}};
+  EXPECT_EQ(AsPairs(PlanUnits(1, Pow2(33) + 5, {}, Pow2(32))), expect);
+  // A unit size that is no power of two: the cuts stop below it, then the grid goes on.
+  expect = {{1, Pow2(20)}, {Pow2(20), Pow2(24)}, {Pow2(24), 20000000}, {20000000, 40000000}, {40000000, 45000000}};
+  EXPECT_EQ(AsPairs(PlanUnits(1, 45000000, {}, 20000000)), expect);
+  // Starting inside the first block, or after a covered part of it.
+  expect = {{Pow2(22), Pow2(24)}, {Pow2(24), Pow2(28)}, {Pow2(28), Pow2(28) + 1}};
+  EXPECT_EQ(AsPairs(PlanUnits(Pow2(22), Pow2(28) + 1, {}, Pow2(28))), expect);
+  expect = {{Pow2(21), Pow2(24)}, {Pow2(24), Pow2(26)}};
+  EXPECT_EQ(AsPairs(PlanUnits(1, Pow2(26), {{1, Pow2(21)}}, Pow2(28))), expect);
+  // Units of 2^20 or less: no cuts but the grid.
+  expect = {{1, Pow2(20)}, {Pow2(20), Pow2(21)}};
+  EXPECT_EQ(AsPairs(PlanUnits(1, Pow2(21), {}, Pow2(20))), expect);
+  EXPECT_EQ(PlanUnits(1, Pow2(24), {}, Pow2(16)).size(), 256u);
+  // The CPU's smallest default unit (2^28): two cuts.
+  EXPECT_EQ(PlanUnits(1, Pow2(32), {}, DefaultUnitSize(Pow2(32), false)).size(), 2u + 16u);
+}
+
+TEST(FirstUnitCut, IsTheNextPowerOfTwoOfTheRampBelowTheUnitSize) {
+  EXPECT_TRUE(FirstUnitCut(1, Pow2(40)) == Pow2(20));
+  EXPECT_TRUE(FirstUnitCut(Pow2(20) - 1, Pow2(40)) == Pow2(20));
+  EXPECT_TRUE(FirstUnitCut(Pow2(20), Pow2(40)) == Pow2(24));
+  EXPECT_TRUE(FirstUnitCut(Pow2(36), Pow2(40)) == Pow2(40));
+  EXPECT_TRUE(FirstUnitCut(Pow2(36), Pow2(37)) == Pow2(37));
+  EXPECT_TRUE(FirstUnitCut(5, 10) == 10);
+  EXPECT_TRUE(FirstUnitCut(Pow2(120), kU128Max) == Pow2(124));
+  EXPECT_TRUE(FirstUnitCut(Pow2(124), kU128Max) == kU128Max);
+}
+
 TEST(CoveredIntervals, ClassSearchesNeedClassUnits) {
   std::vector<TrustedImport> imports(1);
   imports[0].complete_below = 10;

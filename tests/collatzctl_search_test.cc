@@ -158,6 +158,32 @@ TEST(CollatzctlSearch, ManySmallUnitsGiveTheSameRecords) {
   EXPECT_EQ(RecordsCsv(db, "class"), ReferenceBelow("class_records_below_2p28.csv", Pow2(24), 1));
 }
 
+// The first block is cut at 2^20, 2^24, ...: only [1, 2^20) is searched with floor 0, each
+// later unit with the largest delay below it; the records stay exactly the reference.
+TEST(CollatzctlSearch, FirstUnitsAreCutSoThatLaterUnitsHaveFloors) {
+  TempDir dir;
+  const std::string db = dir.File("records.db");
+  Completed run = RunCollatzctl(
+      {"--log-level", "debug", "run", "--to", "2^26", "--unit-size", "2^26", "--threads", "2", "--db", db});
+  ASSERT_EQ(run.exit_code, 0) << Describe(run);
+  EXPECT_NE(run.out.find("; 3 new units"), std::string::npos) << run.out;
+  std::vector<Record> reference;
+  ASSERT_TRUE(ReadRecordsCsv(kData + "/delay_records_below_2p28.csv", RecordCsvKind::kDelay, &reference).ok());
+  for (const auto& [begin, end] : std::vector<std::pair<u128, u128>>{{1, Pow2(20)}, {Pow2(20), Pow2(24)},
+                                                                      {Pow2(24), Pow2(26)}}) {
+    unsigned floor = 0;
+    for (const Record& r : reference) {
+      if (r.n < begin) floor = std::max(floor, r.delay);
+    }
+    if (begin > 1) EXPECT_GT(floor, 500u);
+    const std::string stored = "unit [" + ToDecimal(begin) + ", " + ToDecimal(end) + ") stored: floor " +
+                               std::to_string(floor) + ",";
+    EXPECT_NE(run.err.find(stored), std::string::npos) << stored << "\n" << run.err;
+  }
+  EXPECT_EQ(RecordsCsv(db, "delay"), ReferenceBelow("delay_records_below_2p28.csv", Pow2(26), 0));
+  EXPECT_EQ(RecordsCsv(db, "class"), ReferenceBelow("class_records_below_2p28.csv", Pow2(26), 1));
+}
+
 TEST(CollatzctlSearch, ClassRecordsNeedClassSearches) {
   TempDir dir;
   const std::string db = dir.File("records.db");
