@@ -6,7 +6,8 @@
 //   gpu_bench --at 2^60 --numbers 2^40 --kinds delay [--sieve-bits 19] [--step-bits 19]
 //             [--tail-bits 24] [--block-threads 256] [--no-et] [--baseline-numbers 2^28]
 //             [--verify-numbers 2^24] [--repeat 3] [--records path/delay_records.csv]
-//             [--global-steps] [--no-refill] [--bound-sub-bits 6] [--positions-per-launch N]
+//             [--global-steps] [--no-queue] [--queue-occupancy 1280] [--low-occupancy]
+//             [--bound-sub-bits 6] [--positions-per-launch N]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -68,12 +69,10 @@ int Main(int argc, char** argv) {
     else if (key == "--positions-per-launch") a.gpu.positions_per_launch = std::stoull(value());
     else if (key == "--no-et") a.gpu.early_termination = false;
     else if (key == "--global-steps") a.gpu.shared_step_table = false;
-    else if (key == "--no-refill") a.gpu.lane_refill = false;
     else if (key == "--full-occupancy") a.gpu.full_occupancy = true;
     else if (key == "--low-occupancy") a.gpu.full_occupancy = false;
-    else if (key == "--two-per-thread") a.gpu.two_per_thread = true;
-    else if (key == "--max-passes") a.gpu.max_passes = std::stoi(value());
-    else if (key == "--lane-streams") a.gpu.lane_streams = true;
+    else if (key == "--no-queue") a.gpu.walk_queue = false;
+    else if (key == "--queue-occupancy") a.gpu.queue_threads_per_sm = std::stoi(value());
     else if (key == "--bound-sub-bits") a.gpu.bound_sub_bits = std::stoi(value());
     else if (key == "--baseline-numbers") a.baseline_numbers = value();
     else if (key == "--verify-numbers") a.verify_numbers = value();
@@ -203,11 +202,11 @@ int Main(int argc, char** argv) {
                 static_cast<unsigned long>(count), seconds, base_rate, detail.max_delay,
                 static_cast<unsigned long>(detail.overflowed));
   }
-  std::printf("SUMMARY at=%s numbers=%s kinds=%s sieve=%d step=%d tail=%d threads=%d smem=%d refill=%d occ=%d pair=%d passes=%d streams=%d et=%d sub=%d: "
+  std::printf("SUMMARY at=%s numbers=%s kinds=%s sieve=%d step=%d tail=%d threads=%d smem=%d occ=%d queue=%d/%d et=%d sub=%d: "
               "%.3e numbers/s (median wall %.3f s of %d; summed launch events %.3f s); baseline %.3e numbers/s; "
               "speedup x%.0f\n",
               a.at.c_str(), a.numbers.c_str(), a.kinds.c_str(), a.sieve_bits, a.gpu.step_bits, a.gpu.tail_bits,
-              a.gpu.block_threads, (a.gpu.shared_step_table && a.gpu.step_bits <= 13) ? 1 : 0, a.gpu.lane_refill ? 1 : 0, a.gpu.full_occupancy ? 1 : 0, a.gpu.two_per_thread ? 1 : 0, a.gpu.max_passes, a.gpu.lane_streams ? 1 : 0, a.gpu.early_termination ? 1 : 0, a.gpu.bound_sub_bits,
+              a.gpu.block_threads, (a.gpu.shared_step_table && a.gpu.step_bits <= 13) ? 1 : 0, a.gpu.full_occupancy ? 1 : 0, a.gpu.walk_queue ? 1 : 0, a.gpu.queue_threads_per_sm, a.gpu.early_termination ? 1 : 0, a.gpu.bound_sub_bits,
               n / wall, wall, static_cast<int>(walls.size()), kernel, base_rate, base_rate > 0 ? n / wall / base_rate : 0.0);
   return 0;
 }

@@ -23,7 +23,6 @@ namespace collatz {
 namespace {
 
 using gpu::Accumulators;
-using gpu::DeferredEntry;
 using gpu::HostFinishEntry;
 using gpu::LadderEntry;
 using gpu::LaunchParams;
@@ -57,7 +56,6 @@ struct Slot {
   PinnedArray<Accumulators> host_acc;
   DeviceArray<LadderEntry> ladder;
   DeviceArray<HostFinishEntry> host_finish;
-  DeviceArray<DeferredEntry> deferred;
   DeviceArray<unsigned long long> class_min;
   PinnedArray<unsigned long long> host_class_min;
   bool busy = false;
@@ -86,10 +84,10 @@ class GpuEngine : public SearchEngine {
 
   const GpuSearchStats& stats() const { return stats_; }
   bool SharedSteps() const { return options_.shared_step_table && options_.step_bits <= gpu::kMaxSharedStepBits; }
-  bool Pair() const { return options_.two_per_thread && !SharedSteps(); }
-  bool TwoPass() const {
-    return options_.max_passes > 0 && !Pair() && !options_.lane_refill && !options_.lane_streams;
-  }
+  bool QueueAllowed() const { return options_.walk_queue && !SharedSteps(); }
+  // Delay-only (in class searches nearly every number walks to the tail: measured 45%
+  // slower) and a floor above 0 (the kernel does not filter ladder entries by tile).
+  bool Queue() const { return QueueAllowed() && spec_.kinds == Kinds::kDelay && spec_.floor > 0; }
 
  private:
   Status BuildSieveCycle(unsigned modulus, SieveCycle* cycle);
@@ -99,13 +97,14 @@ class GpuEngine : public SearchEngine {
   Status Enqueue(Slot& slot, const Job& job);
   Status Collect(Slot& slot, const Job& job, UnitResult* part, bool* retry);
   Status RunJobSync(Slot& slot, const Job& job, UnitResult* part);
-  Status EnsureCapacity(Slot& slot, uint64_t ladder, uint64_t host_finish, uint64_t deferred = 0);
+  Status EnsureCapacity(Slot& slot, uint64_t ladder, uint64_t host_finish);
 
   std::shared_ptr<const SearchTables> tables_;
   GpuEngineOptions options_;
   std::string device_name_;
   int sm_count_ = 0;
   int blocks_per_sm_ = 0;
+  int queue_blocks_per_sm_ = 0;
   DeviceArray<StepEntry> steps_;
   DeviceArray<uint16_t> tail_;
   DeviceArray<uint16_t> bound_;
@@ -114,8 +113,7 @@ class GpuEngine : public SearchEngine {
   SieveCycle class_cycle_, delay_cycle_;
   Slot slots_[2];
   bool auto_ladder_ = true, auto_finish_ = true;
-  uint64_t ladder_cap_ = 0, finish_cap_ = 0, deferred_cap_ = 0;
-  bool auto_deferred_ = true;
+  uint64_t ladder_cap_ = 0, finish_cap_ = 0;
 
   // The current search.
   UnitSpec spec_;
@@ -197,6 +195,8 @@ Status GpuEngine::Init() {
     return Status::InvalidArgument("bound sub-bits must be in 0..8");
   }
   if (o.positions_per_launch == 0) return Status::InvalidArgument("positions per launch must be positive");
+  // The walk queue keeps a position as a 32-bit offset into its launch.
+  if (o.positions_per_launch > (uint64_t{1} << 32)) return Status::InvalidArgument("at most 2^32 positions per launch");
   const int k = tables_->sieve->bits();
   if (k < 1 || k > 40) return Status::InvalidArgument("sieve bits must be in 1..40");
 
@@ -211,11 +211,15 @@ Status GpuEngine::Init() {
   CUDA_TRY(cudaGetDeviceProperties(&prop, o.device));
   device_name_ = prop.name;
   sm_count_ = prop.multiProcessorCount;
-  blocks_per_sm_ = o.blocks_per_sm;
-  if (blocks_per_sm_ <= 0) {
-    CUDA_TRY(gpu::SearchBlocksPerSm(o.block_threads, SharedSteps(), o.step_bits, o.lane_refill, o.full_occupancy,
-                                    Pair(), options_.lane_streams, &blocks_per_sm_));
-    if (blocks_per_sm_ <= 0) blocks_per_sm_ = 1;
+  // Resident blocks per SM of the plain kernel and of the walk queue (delay-only units).
+  for (const bool queue : {false, true}) {
+    int& blocks = queue ? queue_blocks_per_sm_ : blocks_per_sm_;
+    blocks = o.blocks_per_sm;
+    if (blocks <= 0 && (!queue || QueueAllowed())) {
+      CUDA_TRY(gpu::SearchBlocksPerSm(o.block_threads, SharedSteps(), o.step_bits, o.full_occupancy, queue,
+                                      options_.queue_threads_per_sm, &blocks));
+    }
+    if (blocks <= 0) blocks = 1;
   }
 
   const StepTable steps(o.step_bits);
@@ -234,9 +238,6 @@ Status GpuEngine::Init() {
   auto_finish_ = o.host_finish_capacity == 0;
   ladder_cap_ = auto_ladder_ ? (uint64_t{1} << 16) : o.ladder_capacity;
   finish_cap_ = auto_finish_ ? (uint64_t{1} << 14) : o.host_finish_capacity;
-  auto_deferred_ = o.deferred_capacity == 0;
-  deferred_cap_ = auto_deferred_ ? std::min<uint64_t>(o.positions_per_launch / 8 + 1, uint64_t{1} << 24)
-                                 : o.deferred_capacity;
   for (Slot& s : slots_) {
     CUDA_TRY(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
     CUDA_TRY(cudaEventCreate(&s.start));
@@ -245,7 +246,6 @@ Status GpuEngine::Init() {
     STATUS_TRY(s.host_acc.Allocate(1));
     STATUS_TRY(s.ladder.Allocate(ladder_cap_));
     STATUS_TRY(s.host_finish.Allocate(finish_cap_));
-    if (TwoPass()) STATUS_TRY(s.deferred.Allocate(deferred_cap_));
     STATUS_TRY(s.class_min.Allocate(gpu::kClassSlots));
     STATUS_TRY(s.host_class_min.Allocate(gpu::kClassSlots));
   }
@@ -263,11 +263,7 @@ u128 GpuEngine::SievedPosition(const SieveCycle& cycle, u128 q0, u128 x) const {
   return (q - q0) * cycle.len + cycle.prefix[r] + j;
 }
 
-Status GpuEngine::EnsureCapacity(Slot& slot, uint64_t ladder, uint64_t host_finish, uint64_t deferred) {
-  if (deferred > slot.deferred.size()) {
-    CUDA_TRY(cudaStreamSynchronize(slot.stream));
-    STATUS_TRY(slot.deferred.Allocate(deferred));
-  }
+Status GpuEngine::EnsureCapacity(Slot& slot, uint64_t ladder, uint64_t host_finish) {
   if (ladder > slot.ladder.size()) {
     CUDA_TRY(cudaStreamSynchronize(slot.stream));
     STATUS_TRY(slot.ladder.Allocate(ladder));
@@ -281,10 +277,7 @@ Status GpuEngine::EnsureCapacity(Slot& slot, uint64_t ladder, uint64_t host_fini
 
 Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
   LaunchParams p = base_params_;
-  const uint64_t threads = options_.lane_streams ? gpu::kRefillTile
-                           : Pair()               ? gpu::kPairTile
-                           : options_.lane_refill ? gpu::kRefillTile
-                                                  : gpu::kTilePositions;  // positions per tile
+  const uint64_t threads = gpu::kTilePositions;  // positions per tile
   p.ladder_floor = job.ladder_floor;
   p.acc = slot.acc.get();
   p.ladder = slot.ladder.get();
@@ -292,11 +285,6 @@ Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
   p.host_finish = slot.host_finish.get();
   p.host_finish_capacity = static_cast<uint32_t>(std::min<uint64_t>(slot.host_finish.size(), 0xFFFFFFFFu));
   p.class_min = slot.class_min.get();
-  if (TwoPass()) {
-    p.max_passes = static_cast<uint32_t>(options_.max_passes);
-    p.deferred = slot.deferred.get();
-    p.deferred_capacity = static_cast<uint32_t>(std::min<uint64_t>(slot.deferred.size(), 0xFFFFFFFFu));
-  }
   p.pos_begin = job.pos_begin;
   p.pos_end = job.pos_end;
   if (job.sieved) {
@@ -326,7 +314,7 @@ Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
   const uint64_t tiles = p.tile_end - p.tile_begin;
   const uint64_t warps_per_block = static_cast<uint64_t>(options_.block_threads) / 32;
   const int grid = static_cast<int>(std::min<uint64_t>((tiles + warps_per_block - 1) / warps_per_block,
-                                                       static_cast<uint64_t>(sm_count_) * blocks_per_sm_));
+                                                       static_cast<uint64_t>(sm_count_) * (Queue() ? queue_blocks_per_sm_ : blocks_per_sm_)));
 
   CUDA_TRY(cudaMemsetAsync(slot.acc.get(), 0, sizeof(Accumulators), slot.stream));
   if (spec_.kinds == Kinds::kDelayAndClass) {
@@ -334,10 +322,6 @@ Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
   }
   CUDA_TRY(cudaEventRecord(slot.start, slot.stream));
   CUDA_TRY(gpu::LaunchSearch(p, options_.block_threads, SharedSteps(), grid, slot.stream));
-  if (TwoPass()) {
-    const int deferred_grid = sm_count_ * std::max(1, 2048 / options_.block_threads);
-    CUDA_TRY(gpu::LaunchDeferred(p, options_.block_threads, deferred_grid, slot.stream));
-  }
   CUDA_TRY(cudaEventRecord(slot.stop, slot.stream));
   CUDA_TRY(cudaMemcpyAsync(slot.host_acc.get(), slot.acc.get(), sizeof(Accumulators), cudaMemcpyDeviceToHost,
                            slot.stream));
@@ -364,8 +348,7 @@ Status GpuEngine::Collect(Slot& slot, const Job& job, UnitResult* part, bool* re
     return Status::Internal("GPU launch examined " + std::to_string(acc.candidates) + " numbers, expected " +
                             std::to_string(job.pos_end - job.pos_begin));
   }
-  if (acc.ladder_count > slot.ladder.size() || acc.host_finish_count > slot.host_finish.size() ||
-      (TwoPass() && acc.deferred_count > slot.deferred.size())) {
+  if (acc.ladder_count > slot.ladder.size() || acc.host_finish_count > slot.host_finish.size()) {
     *retry = true;
     return Status::Ok();
   }
@@ -442,15 +425,11 @@ Status GpuEngine::RunJobSync(Slot& slot, const Job& job, UnitResult* part) {
   const bool grow_ladder = acc.ladder_count > slot.ladder.size() && auto_ladder_ && acc.ladder_count <= kMaxAuto;
   const bool grow_finish =
       acc.host_finish_count > slot.host_finish.size() && auto_finish_ && acc.host_finish_count <= kMaxAuto;
-  const bool deferred_over = TwoPass() && acc.deferred_count > slot.deferred.size();
-  const bool grow_deferred = deferred_over && auto_deferred_ && acc.deferred_count <= kMaxAuto;
   const bool ladder_ok = acc.ladder_count <= slot.ladder.size() || grow_ladder;
   const bool finish_ok = acc.host_finish_count <= slot.host_finish.size() || grow_finish;
-  const bool deferred_ok = !deferred_over || grow_deferred;
-  if (ladder_ok && finish_ok && deferred_ok) {
+  if (ladder_ok && finish_ok) {
     STATUS_TRY(EnsureCapacity(slot, grow_ladder ? acc.ladder_count + acc.ladder_count / 4 : 0,
-                              grow_finish ? acc.host_finish_count + acc.host_finish_count / 4 : 0,
-                              grow_deferred ? acc.deferred_count + acc.deferred_count / 4 : 0));
+                              grow_finish ? acc.host_finish_count + acc.host_finish_count / 4 : 0));
     return RunJobSync(slot, job, part);
   }
   if (job.pos_end - job.pos_begin <= 1) return Status::Internal("GPU buffer cannot hold one number's output");
@@ -516,10 +495,9 @@ Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
   p.floor = spec.floor;
   p.classes = classes ? 1 : 0;
   p.early_stop = (options_.early_termination && et.enabled()) ? 1 : 0;
-  p.refill = options_.lane_refill ? 1 : 0;
   p.full_occupancy = options_.full_occupancy ? 1 : 0;
-  p.pair = Pair() ? 1 : 0;
-  p.streams = options_.lane_streams ? 1 : 0;
+  p.queue = Queue() ? 1 : 0;
+  p.queue_threads_per_sm = options_.queue_threads_per_sm;
   // First-block pattern: odd n mod 18 computed by the kind's rule.
   p.period = classes ? 2 : 18;
   p.npat = 0;

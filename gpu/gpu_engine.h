@@ -40,24 +40,16 @@ struct GpuEngineOptions {
   // Keep the step table in shared memory (4-byte entries) when step_bits <= 13;
   // otherwise it is read from global memory / L2 (16-byte entries).
   bool shared_step_table = true;
-  // Lane refill: each warp owns 256 positions; lanes whose number is done take new ones
-  // in batches instead of idling until the warp's slowest lane of every 32 is done.
-  bool lane_refill = false;  // measured slower on the H200 (docs/PERFORMANCE.md)
-  // Lane streams: each warp owns 256 positions and lane l walks items l, l+32, ... one
-  // after another with no coordination; the warp waits only for its busiest lane's 8
-  // numbers. Global-memory step table. Takes precedence over the options below.
-  bool lane_streams = false;
-  // Plain kernel only: cap registers at 32 so that 2048 threads fit on an SM.
+  // Walk queue (global-memory step table, delay-only units with a floor above 0): each
+  // warp queues the numbers that must walk on in shared memory and a lane takes the next
+  // queued number as soon as its own is done; the warp sets up its next 32 positions, with
+  // every lane busy, whenever fewer than 32 are queued.
+  bool walk_queue = true;
+  // Its register cap, as resident threads per SM: 0 (none), 1280, 1536 or 2048.
+  int queue_threads_per_sm = 1280;
+  // Plain kernel (class searches, floor 0, shared-memory step table): cap registers at 32
+  // so that 2048 threads fit on an SM.
   bool full_occupancy = true;
-  // Two numbers per thread walked in lockstep (two step-table loads in flight per thread);
-  // with the global-memory step table only. Takes precedence over lane_refill. Measured
-  // slower (docs/PERFORMANCE.md).
-  bool two_per_thread = false;
-  // Two passes (plain kernel only): a number still walking after max_passes checks is
-  // deferred to a second, dense pass (0: one pass). deferred_capacity 0: automatic.
-  // Measured slower (docs/PERFORMANCE.md).
-  int max_passes = 0;
-  uint32_t deferred_capacity = 0;
 };
 
 // Number of usable CUDA devices; 0 when there is no GPU or no driver. Never throws.

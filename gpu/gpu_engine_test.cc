@@ -253,23 +253,19 @@ TEST(GpuEngineTest, UnitsHoldingKnownRecordsAndWideTrajectories) {
 
 TEST(GpuEngineTest, BufferOverflowIsDetectedAndRecovered) {
   REQUIRE_GPU();
-  for (int variant : {0, 1, 2, 3, 4}) {
-    const bool refill = variant == 1;
-    SCOPED_TRACE(variant == 0 ? "plain kernel" : variant == 1 ? "lane refill" : variant == 2 ? "two per thread" : variant == 3 ? "two passes" : "lane streams");
+  for (int variant : {0, 1}) {
+    SCOPED_TRACE(variant == 0 ? "plain kernel" : "walk queue");
     GpuEngineOptions tiny;
+    tiny.walk_queue = variant == 1;
     tiny.ladder_capacity = 1;
     tiny.host_finish_capacity = 1;
     tiny.positions_per_launch = 5000;  // many launches: the ladder floor travels between them
-    tiny.lane_refill = refill;
-    tiny.two_per_thread = variant == 2;
-    tiny.max_passes = variant == 3 ? 1 : 0;
-    tiny.lane_streams = variant == 4;
-    tiny.deferred_capacity = 1;
     auto gpu = MakeGpu(tiny);
     std::mt19937_64 rng(Seed() + 4);
     for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
       UnitSpec spec;
       spec.kinds = kinds;
+      spec.floor = variant == 1 ? 1 : 0;  // the walk queue serves units with a floor only
       spec.begin = Pow2(60) + rng() % Pow2(50);
       spec.end = spec.begin + (uint64_t{1} << 20);
       ExpectSame(*gpu, spec);
@@ -295,12 +291,9 @@ TEST(GpuEngineTest, BufferOverflowIsDetectedAndRecovered) {
 TEST(GpuEngineTest, TuningVariantsAgree) {
   REQUIRE_GPU();
   std::mt19937_64 rng(Seed() + 5);
-  GpuEngineOptions a, b, c, d, e, f, g;
-  g.lane_streams = true;
-  e.two_per_thread = true;
-  f.max_passes = 2;
-  d.step_bits = 13;  // shared-memory step table, lane refill, CPU-sized bound buckets
-  d.lane_refill = true;
+  GpuEngineOptions a, b, c, d, h;  // default: walk queue for delay-only units
+  h.walk_queue = false;
+  d.step_bits = 13;  // shared-memory step table, CPU-sized bound buckets
   d.full_occupancy = false;
   c.full_occupancy = false;
   d.bound_sub_bits = 3;
@@ -311,7 +304,9 @@ TEST(GpuEngineTest, TuningVariantsAgree) {
   b.step_bits = 20;
   b.block_threads = 512;
   c.early_termination = false;
-  auto ga = MakeGpu(a), gb = MakeGpu(b), gc = MakeGpu(c), gd = MakeGpu(d), ge = MakeGpu(e), gf = MakeGpu(f), gg = MakeGpu(g);
+  c.block_threads = 128;  // walk queue without a register cap
+  c.queue_threads_per_sm = 0;
+  auto ga = MakeGpu(a), gb = MakeGpu(b), gc = MakeGpu(c), gd = MakeGpu(d), gh = MakeGpu(h);
   for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
     const u128 begin = Pow2(60) + rng() % Pow2(58);
     const UnitSpec spec = SpecWithRecords(begin, begin + (uint64_t{1} << 22), kinds, &rng);
@@ -320,9 +315,7 @@ TEST(GpuEngineTest, TuningVariantsAgree) {
     EXPECT_EQ(GpuSearch(*gb, spec), cpu);
     EXPECT_EQ(GpuSearch(*gc, spec), cpu);
     EXPECT_EQ(GpuSearch(*gd, spec), cpu);
-    EXPECT_EQ(GpuSearch(*ge, spec), cpu);
-    EXPECT_EQ(GpuSearch(*gf, spec), cpu);
-    EXPECT_EQ(GpuSearch(*gg, spec), cpu);
+    EXPECT_EQ(GpuSearch(*gh, spec), cpu);
   }
 }
 

@@ -6,9 +6,9 @@
 // block-wide tile would make 8 warps wait for the slowest of 256 lanes.
 // The step table lives either in global memory (L2; S <= 20, 16-byte entries) or, for
 // S <= 13, in shared memory (4-byte entries c | p << 26).
-// Variants kept as measured options (docs/PERFORMANCE.md): RefillKernel (lanes take new
-// numbers in batches), PairKernel (two numbers per thread), DeferredKernel (second pass
-// for numbers still walking after max_passes checks). All return identical results.
+// QueueKernel (below) is the faster kernel for delay-only units with a floor; this one
+// serves the rest (class searches, floor 0, shared-memory step tables). Both return
+// identical results. Variants measured slower and removed: docs/PERFORMANCE.md, GPU levers.
 #include "gpu/search_kernels.h"
 
 #include <cub/block/block_reduce.cuh>
@@ -76,18 +76,27 @@ __device__ __forceinline__ bool CanStop(const LaunchParams& P, uint32_t s, uint6
   return low <= top && __ldg(P.tables.hole_prefix + top + 1) == __ldg(P.tables.hole_prefix + low);
 }
 
-// (hi:lo) <- m * ((hi:lo) >> S) + c for m, c < 2^32, in 32-bit limbs (four 32x32+64
-// multiply-adds); false if the result would not fit in 128 bits.
+// (hi:lo) <- m * ((hi:lo) >> S) + c for m, c < 2^32 and 0 < S < 32, in 32-bit limbs: four
+// funnel shifts, four high products and one carry chain of multiply-adds (PTX, because the
+// compiler's 64-bit adds cost about twice the instructions); false if the result would not
+// fit in 128 bits.
 __device__ __forceinline__ bool StepMulAdd(uint64_t& hi, uint64_t& lo, int S, uint32_t m, uint32_t c) {
-  const uint64_t h_lo = (lo >> S) | (hi << (64 - S));
-  const uint64_t h_hi = hi >> S;
-  const uint64_t p0 = static_cast<uint64_t>(static_cast<uint32_t>(h_lo)) * m + c;
-  const uint64_t p1 = static_cast<uint64_t>(static_cast<uint32_t>(h_lo >> 32)) * m + (p0 >> 32);
-  const uint64_t p2 = static_cast<uint64_t>(static_cast<uint32_t>(h_hi)) * m + (p1 >> 32);
-  const uint64_t p3 = static_cast<uint64_t>(static_cast<uint32_t>(h_hi >> 32)) * m + (p2 >> 32);
-  lo = (p1 << 32) | static_cast<uint32_t>(p0);
-  hi = (p3 << 32) | static_cast<uint32_t>(p2);
-  return (p3 >> 32) == 0;
+  const uint32_t v0 = static_cast<uint32_t>(lo), v1 = static_cast<uint32_t>(lo >> 32);
+  const uint32_t v2 = static_cast<uint32_t>(hi), v3 = static_cast<uint32_t>(hi >> 32);
+  const uint32_t h0 = __funnelshift_r(v0, v1, S), h1 = __funnelshift_r(v1, v2, S);
+  const uint32_t h2 = __funnelshift_r(v2, v3, S), h3 = v3 >> S;
+  const uint32_t t0 = __umulhi(h0, m), t1 = __umulhi(h1, m), t2 = __umulhi(h2, m), t3 = __umulhi(h3, m);
+  uint32_t r0, r1, r2, r3, r4;
+  asm("mad.lo.cc.u32 %0, %5, %9, %10;\n\t"
+      "madc.lo.cc.u32 %1, %6, %9, %11;\n\t"
+      "madc.lo.cc.u32 %2, %7, %9, %12;\n\t"
+      "madc.lo.cc.u32 %3, %8, %9, %13;\n\t"
+      "addc.u32 %4, %14, 0;"
+      : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3), "=r"(r4)
+      : "r"(h0), "r"(h1), "r"(h2), "r"(h3), "r"(m), "r"(c), "r"(t0), "r"(t1), "r"(t2), "r"(t3));
+  lo = (static_cast<uint64_t>(r1) << 32) | r0;
+  hi = (static_cast<uint64_t>(r3) << 32) | r2;
+  return r4 == 0;
 }
 
 enum Outcome { kFinished = 0, kStopped = 1, kHostFinish = 2, kContinue = 3 };
@@ -147,7 +156,14 @@ __device__ __forceinline__ bool LoadNumber(const LaunchParams& P, uint64_t cycle
     const int k = P.sieve_bits;
     x.v_hi = x.n_hi >> k;
     x.v_lo = (x.n_lo >> k) | (x.n_hi << (64 - k));
-    *overflow = !MulAdd(x.v_hi, x.v_lo, e.pow3, e.c);
+    if (x.v_hi == 0) {
+      // h < 2^64 (N < 2^(64+k), every search today): a 64x64-bit product, which cannot overflow.
+      const uint64_t h = x.v_lo;
+      x.v_lo = h * e.pow3 + e.c;
+      x.v_hi = __umul64hi(h, e.pow3) + (x.v_lo < e.c ? 1 : 0);
+    } else {
+      *overflow = !MulAdd(x.v_hi, x.v_lo, e.pow3, e.c);
+    }
     hash += Mix64(x.v_lo);  // the low 64 bits of 3^p h + c, exact even on overflow
     x.s = e.steps;
   } else {
@@ -251,15 +267,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks == 1 ? 1 : COLLATZ_THREAD
     if (LoadNumber<kSieved>(P, cycle, index, x, &overflow, candidates, hash)) {
       int outcome = overflow ? kHostFinish : kContinue;
       uint32_t d = 0;
-      uint32_t passes = 0;
       while (outcome == kContinue) {
-        if (passes == P.max_passes && P.max_passes != 0) break;
         outcome = WalkStep<kSharedSteps>(P, shared_steps, shared_pow3, x.v_hi, x.v_lo, x.s, &d);
-        ++passes;
-      }
-      if (outcome == kContinue) {
-        const unsigned long long i = atomicAdd(&P.acc->deferred_count, 1ULL);
-        if (i < P.deferred_capacity) P.deferred[i] = DeferredEntry{x.n_lo, x.n_hi, x.rel, x.v_lo, x.v_hi, x.s, 0};
       }
       if (outcome == kHostFinish) HostFinish(P, x);
       if (outcome == kFinished) key = Finish(P, x, d, count, sum);
@@ -283,129 +292,6 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks == 1 ? 1 : COLLATZ_THREAD
   AddTotals<kThreads>(P, candidates, count, sum, hash);
 }
 
-// The same search with lane refill: a warp owns a tile of kRefillTile positions; a lane
-// whose number is done (finished or stopped early) waits until at least
-// kRefillThreshold lanes are idle, then they all take the tile's next numbers. The warp
-// then no longer waits for its slowest lane on every 32 numbers, only once per tile.
-constexpr int kRefillPerLane = kRefillTile / 32;
-constexpr int kRefillThreshold = 12;
-
-template <int kThreads, bool kSieved, bool kSharedSteps>
-__global__ void __launch_bounds__(kThreads) RefillKernel(const LaunchParams P) {
-  extern __shared__ uint32_t shared_steps[];
-  __shared__ uint32_t shared_pow3[32];
-  __shared__ uint32_t keys_all[kThreads / 32][kRefillTile];
-  if (kSharedSteps) {
-    const uint32_t n = 1u << P.tables.step_bits;
-    for (uint32_t i = threadIdx.x; i < n; i += kThreads) {
-      const uint4 e = __ldg(reinterpret_cast<const uint4*>(P.tables.steps) + i);
-      shared_steps[i] = e.x | ((e.z - static_cast<uint32_t>(P.tables.step_bits)) << 26);
-    }
-  }
-  if (threadIdx.x < 32) {
-    uint32_t m = 1;
-    for (unsigned j = 0; j < threadIdx.x && j < 20; ++j) m *= 3;
-    shared_pow3[threadIdx.x] = m;
-  }
-  __syncthreads();
-  const unsigned lane = threadIdx.x & 31;
-  const unsigned lanes_below = (1u << lane) - 1;
-  uint32_t* keys = keys_all[threadIdx.x / 32];
-#pragma unroll
-  for (int r = 0; r < kRefillPerLane; ++r) keys[r * 32 + lane] = 0;
-  __syncwarp();
-  const uint64_t warps_per_block = kThreads / 32;
-  unsigned long long candidates = 0, count = 0, sum = 0, hash = 0;
-  for (uint64_t tile = P.tile_begin + blockIdx.x * warps_per_block + threadIdx.x / 32; tile < P.tile_end;
-       tile += gridDim.x * warps_per_block) {
-    uint64_t cycle = 0, first;
-    if (kSieved) {
-      const uint32_t t = P.first_tile_rem + static_cast<uint32_t>(tile - P.tile_begin);
-      const uint32_t q = t / P.tiles_per_cycle;
-      cycle = P.first_tile_cycle + q;
-      first = static_cast<uint64_t>(t - q * P.tiles_per_cycle) * kRefillTile;
-    } else {
-      first = tile * kRefillTile;
-    }
-    uint32_t item = 0;
-    uint32_t next = 0;  // warp-uniform: the tile's next unclaimed item
-    bool live = false;
-    Number x;
-    while (true) {
-      const unsigned idle = __ballot_sync(0xFFFFFFFFu, !live);
-      if (next < static_cast<uint32_t>(kRefillTile) && (__popc(idle) >= kRefillThreshold || idle == 0xFFFFFFFFu)) {
-        if (!live) {
-          const uint32_t mine = next + __popc(idle & lanes_below);
-          if (mine < static_cast<uint32_t>(kRefillTile)) {
-            item = mine;
-            bool overflow;
-            live = LoadNumber<kSieved>(P, cycle, first + mine, x, &overflow, candidates, hash);
-            if (live && overflow) {
-              HostFinish(P, x);
-              live = false;
-            }
-          }
-        }
-        next += __popc(idle);
-        continue;
-      }
-      if (idle == 0xFFFFFFFFu) break;
-      if (live) {
-        uint32_t d = 0;
-        const int outcome = WalkStep<kSharedSteps>(P, shared_steps, shared_pow3, x.v_hi, x.v_lo, x.s, &d);
-        if (outcome != kContinue) {
-          if (outcome == kHostFinish) HostFinish(P, x);
-          if (outcome == kFinished) {
-            const uint32_t key = Finish(P, x, d, count, sum);
-            if (key != 0) keys[item] = key;
-          }
-          live = false;
-        }
-      }
-    }
-    __syncwarp();
-    // Ladder over the tile in position order: lane l holds items l*kRefillPerLane ...
-    uint32_t mine[kRefillPerLane];
-    uint32_t local = 0;
-#pragma unroll
-    for (int r = 0; r < kRefillPerLane; ++r) {
-      mine[r] = keys[lane * kRefillPerLane + r];
-      local = mine[r] > local ? mine[r] : local;
-    }
-    if (__any_sync(0xFFFFFFFFu, local != 0)) {
-      uint32_t inclusive = local;
-#pragma unroll
-      for (int off = 1; off < 32; off <<= 1) {
-        const uint32_t y = __shfl_up_sync(0xFFFFFFFFu, inclusive, off);
-        if (lane >= static_cast<unsigned>(off)) inclusive = y > inclusive ? y : inclusive;
-      }
-      uint32_t before = __shfl_up_sync(0xFFFFFFFFu, inclusive, 1);
-      if (lane == 0) before = 0;
-#pragma unroll
-      for (int r = 0; r < kRefillPerLane; ++r) {
-        if (mine[r] != 0 && mine[r] > before) {
-          Number y;
-          bool overflow;
-          unsigned long long unused_c = 0, unused_h = 0;
-          LoadNumber<kSieved>(P, cycle, first + lane * kRefillPerLane + r, y, &overflow, unused_c, unused_h);
-          const unsigned long long at = atomicAdd(&P.acc->ladder_count, 1ULL);
-          if (at < P.ladder_capacity) P.ladder[at] = LadderEntry{y.n_lo, y.n_hi, mine[r], 0};
-        }
-        before = mine[r] > before ? mine[r] : before;
-      }
-      __syncwarp();
-#pragma unroll
-      for (int r = 0; r < kRefillPerLane; ++r) keys[lane * kRefillPerLane + r] = 0;
-    }
-    __syncwarp();
-  }
-  AddTotals<kThreads>(P, candidates, count, sum, hash);
-}
-
-// Two numbers per thread, walked in lockstep: each pass first checks both (early stop,
-// tail), then issues both step-table loads, then does both multiplies, so two L2 loads are
-// in flight per thread (the plain kernel's loop waits on one at a time). Tiles of
-// kPairTile = 64 positions per warp: lane l holds positions l and l + 32.
 // Checks whether a number can stop or finish here; kContinue if it needs a step.
 __device__ __forceinline__ int Check(const LaunchParams& P, uint64_t hi, uint64_t lo, uint32_t s, uint32_t* delay) {
   if (P.early_stop && CanStop(P, s, hi, lo)) return kStopped;
@@ -416,216 +302,174 @@ __device__ __forceinline__ int Check(const LaunchParams& P, uint64_t hi, uint64_
   return kContinue;
 }
 
-template <int kThreads, bool kSieved>
-__global__ void __launch_bounds__(kThreads, COLLATZ_THREADS_PER_SM / 2 / kThreads) PairKernel(const LaunchParams P) {
+// N (and N - base) of a position, without the first jump: for the rare numbers that
+// finish after the walk (tail, host finish, class minimum) in the queue kernel.
+template <bool kSieved>
+__device__ __forceinline__ Number PositionNumber(const LaunchParams& P, uint64_t cycle, uint64_t index) {
+  Number x{};
+  if (kSieved) {
+    x.rel = cycle * P.cycle_stride + P.entries[index].offset;
+    x.n_lo = P.base_lo + x.rel;
+    x.n_hi = P.base_hi + (x.n_lo < x.rel ? 1 : 0);
+  } else {
+    x.n_hi = 0;
+    x.n_lo = static_cast<uint64_t>(P.period) * (index / P.npat) + P.pattern[index % P.npat];
+    x.rel = x.n_lo;
+  }
+  return x;
+}
+
+// Walk queue: a warp keeps the numbers that must walk on in a ring in shared memory and
+// its lanes take the next one as soon as their own is done, so lanes stay busy (the plain
+// kernel runs each tile of 32 as long as its slowest number, with about 16 of 32 lanes
+// active). Whenever fewer than 32 numbers are queued, the warp sets up its next tile of 32
+// positions with every lane busy (sieve entry, first jump, work hash, first check) and
+// queues those that must walk on. Ladder entries (delay above the ladder floor) go
+// straight to the ladder buffer, unfiltered by tile: the engine uses this kernel for units
+// with a floor above 0 only, whose ladders are sparse. Global-memory step table.
+constexpr uint32_t kRing = 64;  // at most 31 + 32 numbers are queued
+
+// The number at position pos_begin + rel of the launch (for the rare finishing paths).
+template <bool kSieved>
+__device__ __forceinline__ Number QueuedNumber(const LaunchParams& P, uint32_t rel) {
+  const uint64_t pos = P.pos_begin + rel;
+  if (!kSieved) return PositionNumber<false>(P, 0, pos);
+  const uint64_t cycle = pos / P.cycle_len;
+  return PositionNumber<true>(P, cycle, pos - cycle * P.cycle_len);
+}
+
+__device__ __forceinline__ void FinishToLadder(const LaunchParams& P, const Number& x, uint32_t d,
+                                               unsigned long long& count, unsigned long long& sum) {
+  const uint32_t key = Finish(P, x, d, count, sum);
+  if (key != 0) {
+    const unsigned long long at = atomicAdd(&P.acc->ladder_count, 1ULL);
+    if (at < P.ladder_capacity) P.ladder[at] = LadderEntry{x.n_lo, x.n_hi, key, 0};
+  }
+}
+
+template <int kThreads, bool kSieved, int kMinBlocks>
+__global__ void __launch_bounds__(kThreads, kMinBlocks) QueueKernel(const LaunchParams P) {
+  constexpr int kWarps = kThreads / 32;
+  __shared__ uint64_t ring_lo_all[kWarps][kRing];
+  __shared__ uint64_t ring_hi_all[kWarps][kRing];
+  __shared__ uint32_t ring_rel_all[kWarps][kRing];  // position - pos_begin
+  __shared__ uint16_t ring_s_all[kWarps][kRing];    // steps so far (k + p <= 80)
   const unsigned lane = threadIdx.x & 31;
-  const uint64_t warps_per_block = kThreads / 32;
+  const unsigned lanes_below = (1u << lane) - 1;
+  const unsigned warp = threadIdx.x / 32;
+  uint64_t* ring_lo = ring_lo_all[warp];
+  uint64_t* ring_hi = ring_hi_all[warp];
+  uint32_t* ring_rel = ring_rel_all[warp];
+  uint16_t* ring_s = ring_s_all[warp];
   const int S = P.tables.step_bits;
-  const uint64_t step_mask = (uint64_t{1} << S) - 1;
+  const uint32_t step_mask = (1u << S) - 1;
   const uint4* steps = reinterpret_cast<const uint4*>(P.tables.steps);
   unsigned long long candidates = 0, count = 0, sum = 0, hash = 0;
-  for (uint64_t tile = P.tile_begin + blockIdx.x * warps_per_block + threadIdx.x / 32; tile < P.tile_end;
-       tile += gridDim.x * warps_per_block) {
-    uint64_t cycle = 0, first;
-    if (kSieved) {
-      const uint32_t t = P.first_tile_rem + static_cast<uint32_t>(tile - P.tile_begin);
-      const uint32_t q = t / P.tiles_per_cycle;
-      cycle = P.first_tile_cycle + q;
-      first = static_cast<uint64_t>(t - q * P.tiles_per_cycle) * kPairTile;
-    } else {
-      first = tile * kPairTile;
-    }
-    Number x[2];
-    bool live[2];
-    uint32_t key[2] = {0, 0};
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
+  uint64_t tile = P.tile_begin + blockIdx.x * static_cast<uint64_t>(kWarps) + warp;
+  const uint64_t tile_stride = gridDim.x * static_cast<uint64_t>(kWarps);
+  uint32_t head = 0, queued = 0;  // warp-uniform: the ring holds slots head .. head + queued - 1
+  bool live = false;
+  uint64_t hi = 0, lo = 0;
+  uint32_t s = 0, rel = 0;
+  while (true) {
+    if (queued < 32 && tile < P.tile_end) {
+      // Set up the next tile of 32 positions, every lane busy.
+      uint64_t cycle = 0, index;
+      if (kSieved) {
+        const uint32_t t = P.first_tile_rem + static_cast<uint32_t>(tile - P.tile_begin);
+        const uint32_t q = t / P.tiles_per_cycle;
+        cycle = P.first_tile_cycle + q;
+        index = static_cast<uint64_t>(t - q * P.tiles_per_cycle) * 32 + lane;
+      } else {
+        index = tile * 32 + lane;
+      }
+      tile += tile_stride;
+      Number x;
       bool overflow;
-      live[i] = LoadNumber<kSieved>(P, cycle, first + i * 32 + lane, x[i], &overflow, candidates, hash);
-      if (live[i] && overflow) {
-        HostFinish(P, x[i]);
-        live[i] = false;
-      }
-    }
-    while (live[0] || live[1]) {
-      uint4 e[2];
-#pragma unroll
-      for (int i = 0; i < 2; ++i) {
-        if (!live[i]) continue;
+      int outcome = kStopped;
+      if (LoadNumber<kSieved>(P, cycle, index, x, &overflow, candidates, hash)) {
         uint32_t d = 0;
-        const int outcome = Check(P, x[i].v_hi, x[i].v_lo, x[i].s, &d);
-        if (outcome == kContinue) {
-          e[i] = __ldg(steps + (x[i].v_lo & step_mask));
-        } else {
-          if (outcome == kFinished) key[i] = Finish(P, x[i], d, count, sum);
-          live[i] = false;
-        }
-      }
-#pragma unroll
-      for (int i = 0; i < 2; ++i) {
-        if (!live[i]) continue;
-        if (!StepMulAdd(x[i].v_hi, x[i].v_lo, S, e[i].y, e[i].x)) {
-          HostFinish(P, x[i]);
-          live[i] = false;
-        } else {
-          x[i].s += e[i].z;
-        }
-      }
-    }
-    // Ladder over the 64 positions in order: first the lanes' first numbers, then the second.
-    if (__any_sync(0xFFFFFFFFu, (key[0] | key[1]) != 0)) {
-      uint32_t carried = 0;
-#pragma unroll
-      for (int i = 0; i < 2; ++i) {
-        uint32_t inclusive = key[i];
-#pragma unroll
-        for (int off = 1; off < 32; off <<= 1) {
-          const uint32_t y = __shfl_up_sync(0xFFFFFFFFu, inclusive, off);
-          if (lane >= static_cast<unsigned>(off)) inclusive = y > inclusive ? y : inclusive;
-        }
-        uint32_t before = __shfl_up_sync(0xFFFFFFFFu, inclusive, 1);
-        if (lane == 0) before = 0;
-        before = before > carried ? before : carried;
-        if (key[i] != 0 && key[i] > before) {
-          const unsigned long long at = atomicAdd(&P.acc->ladder_count, 1ULL);
-          if (at < P.ladder_capacity) P.ladder[at] = LadderEntry{x[i].n_lo, x[i].n_hi, key[i], 0};
-        }
-        const uint32_t total = __shfl_sync(0xFFFFFFFFu, inclusive, 31);
-        carried = total > carried ? total : carried;
-      }
-    }
-  }
-  AddTotals<kThreads>(P, candidates, count, sum, hash);
-}
-
-// Second pass: the deferred numbers, one per thread, dense (every lane has a long walk).
-template <int kThreads>
-__global__ void __launch_bounds__(kThreads) DeferredKernel(const LaunchParams P) {
-  const unsigned long long n_deferred = *reinterpret_cast<volatile unsigned long long*>(&P.acc->deferred_count);
-  const uint64_t n = n_deferred < P.deferred_capacity ? n_deferred : P.deferred_capacity;
-  unsigned long long count = 0, sum = 0;
-  for (uint64_t i = blockIdx.x * static_cast<uint64_t>(kThreads) + threadIdx.x; i < n;
-       i += static_cast<uint64_t>(gridDim.x) * kThreads) {
-    const DeferredEntry e = P.deferred[i];
-    Number x{e.n_hi, e.n_lo, e.rel, e.v_hi, e.v_lo, e.s};
-    int outcome = kContinue;
-    uint32_t d = 0;
-    while (outcome == kContinue) outcome = WalkStep<false>(P, nullptr, nullptr, x.v_hi, x.v_lo, x.s, &d);
-    if (outcome == kHostFinish) HostFinish(P, x);
-    if (outcome == kFinished) {
-      const uint32_t key = Finish(P, x, d, count, sum);
-      if (key != 0) {
-        const unsigned long long at = atomicAdd(&P.acc->ladder_count, 1ULL);
-        if (at < P.ladder_capacity) P.ladder[at] = LadderEntry{x.n_lo, x.n_hi, key, 0};
-      }
-    }
-  }
-  AddTotals<kThreads>(P, 0, count, sum, 0);
-}
-
-// Lane streams: a warp owns a tile of kRefillTile positions and lane l walks items l, l+32,
-// l+64, ... one after the other, taking its next number as soon as the last one is done,
-// with no coordination between lanes (no ballots, no shared counter). The warp runs until
-// its busiest lane is done with its kRefillPerLane numbers, which averages out the very
-// uneven walk lengths. Global-memory step table only.
-template <int kThreads, bool kSieved>
-__global__ void __launch_bounds__(kThreads, COLLATZ_THREADS_PER_SM / 2 / kThreads) StreamKernel(const LaunchParams P) {
-  __shared__ uint32_t keys_all[kThreads / 32][kRefillTile];
-  const unsigned lane = threadIdx.x & 31;
-  uint32_t* keys = keys_all[threadIdx.x / 32];
-#pragma unroll
-  for (int r = 0; r < kRefillPerLane; ++r) keys[r * 32 + lane] = 0;
-  __syncwarp();
-  const uint64_t warps_per_block = kThreads / 32;
-  unsigned long long candidates = 0, count = 0, sum = 0, hash = 0;
-  for (uint64_t tile = P.tile_begin + blockIdx.x * warps_per_block + threadIdx.x / 32; tile < P.tile_end;
-       tile += gridDim.x * warps_per_block) {
-    uint64_t cycle = 0, first;
-    if (kSieved) {
-      const uint32_t t = P.first_tile_rem + static_cast<uint32_t>(tile - P.tile_begin);
-      const uint32_t q = t / P.tiles_per_cycle;
-      cycle = P.first_tile_cycle + q;
-      first = static_cast<uint64_t>(t - q * P.tiles_per_cycle) * kRefillTile;
-    } else {
-      first = tile * kRefillTile;
-    }
-    uint32_t next = lane;  // this lane's next item
-    uint32_t cur = 0;      // the item being walked
-    bool live = false;
-    Number x;
-    while (true) {
-      if (!live && next < static_cast<uint32_t>(kRefillTile)) {
-        bool overflow;
-        cur = next;
-        next += 32;
-        live = LoadNumber<kSieved>(P, cycle, first + cur, x, &overflow, candidates, hash);
-        if (live && overflow) {
+        if (overflow) {
           HostFinish(P, x);
-          live = false;
+        } else {
+          outcome = Check(P, x.v_hi, x.v_lo, x.s, &d);
+          if (outcome == kFinished) FinishToLadder(P, x, d, count, sum);
         }
       }
-      if (!__any_sync(0xFFFFFFFFu, live || next < static_cast<uint32_t>(kRefillTile))) break;
-      if (live) {
-        uint32_t d = 0;
-        const int outcome = WalkStep<false>(P, nullptr, nullptr, x.v_hi, x.v_lo, x.s, &d);
-        if (outcome != kContinue) {
-          if (outcome == kHostFinish) HostFinish(P, x);
-          if (outcome == kFinished) {
-            const uint32_t key = Finish(P, x, d, count, sum);
-            if (key != 0) keys[cur] = key;
-          }
-          live = false;
-        }
+      const unsigned walking = __ballot_sync(0xFFFFFFFFu, outcome == kContinue);
+      if (outcome == kContinue) {
+        const uint32_t slot = (head + queued + __popc(walking & lanes_below)) & (kRing - 1);
+        ring_lo[slot] = x.v_lo;
+        ring_hi[slot] = x.v_hi;
+        ring_rel[slot] = static_cast<uint32_t>((kSieved ? cycle * P.cycle_len + index : index) - P.pos_begin);
+        ring_s[slot] = static_cast<uint16_t>(x.s);
       }
-    }
-    __syncwarp();
-    // Ladder over the tile in position order: lane l holds items l*kRefillPerLane ...
-    uint32_t mine[kRefillPerLane];
-    uint32_t local = 0;
-#pragma unroll
-    for (int r = 0; r < kRefillPerLane; ++r) {
-      mine[r] = keys[lane * kRefillPerLane + r];
-      local = mine[r] > local ? mine[r] : local;
-    }
-    if (__any_sync(0xFFFFFFFFu, local != 0)) {
-      uint32_t inclusive = local;
-#pragma unroll
-      for (int off = 1; off < 32; off <<= 1) {
-        const uint32_t y = __shfl_up_sync(0xFFFFFFFFu, inclusive, off);
-        if (lane >= static_cast<unsigned>(off)) inclusive = y > inclusive ? y : inclusive;
-      }
-      uint32_t before = __shfl_up_sync(0xFFFFFFFFu, inclusive, 1);
-      if (lane == 0) before = 0;
-#pragma unroll
-      for (int r = 0; r < kRefillPerLane; ++r) {
-        if (mine[r] != 0 && mine[r] > before) {
-          Number y;
-          bool overflow;
-          unsigned long long unused_c = 0, unused_h = 0;
-          LoadNumber<kSieved>(P, cycle, first + lane * kRefillPerLane + r, y, &overflow, unused_c, unused_h);
-          const unsigned long long at = atomicAdd(&P.acc->ladder_count, 1ULL);
-          if (at < P.ladder_capacity) P.ladder[at] = LadderEntry{y.n_lo, y.n_hi, mine[r], 0};
-        }
-        before = mine[r] > before ? mine[r] : before;
-      }
+      queued += __popc(walking);
       __syncwarp();
-#pragma unroll
-      for (int r = 0; r < kRefillPerLane; ++r) keys[lane * kRefillPerLane + r] = 0;
     }
-    __syncwarp();
+    // Idle lanes take queued numbers.
+    const unsigned idle = __ballot_sync(0xFFFFFFFFu, !live);
+    if (idle != 0 && queued != 0) {
+      const uint32_t take = min(static_cast<uint32_t>(__popc(idle)), queued);
+      if (!live) {
+        const uint32_t rank = __popc(idle & lanes_below);
+        if (rank < take) {
+          const uint32_t slot = (head + rank) & (kRing - 1);
+          lo = ring_lo[slot];
+          hi = ring_hi[slot];
+          rel = ring_rel[slot];
+          s = ring_s[slot];
+          live = true;
+        }
+      }
+      head = (head + take) & (kRing - 1);
+      queued -= take;
+      __syncwarp();
+    }
+    if (__ballot_sync(0xFFFFFFFFu, live) == 0) {
+      if (tile >= P.tile_end) break;
+      continue;
+    }
+    if (live) {
+      const uint4 e = __ldg(steps + (static_cast<uint32_t>(lo) & step_mask));
+      if (!StepMulAdd(hi, lo, S, e.y, e.x)) {
+        HostFinish(P, QueuedNumber<kSieved>(P, rel));
+        live = false;
+      } else {
+        s += e.z;
+        uint32_t d = 0;
+        const int outcome = Check(P, hi, lo, s, &d);
+        if (outcome != kContinue) {
+          if (outcome == kFinished) FinishToLadder(P, QueuedNumber<kSieved>(P, rel), d, count, sum);
+          live = false;
+        }
+      }
+    }
   }
   AddTotals<kThreads>(P, candidates, count, sum, hash);
+}
+
+// The walk-queue kernel of a register cap (resident threads per SM; 0: none).
+template <int kThreads, bool kSieved>
+cudaError_t QueueKernelFor(int threads_per_sm, void (**kernel)(LaunchParams)) {
+  switch (threads_per_sm) {
+    case 0: *kernel = QueueKernel<kThreads, kSieved, 1>; break;
+    case 1280: *kernel = QueueKernel<kThreads, kSieved, (1280 / kThreads > 0 ? 1280 / kThreads : 1)>; break;
+    case 1536: *kernel = QueueKernel<kThreads, kSieved, 1536 / kThreads>; break;
+    case 2048: *kernel = QueueKernel<kThreads, kSieved, 2048 / kThreads>; break;
+    default: *kernel = nullptr; return cudaErrorInvalidValue;
+  }
+  return cudaSuccess;
 }
 
 template <int kThreads, bool kSieved, bool kShared>
 cudaError_t LaunchOne(const LaunchParams& p, int grid_blocks, cudaStream_t stream) {
   const size_t shared = kShared ? (sizeof(uint32_t) << p.tables.step_bits) : 0;
-  if (p.streams) {
-    StreamKernel<kThreads, kSieved><<<grid_blocks, kThreads, 0, stream>>>(p);
-  } else if (p.pair && !kShared) {
-    PairKernel<kThreads, kSieved><<<grid_blocks, kThreads, 0, stream>>>(p);
-  } else if (p.refill) {
-    RefillKernel<kThreads, kSieved, kShared><<<grid_blocks, kThreads, shared, stream>>>(p);
+  if (p.queue && !kShared) {
+    void (*kernel)(LaunchParams) = nullptr;
+    const cudaError_t e = QueueKernelFor<kThreads, kSieved>(p.queue_threads_per_sm, &kernel);
+    if (e != cudaSuccess) return e;
+    kernel<<<grid_blocks, kThreads, 0, stream>>>(p);
   } else if (p.full_occupancy) {
     SearchKernel<kThreads, kSieved, kShared, 2048 / kThreads><<<grid_blocks, kThreads, shared, stream>>>(p);
   } else {
@@ -647,30 +491,24 @@ cudaError_t LaunchSized(const LaunchParams& p, bool shared_steps, int grid_block
 }
 
 template <int kThreads>
-cudaError_t BlocksPerSm(bool shared_steps, int step_bits, bool refill, bool full, bool pair, bool streams,
-                        int* blocks) {
-  if (streams) return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, StreamKernel<kThreads, true>, kThreads, 0);
-  if (pair && !shared_steps) {
-    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, PairKernel<kThreads, true>, kThreads, 0);
+cudaError_t BlocksPerSm(bool shared_steps, int step_bits, bool full, bool queue, int queue_threads_per_sm, int* blocks) {
+  if (queue && !shared_steps) {
+    void (*kernel)(LaunchParams) = nullptr;
+    const cudaError_t e = QueueKernelFor<kThreads, true>(queue_threads_per_sm, &kernel);
+    if (e != cudaSuccess) return e;
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, kernel, kThreads, 0);
   }
-  if (!refill && full) {
+  const size_t shared = shared_steps ? sizeof(uint32_t) << step_bits : 0;
+  if (full) {
     return shared_steps ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                              blocks, SearchKernel<kThreads, true, true, 2048 / kThreads>, kThreads,
-                              sizeof(uint32_t) << step_bits)
+                              blocks, SearchKernel<kThreads, true, true, 2048 / kThreads>, kThreads, shared)
                         : cudaOccupancyMaxActiveBlocksPerMultiprocessor(
                               blocks, SearchKernel<kThreads, true, false, 2048 / kThreads>, kThreads, 0);
   }
-  if (refill) {
-    return shared_steps ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, RefillKernel<kThreads, true, true>,
-                                                                        kThreads, sizeof(uint32_t) << step_bits)
-                        : cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, RefillKernel<kThreads, true, false>,
-                                                                        kThreads, 0);
-  }
-  if (shared_steps) {
-    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, SearchKernel<kThreads, true, true, 1>, kThreads,
-                                                         sizeof(uint32_t) << step_bits);
-  }
-  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, SearchKernel<kThreads, true, false, 1>, kThreads, 0);
+  return shared_steps
+             ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, SearchKernel<kThreads, true, true, 1>, kThreads,
+                                                             shared)
+             : cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, SearchKernel<kThreads, true, false, 1>, kThreads, 0);
 }
 
 __global__ void FillTailKernel(const StepEntry* steps, int step_bits, uint16_t* tail, int base_bits,
@@ -716,23 +554,12 @@ cudaError_t LaunchSearch(const LaunchParams& p, int block_threads, bool shared_s
   }
 }
 
-cudaError_t LaunchDeferred(const LaunchParams& p, int block_threads, int grid_blocks, cudaStream_t stream) {
-  (void)cudaGetLastError();
+cudaError_t SearchBlocksPerSm(int block_threads, bool shared_steps, int step_bits, bool full, bool queue,
+                              int queue_threads_per_sm, int* blocks) {
   switch (block_threads) {
-    case 128: DeferredKernel<128><<<grid_blocks, 128, 0, stream>>>(p); break;
-    case 256: DeferredKernel<256><<<grid_blocks, 256, 0, stream>>>(p); break;
-    case 512: DeferredKernel<512><<<grid_blocks, 512, 0, stream>>>(p); break;
-    default: return cudaErrorInvalidValue;
-  }
-  return cudaGetLastError();
-}
-
-cudaError_t SearchBlocksPerSm(int block_threads, bool shared_steps, int step_bits, bool refill, bool full, bool pair,
-                              bool streams, int* blocks) {
-  switch (block_threads) {
-    case 128: return BlocksPerSm<128>(shared_steps, step_bits, refill, full, pair, streams, blocks);
-    case 256: return BlocksPerSm<256>(shared_steps, step_bits, refill, full, pair, streams, blocks);
-    case 512: return BlocksPerSm<512>(shared_steps, step_bits, refill, full, pair, streams, blocks);
+    case 128: return BlocksPerSm<128>(shared_steps, step_bits, full, queue, queue_threads_per_sm, blocks);
+    case 256: return BlocksPerSm<256>(shared_steps, step_bits, full, queue, queue_threads_per_sm, blocks);
+    case 512: return BlocksPerSm<512>(shared_steps, step_bits, full, queue, queue_threads_per_sm, blocks);
     default: return cudaErrorInvalidValue;
   }
 }

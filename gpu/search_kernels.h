@@ -45,14 +45,6 @@ struct Accumulators {
   unsigned long long work_hash;
   unsigned long long ladder_count;       // may exceed the capacity: then the launch is redone
   unsigned long long host_finish_count;  // likewise
-  unsigned long long deferred_count;     // likewise (numbers handed to the second pass)
-};
-
-// A number the first pass hands to the second (max_passes reached): its state.
-struct DeferredEntry {
-  uint64_t n_lo, n_hi, rel, v_lo, v_hi;
-  uint32_t s;
-  uint32_t unused;
 };
 
 // Class minima slots: N - base for each delay below kClassSlots; delays at or above go
@@ -85,10 +77,9 @@ struct LaunchParams {
   uint32_t ladder_floor = 0;  // >= floor: the running max of the unit before this launch
   int classes = 0;          // delay+class search
   int early_stop = 0;       // exact early termination on
-  int refill = 0;           // lane-refill kernel (tiles of kRefillTile positions)
   int full_occupancy = 0;   // plain kernel capped at 32 registers (2048 threads per SM)
-  int pair = 0;             // two numbers per thread (global step table; tiles of kPairTile)
-  int streams = 0;          // lane streams (global step table; tiles of kRefillTile)
+  int queue = 0;            // walk queue in shared memory (global step table; floor > 0; tiles of 32)
+  int queue_threads_per_sm = 0;  // its register cap: resident threads per SM (0, 1280, 1536, 2048)
 
   // Positions [pos_begin, pos_end). Sieved mode: position = cycle * cycle_len + rem,
   // N = base + cycle * cycle_stride + entries[rem].offset; tiles never straddle cycles.
@@ -112,28 +103,18 @@ struct LaunchParams {
   HostFinishEntry* host_finish = nullptr;
   uint32_t host_finish_capacity = 0;
   unsigned long long* class_min = nullptr;  // kClassSlots entries, N - base (classes only)
-  // Two-pass mode (plain kernel, max_passes > 0): a number still walking after max_passes
-  // checks is deferred; the second pass walks the deferred numbers densely and sends every
-  // one above the ladder floor to the ladder buffer (the host's running max filters them).
-  uint32_t max_passes = 0;
-  DeferredEntry* deferred = nullptr;
-  uint32_t deferred_capacity = 0;
 };
 
-// Positions per tile: one warp's (32), or 256 with lane refill.
+// Positions per tile: one warp's.
 constexpr int kTilePositions = 32;
-constexpr int kRefillTile = 256;
-constexpr int kPairTile = 64;  // two numbers per thread (global step table only)
 
 // Launches the search kernel for one launch's positions on `stream`, with the step table
 // in shared memory (step_bits <= kMaxSharedStepBits) or in global memory.
 cudaError_t LaunchSearch(const LaunchParams& p, int block_threads, bool shared_steps, int grid_blocks,
                          cudaStream_t stream);
-// The second pass over the deferred numbers of the launch just run on `stream`.
-cudaError_t LaunchDeferred(const LaunchParams& p, int block_threads, int grid_blocks, cudaStream_t stream);
 // Resident blocks per SM for the search kernel of that configuration.
-cudaError_t SearchBlocksPerSm(int block_threads, bool shared_steps, int step_bits, bool refill, bool full_occupancy,
-                              bool pair, bool streams, int* blocks);
+cudaError_t SearchBlocksPerSm(int block_threads, bool shared_steps, int step_bits, bool full_occupancy, bool queue,
+                              int queue_threads_per_sm, int* blocks);
 
 // Fills tail[n] for n in [2^base_bits, 2^tail_bits) from tail[0 .. 2^base_bits) (already
 // there) with the step table; sets *failed (device int) if a value would leave 128 bits.
