@@ -45,6 +45,11 @@ grep -q "^stats job 2: 4 units" <<<"$out" || fail "job 2: $out"
 # Unaligned ranges are refused before anything is queued (exit 2).
 rc=0; "$CTL" submit --kind stats --from 1000 --to 2^20 --batch 1024 2>refused.txt || rc=$?
 [ "$rc" = 2 ] || fail "unaligned submission: exit $rc"
+# Submitting needs the token (exit 1); an unknown job cannot be fetched (exit 2).
+rc=0; COLLATZ_TOKEN=wrong "$CTL" submit --kind stats --from 0 --to 2^20 2>token.txt || rc=$?
+[ "$rc" = 1 ] && grep -q "refused the token" token.txt || fail "submission with a wrong token: exit $rc"
+rc=0; "$CTL" stats-fetch --job 99 --out nothing.bin 2>unknown.txt || rc=$?
+[ "$rc" = 2 ] && grep -q "unknown stats job 99" unknown.txt || fail "fetch of an unknown job: exit $rc"
 # Incomplete: a clear error that says how many units remain (exit 1).
 rc=0; "$CTL" stats-fetch --job 1 --out early.bin 2>early.txt || rc=$?
 cat early.txt
