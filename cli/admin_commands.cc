@@ -2,10 +2,12 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -198,17 +200,49 @@ int Cancel(const CancelArgs& a) {
 struct StatusArgs {
   Connection c;
   std::string format = "table";
+  int wait_s = 0;
 };
+
+// --wait: polls until no search unit is pending or leased and at least one is finished
+// (for scripts: submit, start workers, wait, read the records). A server that is briefly
+// unreachable is asked again; 0 or an exit code.
+int WaitUntilFinished(const std::string& cmd, const Client& client, int wait_s, v1::StatusResponse* s) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(wait_s);
+  for (;;) {
+    grpc::ClientContext ctx;
+    client.Prepare(&ctx);
+    const grpc::Status gs = client.stub->Status(&ctx, v1::StatusRequest(), s);
+    if (gs.ok() && s->units_pending() == 0 && s->units_leased() == 0 && s->units_finished() > 0) return 0;
+    const bool transient =
+        gs.error_code() == grpc::StatusCode::UNAVAILABLE || gs.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
+    if (!gs.ok() && !transient) return RpcError(cmd, client, gs);
+    if (std::chrono::steady_clock::now() >= until) {
+      if (!gs.ok()) return RpcError(cmd, client, gs);
+      std::fprintf(stderr, "collatzctl %s: not finished after %d s: %llu units pending, %llu leased, %llu finished\n",
+                   cmd.c_str(), wait_s, static_cast<unsigned long long>(s->units_pending()),
+                   static_cast<unsigned long long>(s->units_leased()),
+                   static_cast<unsigned long long>(s->units_finished()));
+      return kExitFailure;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
 int StatusCmd(const StatusArgs& a) {
   const std::string cmd = "status";
   if (a.format != "table" && a.format != "json") return UsageError(cmd, "--format must be table or json");
+  if (a.wait_s < 0) return UsageError(cmd, "--wait must be >= 0 seconds");
   Client client;
   if (int rc = Connect(cmd, a.c, &client)) return rc;
   v1::StatusResponse s;
-  grpc::ClientContext ctx;
-  client.Prepare(&ctx);
-  grpc::Status gs = client.stub->Status(&ctx, v1::StatusRequest(), &s);
-  if (!gs.ok()) return RpcError(cmd, client, gs);
+  if (a.wait_s > 0) {
+    if (int rc = WaitUntilFinished(cmd, client, a.wait_s, &s)) return rc;
+  } else {
+    grpc::ClientContext ctx;
+    client.Prepare(&ctx);
+    grpc::Status gs = client.stub->Status(&ctx, v1::StatusRequest(), &s);
+    if (!gs.ok()) return RpcError(cmd, client, gs);
+  }
   const double total = static_cast<double>(FromWire(s.numbers_total()));
   const double done = static_cast<double>(FromWire(s.numbers_finished()));
   if (a.format == "json") {
@@ -541,6 +575,8 @@ void RegisterAdminCommands(CLI::App& app) {
   CLI::App* st = app.add_subcommand("status", "Progress, covered prefix, units by state, speed, ETA, quarantine");
   AddConnectionFlags(st, &status.c);
   st->add_option("--format", status.format, "table or json")->capture_default_str();
+  st->add_option("--wait", status.wait_s,
+                 "Seconds to wait until no search unit is pending or leased (exit 1 if not by then)");
   st->callback([] { std::exit(StatusCmd(status)); });
 
   static WorkersArgs workers;

@@ -5,6 +5,12 @@
 //   worker-admin-tool ADDR import-delay CSV COMPLETE_BELOW
 //   worker-admin-tool ADDR wait SECONDS
 //   worker-admin-tool ADDR records delay|class
+// To be removed: collatzctl does all of it (tests/collatzctl_script_flow_test.cc), and
+// only worker/gpu_run.sh still calls this tool. The replacements:
+//   ADDR submit B E U [delay]    collatzctl submit --server ADDR --from B --to E --unit-size U [--kinds delay]
+//   ADDR import-delay CSV BELOW  collatzctl import --server ADDR --delay-csv CSV --complete-below BELOW
+//   ADDR wait S                  collatzctl status --server ADDR --wait S
+//   ADDR records delay|class     collatzctl server-records --server ADDR --kind delay|class --format csv
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
