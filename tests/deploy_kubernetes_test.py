@@ -4,7 +4,6 @@ server as a one-replica StatefulSet with a PVC for SQLite mounted where --db poi
 Service selecting it, a gRPC readiness probe on the health port, the token from a Secret;
 the worker as a Deployment with nvidia.com/gpu limits pointed at that Service; flags that
 the binaries know (checked against their --help)."""
-import argparse
 import os
 import re
 import subprocess
@@ -16,12 +15,7 @@ except ImportError:
     print("SKIP: PyYAML missing (Debian package python3-yaml; deploy/install-deps.sh installs it)")
     sys.exit(77)
 
-FAILURES = []
-
-
-def fail(msg):
-    FAILURES.append(msg)
-    print("FAIL: " + msg, flush=True)
+from deploy_checks import fail, finish, parse_args
 
 
 def flag_value(args, name):
@@ -42,12 +36,7 @@ def check_flags(binary, args, who):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--source", required=True)
-    ap.add_argument("--server", required=True)
-    ap.add_argument("--worker", required=True)
-    a = ap.parse_args()
-    a.server, a.worker = os.path.abspath(a.server), os.path.abspath(a.worker)
+    a = parse_args("server", "worker")
     kdir = os.path.join(a.source, "deploy/kubernetes")
     docs = []
     for name in sorted(os.listdir(kdir)):
@@ -157,7 +146,4 @@ def main():
 
 if __name__ == "__main__":
     main()
-    if FAILURES:
-        print(f"{len(FAILURES)} failure(s)")
-        sys.exit(1)
-    print("deploy_kubernetes_test: all checks passed")
+    finish("deploy_kubernetes_test")

@@ -9,30 +9,19 @@
 3. The drain path: SIGTERM to the script reaches the worker, the script waits for the
    worker's exit and requeues its own array task with scontrol (fakes of both record it).
 """
-import argparse
 import os
 import re
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 
-FAILURES = []
-
-
-def fail(msg):
-    FAILURES.append(msg)
-    print("FAIL: " + msg, flush=True)
+from deploy_checks import fail, finish, parse_args
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--source", required=True)
-    ap.add_argument("--worker", required=True)
-    a = ap.parse_args()
-    a.worker = os.path.abspath(a.worker)
+    a = parse_args("worker")
     script = os.path.join(a.source, "deploy/slurm/collatz-worker.sbatch")
     text = open(script, encoding="utf-8").read()
     directives = re.findall(r"^#SBATCH\s+(\S+)", text, re.M)
@@ -123,7 +112,4 @@ while :; do sleep 0.1; done
 
 if __name__ == "__main__":
     main()
-    if FAILURES:
-        print(f"{len(FAILURES)} failure(s)")
-        sys.exit(1)
-    print("deploy_slurm_test: all checks passed")
+    finish("deploy_slurm_test")

@@ -11,7 +11,6 @@
    are the binaries' real ones and the sd_notify wiring works.
 Exit 77 (skipped) only when systemd-analyze is not installed.
 """
-import argparse
 import fnmatch
 import os
 import re
@@ -25,12 +24,7 @@ import tempfile
 import threading
 import time
 
-FAILURES = []
-
-
-def fail(msg):
-    FAILURES.append(msg)
-    print("FAIL: " + msg, flush=True)
+from deploy_checks import fail, finish, parse_args
 
 
 def parse_unit(path):
@@ -220,12 +214,7 @@ def stop_daemon(name, d, timeout):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--source", required=True)
-    ap.add_argument("--server", required=True)
-    ap.add_argument("--worker", required=True)
-    a = ap.parse_args()
-    a.server, a.worker = os.path.abspath(a.server), os.path.abspath(a.worker)
+    a = parse_args("server", "worker")
     sysd = os.path.join(a.source, "deploy/systemd")
     tmp = tempfile.mkdtemp(prefix="collatz-deploy-systemd-")
     try:
@@ -295,7 +284,4 @@ def main():
 
 if __name__ == "__main__":
     main()
-    if FAILURES:
-        print(f"{len(FAILURES)} failure(s)")
-        sys.exit(1)
-    print("deploy_systemd_test: all checks passed")
+    finish("deploy_systemd_test")
