@@ -15,4 +15,6 @@ for sieve in 19 24; do
   run --at 2^66 --numbers 2^40 --kinds delay --sieve-bits $sieve --verify-numbers 2^24
   run --at 2^66 --numbers 2^38 --kinds delay,class --sieve-bits $sieve --verify-numbers 2^24
 done
-run --at 2^60 --numbers 2^40 --kinds delay --sieve-bits 26 --baseline-numbers 0
+run --at 2^60 --numbers 2^40 --kinds delay --sieve-bits 26 --baseline-numbers 0 --verify-numbers 2^24
+run --at 2^60 --numbers 2^40 --kinds delay --sieve-bits 28 --baseline-numbers 0 --verify-numbers 2^24
+run --at 2^60 --numbers 2^40 --kinds delay --sieve-bits 24 --no-queue --baseline-numbers 0

@@ -6,7 +6,8 @@
 //   gpu_bench --at 2^60 --numbers 2^40 --kinds delay [--sieve-bits 19] [--step-bits 19]
 //             [--tail-bits 24] [--block-threads 256] [--no-et] [--baseline-numbers 2^28]
 //             [--verify-numbers 2^24] [--repeat 3] [--records path/delay_records.csv]
-//             [--global-steps] [--no-queue] [--queue-occupancy 1280] [--low-occupancy]
+//             [--global-steps] [--no-queue] [--queue-occupancy 1536] [--queue-block-threads 256]
+//             [--low-occupancy]
 //             [--bound-sub-bits 6] [--positions-per-launch N]
 #include <algorithm>
 #include <chrono>
@@ -16,8 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "core/bench_unit.h"
 #include "core/cpu_engine.h"
-#include "core/merge.h"
 #include "core/records_csv.h"
 #include "core/unit_search.h"
 #include "gpu/gpu_baseline.h"
@@ -73,6 +74,7 @@ int Main(int argc, char** argv) {
     else if (key == "--low-occupancy") a.gpu.full_occupancy = false;
     else if (key == "--no-queue") a.gpu.walk_queue = false;
     else if (key == "--queue-occupancy") a.gpu.queue_threads_per_sm = std::stoi(value());
+    else if (key == "--queue-block-threads") a.gpu.queue_block_threads = std::stoi(value());
     else if (key == "--bound-sub-bits") a.gpu.bound_sub_bits = std::stoi(value());
     else if (key == "--baseline-numbers") a.baseline_numbers = value();
     else if (key == "--verify-numbers") a.verify_numbers = value();
@@ -101,33 +103,13 @@ int Main(int argc, char** argv) {
   if (!st.ok()) return Fail(st.ToString());
   auto t1 = std::chrono::steady_clock::now();
 
-  // Lease context from the published records below --at, imported as trusted.
-  std::vector<Record> published;
-  st = ReadRecordsCsv(a.records, RecordCsvKind::kDelay, &published);
-  if (!st.ok()) return Fail(st.ToString());
-  TrustedImport import;
-  import.complete_below = at;
-  for (const Record& r : published) {
-    if (r.n < at) import.delay_records.push_back(r);
-  }
-  // Class records are published only as far as our own exhaustive file goes (2^28): import
-  // it too, so that classes with small members are closed as they are in any real lease.
-  TrustedImport small;
-  small.complete_below = Pow2(28);
+  // The unit a frontier lease would get: the published delay records below --at and our
+  // exhaustive class records (below 2^28, next to the delay file) imported as trusted.
   const std::string dir = a.records.substr(0, a.records.find_last_of('/') + 1);
-  st = ReadRecordsCsv(dir + "delay_records_below_2p28.csv", RecordCsvKind::kDelay, &small.delay_records);
-  if (st.ok()) st = ReadRecordsCsv(dir + "class_records_below_2p28.csv", RecordCsvKind::kClass, &small.class_records);
+  BenchUnit bench;
+  st = LoadBenchUnit(a.records, dir + "class_records_below_2p28.csv", at, numbers, kinds, &bench);
   if (!st.ok()) return Fail(st.ToString());
-  const MergedRecords merged = MergeRecords({import, small}, {});
-  const LeaseContext ctx = ComputeLeaseContext(merged, at, kinds);
-  UnitSpec spec;
-  spec.begin = at;
-  spec.end = at + numbers;
-  spec.kinds = kinds;
-  spec.floor = ctx.floor;
-  spec.open_holes = ctx.open_holes;
-  spec.known_records = ctx.known_records;
-  spec.records_complete_below = ctx.records_complete_below;
+  const UnitSpec& spec = bench.spec;
   std::printf("%s; sieve %d bits (%zu odd survivors), tables+engine %.2f s\n", engine->Describe().c_str(),
               a.sieve_bits, tables->sieve->size(), Seconds(t0, t1));
   std::printf("unit [%s, %s) kinds %s floor %u open holes %zu records %zu (complete below %s)\n",
@@ -202,11 +184,11 @@ int Main(int argc, char** argv) {
                 static_cast<unsigned long>(count), seconds, base_rate, detail.max_delay,
                 static_cast<unsigned long>(detail.overflowed));
   }
-  std::printf("SUMMARY at=%s numbers=%s kinds=%s sieve=%d step=%d tail=%d threads=%d smem=%d occ=%d queue=%d/%d et=%d sub=%d: "
+  std::printf("SUMMARY at=%s numbers=%s kinds=%s sieve=%d step=%d tail=%d threads=%d smem=%d occ=%d queue=%d/%d/%d et=%d sub=%d: "
               "%.3e numbers/s (median wall %.3f s of %d; summed launch events %.3f s); baseline %.3e numbers/s; "
               "speedup x%.0f\n",
               a.at.c_str(), a.numbers.c_str(), a.kinds.c_str(), a.sieve_bits, a.gpu.step_bits, a.gpu.tail_bits,
-              a.gpu.block_threads, (a.gpu.shared_step_table && a.gpu.step_bits <= 13) ? 1 : 0, a.gpu.full_occupancy ? 1 : 0, a.gpu.walk_queue ? 1 : 0, a.gpu.queue_threads_per_sm, a.gpu.early_termination ? 1 : 0, a.gpu.bound_sub_bits,
+              a.gpu.block_threads, (a.gpu.shared_step_table && a.gpu.step_bits <= 13) ? 1 : 0, a.gpu.full_occupancy ? 1 : 0, a.gpu.walk_queue ? 1 : 0, a.gpu.queue_block_threads, a.gpu.queue_threads_per_sm, a.gpu.early_termination ? 1 : 0, a.gpu.bound_sub_bits,
               n / wall, wall, static_cast<int>(walls.size()), kernel, base_rate, base_rate > 0 ? n / wall / base_rate : 0.0);
   return 0;
 }

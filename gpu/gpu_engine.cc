@@ -188,8 +188,10 @@ Status GpuEngine::Init() {
   if (o.tail_bits < o.step_bits || o.tail_bits > TailTable::kMaxBits) {
     return Status::InvalidArgument("tail bits must be in step bits..32");
   }
-  if (o.block_threads != 128 && o.block_threads != 256 && o.block_threads != 512) {
-    return Status::InvalidArgument("block threads must be 128, 256 or 512");
+  for (const int threads : {o.block_threads, o.queue_block_threads}) {
+    if (threads != 128 && threads != 256 && threads != 512) {
+      return Status::InvalidArgument("threads per block must be 128, 256 or 512");
+    }
   }
   if (o.bound_sub_bits < 0 || o.bound_sub_bits > gpu::kMaxBoundSubBits) {
     return Status::InvalidArgument("bound sub-bits must be in 0..8");
@@ -216,7 +218,7 @@ Status GpuEngine::Init() {
     int& blocks = queue ? queue_blocks_per_sm_ : blocks_per_sm_;
     blocks = o.blocks_per_sm;
     if (blocks <= 0 && (!queue || QueueAllowed())) {
-      CUDA_TRY(gpu::SearchBlocksPerSm(o.block_threads, SharedSteps(), o.step_bits, o.full_occupancy, queue,
+      CUDA_TRY(gpu::SearchBlocksPerSm(queue ? o.queue_block_threads : o.block_threads, SharedSteps(), o.step_bits, o.full_occupancy, queue,
                                       options_.queue_threads_per_sm, &blocks));
     }
     if (blocks <= 0) blocks = 1;
@@ -312,7 +314,8 @@ Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
     p.tile_end = (job.pos_end - 1) / threads + 1;
   }
   const uint64_t tiles = p.tile_end - p.tile_begin;
-  const uint64_t warps_per_block = static_cast<uint64_t>(options_.block_threads) / 32;
+  const int block_threads = Queue() ? options_.queue_block_threads : options_.block_threads;
+  const uint64_t warps_per_block = static_cast<uint64_t>(block_threads) / 32;
   const int grid = static_cast<int>(std::min<uint64_t>((tiles + warps_per_block - 1) / warps_per_block,
                                                        static_cast<uint64_t>(sm_count_) * (Queue() ? queue_blocks_per_sm_ : blocks_per_sm_)));
 
@@ -321,7 +324,7 @@ Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
     CUDA_TRY(cudaMemsetAsync(slot.class_min.get(), 0xFF, gpu::kClassSlots * sizeof(unsigned long long), slot.stream));
   }
   CUDA_TRY(cudaEventRecord(slot.start, slot.stream));
-  CUDA_TRY(gpu::LaunchSearch(p, options_.block_threads, SharedSteps(), grid, slot.stream));
+  CUDA_TRY(gpu::LaunchSearch(p, block_threads, SharedSteps(), grid, slot.stream));
   CUDA_TRY(cudaEventRecord(slot.stop, slot.stream));
   CUDA_TRY(cudaMemcpyAsync(slot.host_acc.get(), slot.acc.get(), sizeof(Accumulators), cudaMemcpyDeviceToHost,
                            slot.stream));

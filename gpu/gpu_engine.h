@@ -45,8 +45,10 @@ struct GpuEngineOptions {
   // queued number as soon as its own is done; the warp sets up its next 32 positions, with
   // every lane busy, whenever fewer than 32 are queued.
   bool walk_queue = true;
-  // Its register cap, as resident threads per SM: 0 (none), 1280, 1536 or 2048.
-  int queue_threads_per_sm = 1280;
+  // Its threads per block (128, 256 or 512) and register cap, as resident threads per
+  // SM: 0 (none), 1280, 1536 or 2048.
+  int queue_block_threads = 256;
+  int queue_threads_per_sm = 1536;
   // Plain kernel (class searches, floor 0, shared-memory step table): cap registers at 32
   // so that 2048 threads fit on an SM.
   bool full_occupancy = true;

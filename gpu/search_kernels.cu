@@ -187,8 +187,9 @@ __device__ __forceinline__ void HostFinish(const LaunchParams& P, const Number& 
 }
 
 // Records a finished number's delay; returns its ladder key (d above the ladder floor, else 0).
-__device__ __forceinline__ uint32_t Finish(const LaunchParams& P, const Number& x, uint32_t d,
-                                           unsigned long long& count, unsigned long long& sum) {
+template <typename Count>
+__device__ __forceinline__ uint32_t Finish(const LaunchParams& P, const Number& x, uint32_t d, Count& count,
+                                           unsigned long long& sum) {
   if (d >= kClassSlots) {
     HostFinish(P, x);
     return 0;
@@ -338,8 +339,9 @@ __device__ __forceinline__ Number QueuedNumber(const LaunchParams& P, uint32_t r
   return PositionNumber<true>(P, cycle, pos - cycle * P.cycle_len);
 }
 
-__device__ __forceinline__ void FinishToLadder(const LaunchParams& P, const Number& x, uint32_t d,
-                                               unsigned long long& count, unsigned long long& sum) {
+template <typename Count>
+__device__ __forceinline__ void FinishToLadder(const LaunchParams& P, const Number& x, uint32_t d, Count& count,
+                                               unsigned long long& sum) {
   const uint32_t key = Finish(P, x, d, count, sum);
   if (key != 0) {
     const unsigned long long at = atomicAdd(&P.acc->ladder_count, 1ULL);
@@ -347,62 +349,96 @@ __device__ __forceinline__ void FinishToLadder(const LaunchParams& P, const Numb
   }
 }
 
+// One warp's ring (structure of arrays: conflict-free, one base address).
+struct QueueRing {
+  uint64_t lo[kRing];
+  uint64_t hi[kRing];
+  uint32_t rel[kRing];  // position - pos_begin
+  uint16_t s[kRing];    // steps so far (k + p <= 80)
+};
+
 template <int kThreads, bool kSieved, int kMinBlocks>
 __global__ void __launch_bounds__(kThreads, kMinBlocks) QueueKernel(const LaunchParams P) {
   constexpr int kWarps = kThreads / 32;
-  __shared__ uint64_t ring_lo_all[kWarps][kRing];
-  __shared__ uint64_t ring_hi_all[kWarps][kRing];
-  __shared__ uint32_t ring_rel_all[kWarps][kRing];  // position - pos_begin
-  __shared__ uint16_t ring_s_all[kWarps][kRing];    // steps so far (k + p <= 80)
+  __shared__ QueueRing rings[kWarps];
   const unsigned lane = threadIdx.x & 31;
   const unsigned lanes_below = (1u << lane) - 1;
-  const unsigned warp = threadIdx.x / 32;
-  uint64_t* ring_lo = ring_lo_all[warp];
-  uint64_t* ring_hi = ring_hi_all[warp];
-  uint32_t* ring_rel = ring_rel_all[warp];
-  uint16_t* ring_s = ring_s_all[warp];
+  QueueRing& ring = rings[threadIdx.x / 32];
   const int S = P.tables.step_bits;
-  const uint32_t step_mask = (1u << S) - 1;
   const uint4* steps = reinterpret_cast<const uint4*>(P.tables.steps);
-  unsigned long long candidates = 0, count = 0, sum = 0, hash = 0;
-  uint64_t tile = P.tile_begin + blockIdx.x * static_cast<uint64_t>(kWarps) + warp;
-  const uint64_t tile_stride = gridDim.x * static_cast<uint64_t>(kWarps);
+  // Per-thread totals; 32-bit where a launch's 2^32 positions bound them (fewer registers).
+  uint32_t candidates = 0, count = 0;
+  unsigned long long sum = 0, hash = 0;
+  // Tiles relative to the launch's first (fewer than 2^32).
+  uint32_t tile = blockIdx.x * kWarps + threadIdx.x / 32;
+  const uint32_t tiles = static_cast<uint32_t>(P.tile_end - P.tile_begin);
   uint32_t head = 0, queued = 0;  // warp-uniform: the ring holds slots head .. head + queued - 1
   bool live = false;
   uint64_t hi = 0, lo = 0;
   uint32_t s = 0, rel = 0;
   while (true) {
-    if (queued < 32 && tile < P.tile_end) {
-      // Set up the next tile of 32 positions, every lane busy.
-      uint64_t cycle = 0, index;
+    if (queued < 32 && tile < tiles) {
+      // Set up the next tile of 32 positions, every lane busy. N itself is not kept: the
+      // rare paths that need it (host finish, tail, ladder) recompute it from the position.
+      uint64_t cycle = 0, index, pos;
+      bool in_launch;
       if (kSieved) {
-        const uint32_t t = P.first_tile_rem + static_cast<uint32_t>(tile - P.tile_begin);
+        const uint32_t t = P.first_tile_rem + tile;
         const uint32_t q = t / P.tiles_per_cycle;
         cycle = P.first_tile_cycle + q;
         index = static_cast<uint64_t>(t - q * P.tiles_per_cycle) * 32 + lane;
+        pos = cycle * P.cycle_len + index;
+        in_launch = index < P.cycle_len;
       } else {
-        index = tile * 32 + lane;
+        index = (P.tile_begin + tile) * 32 + lane;
+        pos = index;
+        in_launch = true;
       }
-      tile += tile_stride;
-      Number x;
-      bool overflow;
+      in_launch = in_launch && pos >= P.pos_begin && pos < P.pos_end;
+      tile += gridDim.x * kWarps;
+      const uint32_t my_rel = static_cast<uint32_t>(pos - P.pos_begin);
       int outcome = kStopped;
-      if (LoadNumber<kSieved>(P, cycle, index, x, &overflow, candidates, hash)) {
+      uint64_t v_hi = 0, v_lo = 0;
+      uint32_t v_s = 0;
+      if (in_launch) {
+        ++candidates;
+        bool overflow = false;
+        if (kSieved) {
+          const SieveEntry e = P.entries[index];
+          const uint64_t n_rel = cycle * P.cycle_stride + e.offset;
+          const uint64_t n_lo = P.base_lo + n_rel;
+          const uint64_t n_hi = P.base_hi + (n_lo < n_rel ? 1 : 0);
+          const int k = P.sieve_bits;
+          v_hi = n_hi >> k;
+          v_lo = (n_lo >> k) | (n_hi << (64 - k));
+          if (v_hi == 0) {  // h < 2^64: a 64x64-bit product, which cannot overflow
+            const uint64_t h = v_lo;
+            v_lo = h * e.pow3 + e.c;
+            v_hi = __umul64hi(h, e.pow3) + (v_lo < e.c ? 1 : 0);
+          } else {
+            overflow = !MulAdd(v_hi, v_lo, e.pow3, e.c);
+          }
+          hash += Mix64(v_lo);  // the low 64 bits of 3^p h + c, exact even on overflow
+          v_s = e.steps;
+        } else {
+          v_lo = static_cast<uint64_t>(P.period) * (index / P.npat) + P.pattern[index % P.npat];
+          hash += Mix64(v_lo);
+        }
         uint32_t d = 0;
         if (overflow) {
-          HostFinish(P, x);
+          HostFinish(P, QueuedNumber<kSieved>(P, my_rel));
         } else {
-          outcome = Check(P, x.v_hi, x.v_lo, x.s, &d);
-          if (outcome == kFinished) FinishToLadder(P, x, d, count, sum);
+          outcome = Check(P, v_hi, v_lo, v_s, &d);
+          if (outcome == kFinished) FinishToLadder(P, QueuedNumber<kSieved>(P, my_rel), d, count, sum);
         }
       }
       const unsigned walking = __ballot_sync(0xFFFFFFFFu, outcome == kContinue);
       if (outcome == kContinue) {
         const uint32_t slot = (head + queued + __popc(walking & lanes_below)) & (kRing - 1);
-        ring_lo[slot] = x.v_lo;
-        ring_hi[slot] = x.v_hi;
-        ring_rel[slot] = static_cast<uint32_t>((kSieved ? cycle * P.cycle_len + index : index) - P.pos_begin);
-        ring_s[slot] = static_cast<uint16_t>(x.s);
+        ring.lo[slot] = v_lo;
+        ring.hi[slot] = v_hi;
+        ring.rel[slot] = my_rel;
+        ring.s[slot] = static_cast<uint16_t>(v_s);
       }
       queued += __popc(walking);
       __syncwarp();
@@ -415,10 +451,10 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) QueueKernel(const Launch
         const uint32_t rank = __popc(idle & lanes_below);
         if (rank < take) {
           const uint32_t slot = (head + rank) & (kRing - 1);
-          lo = ring_lo[slot];
-          hi = ring_hi[slot];
-          rel = ring_rel[slot];
-          s = ring_s[slot];
+          lo = ring.lo[slot];
+          hi = ring.hi[slot];
+          rel = ring.rel[slot];
+          s = ring.s[slot];
           live = true;
         }
       }
@@ -427,11 +463,11 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) QueueKernel(const Launch
       __syncwarp();
     }
     if (__ballot_sync(0xFFFFFFFFu, live) == 0) {
-      if (tile >= P.tile_end) break;
+      if (tile >= tiles) break;
       continue;
     }
     if (live) {
-      const uint4 e = __ldg(steps + (static_cast<uint32_t>(lo) & step_mask));
+      const uint4 e = __ldg(steps + (static_cast<uint32_t>(lo) & ((1u << S) - 1)));
       if (!StepMulAdd(hi, lo, S, e.y, e.x)) {
         HostFinish(P, QueuedNumber<kSieved>(P, rel));
         live = false;
