@@ -7,6 +7,10 @@
 #include <random>
 #include <unordered_map>
 
+#include <sys/mman.h>
+
+#include <thread>
+
 #include <cuda_runtime.h>
 
 #include "core/delay.h"
@@ -25,18 +29,28 @@ using gpu::StatsParams;
 constexpr uint64_t kMaxLaunchBatches = uint64_t{1} << 22;  // 64 MiB of results per launch
 constexpr uint32_t kFinishCapacity = uint32_t{1} << 16;
 constexpr int kHostTailBits = 16;  // the device tail grows from this many bits built on the host
+constexpr int kSlots = 3;
+#ifdef MADV_POPULATE_WRITE
+constexpr int kMadvPopulateWrite = MADV_POPULATE_WRITE;
+#else
+constexpr int kMadvPopulateWrite = 23;  // Linux 5.14; older kernels refuse it (EINVAL) and nothing is done
+#endif
+constexpr int kMaxTailBits = 34;   // 32 GiB of 2-byte delays
+constexpr int kAutoTailBits = 34;  // tail_bits = 0: at most this (the fastest measured, docs/PERFORMANCE.md)          // launches in flight: one computing, results of others coming back or handed over
 
-// One launch in flight: its results come back into pinned memory while the next one runs.
+// One launch in flight: its results come back into pinned memory (on the copy stream, so the
+// next kernel starts at once) while the host hands over an earlier one.
 struct Slot {
   DeviceArray<StatsBatchOut> out;
   PinnedArray<StatsBatchOut> host_out;
   DeviceArray<StatsFinishEntry> finish;
   DeviceArray<unsigned int> finish_count;
+  DeviceArray<unsigned long long> counted;
   PinnedArray<unsigned int> host_finish_count;
+  PinnedArray<unsigned long long> host_counted;
   cudaEvent_t start = nullptr, stop = nullptr, copied = nullptr;
   bool busy = false;
   u128 from = 0, to = 0;  // the launch's numbers
-  size_t first_batch = 0;  // index of its first batch in the result
 };
 
 }  // namespace
@@ -46,11 +60,12 @@ struct GpuStats::Impl {
   std::string device_name;
   int sms = 0;
   int grid_blocks = 0;
-  cudaStream_t stream = nullptr;
+  cudaStream_t stream = nullptr;       // kernels
+  cudaStream_t copy_stream = nullptr;  // results back to the host
   DeviceArray<uint16_t> tail;
   DeviceArray<uint32_t> steps;
-  DeviceArray<uint2> global_steps;
-  DeviceArray<uint2> survivors;
+  DeviceArray<uint4> global_steps;
+  DeviceArray<uint4> survivors;
   DeviceArray<uint32_t> rep;
   DeviceArray<uint16_t> rep16;  // when survivor_count <= 65535
   DeviceArray<int> failed;
@@ -59,7 +74,7 @@ struct GpuStats::Impl {
   std::vector<uint32_t> member_begin;      // host CSR: residues of survivor s are
   std::vector<uint32_t> members;           //   members[member_begin[s] .. member_begin[s + 1])
   std::shared_ptr<const FastDelay> fast;   // host: overflow finishing and fallback
-  Slot slots[2];
+  Slot slots[kSlots];
 
   ~Impl() {
     for (Slot& s : slots) {
@@ -68,14 +83,20 @@ struct GpuStats::Impl {
       if (s.copied != nullptr) cudaEventDestroy(s.copied);
     }
     if (stream != nullptr) cudaStreamDestroy(stream);
+    if (copy_stream != nullptr) cudaStreamDestroy(copy_stream);
   }
 
   Status Build();
   int Mode() const {
     return options.refill ? gpu::kStatsModeRefill : options.pairs ? gpu::kStatsModePairs : gpu::kStatsModeStride;
   }
-  Status Enqueue(Slot& slot, u128 from, u128 to, uint32_t batch, size_t first_batch);
-  Status Finish(Slot& slot, uint32_t batch, std::vector<BatchStats>* out, GpuStatsTimings* t);
+  int Variant() const {
+    if (Mode() != gpu::kStatsModeStride) return gpu::kStatsFastReduce;
+    return (options.prefetch_tail ? gpu::kStatsPrefetchTail : 0) | (options.fast_steps ? gpu::kStatsFast64 : 0) |
+           (options.fast_reduce ? gpu::kStatsFastReduce : 0);
+  }
+  Status Enqueue(Slot& slot, u128 from, u128 to, uint32_t batch);
+  Status Finish(Slot& slot, uint32_t batch, const GpuStats::Sink& sink, GpuStatsTimings* t);
 };
 
 Status GpuStats::Impl::Build() {
@@ -86,11 +107,15 @@ Status GpuStats::Impl::Build() {
   if (o.step_bits < 1 || o.step_bits > gpu::kStatsMaxStepBits) {
     return Status::InvalidArgument("GPU stats: step bits must be in 1..20");
   }
-  if (o.tail_bits < std::max({o.sieve_bits, o.step_bits, kHostTailBits}) || o.tail_bits > 32) {
-    return Status::InvalidArgument("GPU stats: tail bits must be in max(16, sieve bits, step bits)..32");
+  const int min_tail_bits = std::max({o.sieve_bits, o.step_bits, kHostTailBits});
+  if (o.tail_bits != 0 && (o.tail_bits < min_tail_bits || o.tail_bits > kMaxTailBits)) {
+    return Status::InvalidArgument("GPU stats: tail bits must be 0 (automatic) or in max(16, sieve bits, step bits)..34");
   }
   if (o.block_threads != 256 && o.block_threads != 512 && o.block_threads != 1024) {
     return Status::InvalidArgument("GPU stats: block threads must be 256, 512 or 1024");
+  }
+  if (!gpu::StatsVariantAvailable(Mode(), Variant())) {
+    return Status::InvalidArgument("GPU stats: prefetch_tail and fast_steps need fast_reduce");
   }
   CUDA_TRY(cudaSetDevice(o.device));
   cudaDeviceProp prop;
@@ -98,8 +123,23 @@ Status GpuStats::Impl::Build() {
   device_name = prop.name;
   sms = prop.multiProcessorCount;
   CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  CUDA_TRY(cudaStreamCreateWithFlags(&copy_stream, cudaStreamNonBlocking));
+  // The tail takes 2^(T+1) bytes: automatic T is the largest up to kAutoTailBits whose table
+  // fits in half the free device memory; an explicit T must leave 1 GiB free.
+  size_t free_bytes = 0, total_bytes = 0;
+  CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+  if (options.tail_bits == 0) {
+    int t = kAutoTailBits;
+    while (t > min_tail_bits && (size_t{2} << t) > free_bytes / 2) --t;
+    options.tail_bits = t;
+  } else if ((size_t{2} << o.tail_bits) + (size_t{1} << 30) > free_bytes) {
+    return Status::InvalidArgument("GPU stats: a " + std::to_string(o.tail_bits) + "-bit tail needs " +
+                                   std::to_string((size_t{2} << o.tail_bits) >> 20) + " MiB of device memory, " +
+                                   std::to_string(free_bytes >> 20) + " MiB are free");
+  }
 
-  // Step tables: c | p << 26 for shared memory (and for filling the tail), {c, p} in global memory.
+  // Step tables: c | p << 26 for shared memory (and for filling the tail), {c, 3^p, 4 (S + p), 0}
+  // in global memory (one 16-byte load per step).
   const int packed_bits = std::min(o.step_bits, gpu::kStatsMaxSharedStepBits);
   const StepTable packed_table(packed_bits);
   std::vector<uint32_t> packed(size_t{1} << packed_bits);
@@ -108,16 +148,18 @@ Status GpuStats::Impl::Build() {
   CUDA_TRY(cudaMemcpy(steps.get(), packed.data(), packed.size() * 4, cudaMemcpyHostToDevice));
   if (o.step_bits > gpu::kStatsMaxSharedStepBits) {
     const StepTable wide(o.step_bits);
-    std::vector<uint2> entries(size_t{1} << o.step_bits);
-    for (size_t i = 0; i < entries.size(); ++i) entries[i] = uint2{wide.c(i), wide.p(i)};
-    STATUS_TRY(global_steps.Allocate(entries.size()));
-    CUDA_TRY(cudaMemcpy(global_steps.get(), entries.data(), entries.size() * sizeof(uint2), cudaMemcpyHostToDevice));
+    std::vector<uint4> entries(size_t{1} << o.step_bits);
+    for (size_t i = 0; i < entries.size(); ++i) {
+      entries[i] = uint4{wide.c(i), static_cast<unsigned>(kPow3[wide.p(i)]), 4 * (static_cast<unsigned>(o.step_bits) + wide.p(i)), 0};
+    }
+    STATUS_TRY(global_steps.Upload(entries));
   }
 
-  // Join groups of all residues i < 2^k (evens included): equal (p, c) after k T-steps.
+  // Join groups of all residues i < 2^k (evens included): equal (p, c) after k T-steps. A group
+  // is walked from its smallest residue; groups are numbered in ascending residue.
   const uint32_t K = uint32_t{1} << o.sieve_bits;
   std::vector<uint32_t> rep_host(K);
-  std::vector<uint2> surv_host;
+  std::vector<uint4> surv_host;  // {c, 3^p, k + p, 0}
   std::unordered_map<uint64_t, uint32_t> group;
   group.reserve(K);
   for (uint32_t i = 0; i < K; ++i) {
@@ -126,7 +168,8 @@ Status GpuStats::Impl::Build() {
     TStepsOfResidue(i, o.sieve_bits, &p, &c);
     const auto [it, inserted] = group.emplace((static_cast<uint64_t>(p) << 32) | c, static_cast<uint32_t>(surv_host.size()));
     if (inserted) {
-      surv_host.push_back(uint2{static_cast<unsigned>(c), p});
+      surv_host.push_back(uint4{static_cast<unsigned>(c), static_cast<unsigned>(kPow3[p]),
+                                static_cast<unsigned>(o.sieve_bits) + p, 0});
       survivor_residue.push_back(i);
     }
     rep_host[i] = it->second;
@@ -140,14 +183,11 @@ Status GpuStats::Impl::Build() {
     std::vector<uint32_t> fill(member_begin.begin(), member_begin.end() - 1);
     for (uint32_t i = 0; i < K; ++i) members[fill[rep_host[i]]++] = i;
   }
-  STATUS_TRY(survivors.Allocate(survivor_count));
-  CUDA_TRY(cudaMemcpy(survivors.get(), surv_host.data(), survivor_count * sizeof(uint2), cudaMemcpyHostToDevice));
-  STATUS_TRY(rep.Allocate(K));
-  CUDA_TRY(cudaMemcpy(rep.get(), rep_host.data(), K * sizeof(uint32_t), cudaMemcpyHostToDevice));
+  STATUS_TRY(survivors.Upload(surv_host));
+  STATUS_TRY(rep.Upload(rep_host));
   if (survivor_count <= 0xFFFF) {
     const std::vector<uint16_t> narrow(rep_host.begin(), rep_host.end());
-    STATUS_TRY(rep16.Allocate(K));
-    CUDA_TRY(cudaMemcpy(rep16.get(), narrow.data(), K * sizeof(uint16_t), cudaMemcpyHostToDevice));
+    STATUS_TRY(rep16.Upload(narrow));
   }
 
   // Tail: 2^16 exact delays from the host, the rest filled on the device.
@@ -159,6 +199,11 @@ Status GpuStats::Impl::Build() {
   CUDA_TRY(cudaMemcpy(tail.get(), base.data(), base.size() * 2, cudaMemcpyHostToDevice));
   STATUS_TRY(failed.Allocate(1));
   CUDA_TRY(cudaMemset(failed.get(), 0, sizeof(int)));
+  // cudaMemcpy from pageable memory may return before its data reaches the device, and the
+  // kernels run on non-blocking streams, which do not wait for the legacy stream: without
+  // this, the tail could be grown from base entries not yet copied (seen on an H100: the
+  // spot check below failed once).
+  CUDA_TRY(cudaDeviceSynchronize());
   CUDA_TRY(gpu::LaunchStatsFillTail(steps.get(), packed_bits, tail.get(), kHostTailBits, o.tail_bits, failed.get(),
                                     stream));
   CUDA_TRY(cudaStreamSynchronize(stream));
@@ -184,7 +229,7 @@ Status GpuStats::Impl::Build() {
                                    std::to_string(prop.sharedMemPerBlockOptin));
   }
   int per_sm = 0;
-  CUDA_TRY(gpu::StatsBlocksPerSm(o.block_threads, Mode(), o.step_bits, survivor_count, &per_sm));
+  CUDA_TRY(gpu::StatsBlocksPerSm(o.block_threads, Mode(), Variant(), o.step_bits, survivor_count, &per_sm));
   if (per_sm < 1) return Status::Internal("GPU stats: the kernel does not fit on an SM with this configuration");
   grid_blocks = per_sm * sms;
 
@@ -193,7 +238,9 @@ Status GpuStats::Impl::Build() {
     STATUS_TRY(s.host_out.Allocate(kMaxLaunchBatches));
     STATUS_TRY(s.finish.Allocate(kFinishCapacity));
     STATUS_TRY(s.finish_count.Allocate(1));
+    STATUS_TRY(s.counted.Allocate(1));
     STATUS_TRY(s.host_finish_count.Allocate(1));
+    STATUS_TRY(s.host_counted.Allocate(1));
     CUDA_TRY(cudaEventCreate(&s.start));
     CUDA_TRY(cudaEventCreate(&s.stop));
     CUDA_TRY(cudaEventCreateWithFlags(&s.copied, cudaEventDisableTiming));
@@ -201,7 +248,7 @@ Status GpuStats::Impl::Build() {
   return Status::Ok();
 }
 
-Status GpuStats::Impl::Enqueue(Slot& slot, u128 from, u128 to, uint32_t batch, size_t first_batch) {
+Status GpuStats::Impl::Enqueue(Slot& slot, u128 from, u128 to, uint32_t batch) {
   const int k = options.sieve_bits;
   StatsParams p;
   p.tail = tail.get();
@@ -222,50 +269,55 @@ Status GpuStats::Impl::Enqueue(Slot& slot, u128 from, u128 to, uint32_t batch, s
   p.blocks = (p.begin_offset + p.numbers + (uint64_t{1} << k) - 1) >> k;
   p.batch_bits = __builtin_ctz(batch);
   p.out = slot.out.get();
+  p.counted = slot.counted.get();
   p.finish = slot.finish.get();
   p.finish_count = slot.finish_count.get();
   p.finish_capacity = kFinishCapacity;
+  p.safe_hi = gpu::StatsSafeHigh(options.step_bits);
   const int grid = static_cast<int>(std::min<uint64_t>(grid_blocks, p.blocks));
   CUDA_TRY(cudaMemsetAsync(slot.finish_count.get(), 0, sizeof(unsigned int), stream));
+  CUDA_TRY(cudaMemsetAsync(slot.counted.get(), 0, sizeof(unsigned long long), stream));
   CUDA_TRY(cudaEventRecord(slot.start, stream));
-  CUDA_TRY(gpu::LaunchStats(p, options.block_threads, Mode(), grid, stream));
+  CUDA_TRY(gpu::LaunchStats(p, options.block_threads, Mode(), Variant(), grid, stream));
   CUDA_TRY(cudaEventRecord(slot.stop, stream));
+  // The copies go on their own stream, so the next kernel does not wait for them.
+  CUDA_TRY(cudaStreamWaitEvent(copy_stream, slot.stop, 0));
   const size_t batches = static_cast<size_t>(p.numbers >> p.batch_bits);
   CUDA_TRY(cudaMemcpyAsync(slot.host_out.get(), slot.out.get(), batches * sizeof(StatsBatchOut),
-                           cudaMemcpyDeviceToHost, stream));
+                           cudaMemcpyDeviceToHost, copy_stream));
   CUDA_TRY(cudaMemcpyAsync(slot.host_finish_count.get(), slot.finish_count.get(), sizeof(unsigned int),
-                           cudaMemcpyDeviceToHost, stream));
-  CUDA_TRY(cudaEventRecord(slot.copied, stream));
+                           cudaMemcpyDeviceToHost, copy_stream));
+  CUDA_TRY(cudaMemcpyAsync(slot.host_counted.get(), slot.counted.get(), sizeof(unsigned long long),
+                           cudaMemcpyDeviceToHost, copy_stream));
+  CUDA_TRY(cudaEventRecord(slot.copied, copy_stream));
   slot.busy = true;
   slot.from = from;
   slot.to = to;
-  slot.first_batch = first_batch;
   return Status::Ok();
 }
 
-Status GpuStats::Impl::Finish(Slot& slot, uint32_t batch, std::vector<BatchStats>* out, GpuStatsTimings* t) {
+Status GpuStats::Impl::Finish(Slot& slot, uint32_t batch, const GpuStats::Sink& sink, GpuStatsTimings* t) {
   slot.busy = false;
-  CUDA_TRY(cudaEventSynchronize(slot.copied));  // not the stream: the next launch may already run
+  CUDA_TRY(cudaEventSynchronize(slot.copied));  // not the streams: later launches may already run
   float ms = 0;
   CUDA_TRY(cudaEventElapsedTime(&ms, slot.start, slot.stop));
-  if (t != nullptr) t->kernel_seconds += ms / 1e3;
+  t->kernel_seconds += ms / 1e3;
   const size_t batches = static_cast<size_t>((slot.to - slot.from) / batch);
-  BatchStats* dst = out->data() + slot.first_batch;
   const unsigned int finish_count = *slot.host_finish_count.get();
   if (finish_count > kFinishCapacity) {
     // Too many walks left 128 bits for the list: redo this launch exactly on the CPU.
     std::vector<BatchStats> cpu;
     STATUS_TRY(ComputeBatchStats(*fast, slot.from, slot.to, batch, 0, &cpu));
-    std::copy(cpu.begin(), cpu.end(), dst);
-    if (t != nullptr) ++t->launches_redone;
-    return Status::Ok();
+    ++t->launches_redone;
+    return sink(slot.from, cpu.data(), cpu.size());
   }
   // The kernel writes BatchStats' layout (a batch with count 0 has min 0xFFFF, max 0, which
-  // AddDelay overwrites with its first delay), so the results are copied as they are.
+  // AddDelay overwrites with its first delay), so the results are used where they are.
   static_assert(sizeof(StatsBatchOut) == sizeof(BatchStats) && offsetof(StatsBatchOut, max) == offsetof(BatchStats, max) &&
                 offsetof(StatsBatchOut, count) == offsetof(BatchStats, count) &&
                 offsetof(StatsBatchOut, sum) == offsetof(BatchStats, sum));
-  std::memcpy(static_cast<void*>(dst), slot.host_out.get(), batches * sizeof(BatchStats));
+  BatchStats* res = reinterpret_cast<BatchStats*>(slot.host_out.get());
+  uint64_t host_counted = 0;
   if (finish_count > 0) {
     std::vector<StatsFinishEntry> entries(finish_count);
     CUDA_TRY(cudaMemcpy(entries.data(), slot.finish.get(), finish_count * sizeof(StatsFinishEntry),
@@ -276,21 +328,30 @@ Status GpuStats::Impl::Finish(Slot& slot, uint32_t batch, std::vector<BatchStats
       const uint32_t d = fast->Delay(block_start + survivor_residue[e.survivor]);
       for (uint32_t m = member_begin[e.survivor]; m < member_begin[e.survivor + 1]; ++m) {
         const u128 n = block_start + members[m];
-        if (n < slot.from || n >= slot.to) continue;
-        AddDelay(&dst[static_cast<size_t>((n - slot.from) / batch)], d);
+        if (n < slot.from || n >= slot.to || n == 0) continue;
+        AddDelay(&res[static_cast<size_t>((n - slot.from) / batch)], d);
+        ++host_counted;
       }
     }
-    if (t != nullptr) t->host_finished += finish_count;
+    t->host_finished += finish_count;
+  }
+  // Every number of the launch is counted exactly once (N = 0 never): the kernel's total plus
+  // the host's. Batch by batch it is checked where the host added delays and at N = 0.
+  const uint64_t expected = static_cast<uint64_t>(slot.to - slot.from) - (slot.from == 0 ? 1 : 0);
+  if (*slot.host_counted.get() + host_counted != expected) {
+    return Status::Internal("GPU stats: the launch at " + ToDecimal(slot.from) + " counted " +
+                            std::to_string(*slot.host_counted.get()) + " + " + std::to_string(host_counted) +
+                            " numbers, expected " + std::to_string(expected));
   }
   for (size_t b = 0; b < batches; ++b) {
-    if (dst[b].count == batch && (b != 0 || slot.from != 0)) continue;  // the common case, cheaply
+    if (finish_count == 0 && b > 0) break;
     const u128 start = slot.from + static_cast<u128>(b) * batch;
-    if (dst[b].count != BatchCount(start, batch)) {
-      return Status::Internal("GPU stats: batch at " + ToDecimal(start) + " counted " + std::to_string(dst[b].count) +
+    if (res[b].count != BatchCount(start, batch)) {
+      return Status::Internal("GPU stats: batch at " + ToDecimal(start) + " counted " + std::to_string(res[b].count) +
                               " numbers, expected " + std::to_string(BatchCount(start, batch)));
     }
   }
-  return Status::Ok();
+  return sink(slot.from, res, batches);
 }
 
 GpuStats::GpuStats(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -319,7 +380,7 @@ Status GpuStats::CheckBatch(uint32_t batch) const {
   return Status::Ok();
 }
 
-Status GpuStats::Compute(u128 from, u128 to, uint32_t batch, std::vector<BatchStats>* out, GpuStatsTimings* timings) {
+Status GpuStats::ComputeStream(u128 from, u128 to, uint32_t batch, const Sink& sink, GpuStatsTimings* timings) {
   const auto t0 = std::chrono::steady_clock::now();
   for (Slot& slot : impl_->slots) {  // launches left by a call that failed half way
     if (slot.busy) CUDA_TRY(cudaEventSynchronize(slot.copied));
@@ -327,31 +388,72 @@ Status GpuStats::Compute(u128 from, u128 to, uint32_t batch, std::vector<BatchSt
   }
   STATUS_TRY(ValidateStatsRange(from, to, batch));
   STATUS_TRY(CheckBatch(batch));
-  const u128 total_batches = (to - from) / batch;
-  if (total_batches > (u128{1} << 40)) return Status::InvalidArgument("range too large: more than 2^40 batches");
-  out->assign(static_cast<size_t>(total_batches), BatchStats{});
   GpuStatsTimings local;
   GpuStatsTimings* t = timings != nullptr ? timings : &local;
   *t = GpuStatsTimings{};
-  const uint64_t launch_batches =
-      std::max<uint64_t>(1, std::min<uint64_t>(kMaxLaunchBatches, impl_->options.launch_numbers / batch));
-  const u128 launch_numbers = static_cast<u128>(launch_batches) * batch;
+  // Launches of whole rounds of the persistent grid (every CTA takes the same number of
+  // blocks), up to launch_numbers and 2^22 batches.
+  const int k = impl_->options.sieve_bits;
+  const uint64_t max_numbers = std::min<uint64_t>(impl_->options.launch_numbers, kMaxLaunchBatches * batch);
+  const uint64_t round_numbers = static_cast<uint64_t>(impl_->grid_blocks) << k;
+  const uint64_t launch_numbers =
+      max_numbers >= round_numbers ? max_numbers / round_numbers * round_numbers : std::max<uint64_t>(batch, max_numbers / batch * batch);
   size_t index = 0;
-  size_t first_batch = 0;
   for (u128 pos = from; pos < to; ++index) {
     const u128 end = to - pos > launch_numbers ? pos + launch_numbers : to;
-    Slot& slot = impl_->slots[index % 2];
-    if (slot.busy) STATUS_TRY(impl_->Finish(slot, batch, out, t));
-    STATUS_TRY(impl_->Enqueue(slot, pos, end, batch, first_batch));
-    first_batch += static_cast<size_t>((end - pos) / batch);
+    Slot& slot = impl_->slots[index % kSlots];
+    if (slot.busy) STATUS_TRY(impl_->Finish(slot, batch, sink, t));
+    STATUS_TRY(impl_->Enqueue(slot, pos, end, batch));
     pos = end;
   }
-  for (size_t i = 0; i < 2; ++i) {
-    Slot& slot = impl_->slots[(index + i) % 2];  // the older launch first
-    if (slot.busy) STATUS_TRY(impl_->Finish(slot, batch, out, t));
+  for (size_t i = 0; i < kSlots; ++i) {
+    Slot& slot = impl_->slots[(index + i) % kSlots];  // the oldest launch first
+    if (slot.busy) STATUS_TRY(impl_->Finish(slot, batch, sink, t));
   }
   t->total_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return Status::Ok();
+}
+
+Status GpuStats::Compute(u128 from, u128 to, uint32_t batch, std::vector<BatchStats>* out, GpuStatsTimings* timings) {
+  STATUS_TRY(ValidateStatsRange(from, to, batch));
+  STATUS_TRY(CheckBatch(batch));
+  const u128 total_batches = (to - from) / batch;
+  if (total_batches > (u128{1} << 40)) return Status::InvalidArgument("range too large: more than 2^40 batches");
+  const size_t n = static_cast<size_t>(total_batches);
+  // Results are appended launch by launch as they come back: the vector's pages are first
+  // touched by that copy (no zero-fill pass), in huge pages where the kernel gives them.
+  out->clear();
+  out->reserve(n);
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(out->data()) + 4095) & ~uintptr_t{4095};
+  const uintptr_t end = reinterpret_cast<uintptr_t>(out->data() + n);
+  std::vector<std::thread> faulters;
+  if (end > begin + (uintptr_t{256} << 20)) {
+    // Large results: huge pages where the kernel gives them, and helper threads that map the
+    // pages ahead of the copies (a single thread first-touching the pages cannot keep up with
+    // the GPU; the copies themselves can).
+    madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+    const uintptr_t chunk = uintptr_t{32} << 20;
+    const size_t chunks = (end - begin + chunk - 1) / chunk;
+    const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency() / 2, 1, 8);
+    for (size_t t = 0; t < std::min(threads, chunks); ++t) {
+      faulters.emplace_back([=] {
+        for (size_t c = t; c < chunks; c += threads) {
+          const uintptr_t a = begin + c * chunk;
+          if (madvise(reinterpret_cast<void*>(a), std::min(chunk, end - a), kMadvPopulateWrite) != 0) return;
+        }
+      });
+    }
+  }
+  const Status st = ComputeStream(
+      from, to, batch,
+      [out](u128, const BatchStats* batches, size_t count) {
+        out->insert(out->end(), batches, batches + count);
+        return Status::Ok();
+      },
+      timings);
+  for (std::thread& t : faulters) t.join();
+  if (!st.ok()) out->clear();
+  return st;
 }
 
 std::string GpuStats::Describe() const {
@@ -359,7 +461,12 @@ std::string GpuStats::Describe() const {
   return "gpu " + std::to_string(o.device) + " (" + impl_->device_name + "), k=" + std::to_string(o.sieve_bits) +
          " (" + std::to_string(impl_->survivor_count) + " groups), S=" + std::to_string(o.step_bits) +
          ", T=" + std::to_string(o.tail_bits) + ", " + std::to_string(o.block_threads) + " threads x " +
-         std::to_string(impl_->grid_blocks) + " blocks" + (o.refill ? ", lane refill" : o.pairs ? ", two walks per thread" : "");
+         std::to_string(impl_->grid_blocks) + " blocks" +
+         (o.refill ? ", lane refill"
+          : o.pairs ? ", two walks per thread"
+                    : std::string(o.prefetch_tail ? ", prefetch" : "") + (o.fast_steps ? ", 64-bit steps" : "") +
+                          (o.fast_reduce ? ", fast reduce" : "")) +
+         "";
 }
 
 uint32_t GpuStats::survivor_count() const { return impl_->survivor_count; }

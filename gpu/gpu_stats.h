@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,14 +17,22 @@ namespace collatz {
 
 struct GpuStatsOptions {
   int device = 0;
-  int sieve_bits = 16;  // k of the join groups (<= 20); the batch must divide 2^k
-  // Defaults: the fastest of the sweep on the H200 (docs/PERFORMANCE.md, batch statistics).
-  int step_bits = 19;   // S of the step table: <= 13 in shared memory, 14..20 in global memory (L2)
-  int tail_bits = 32;   // T of the device tail table (k, S <= T <= 32; 2^T * 2 bytes: 8 GiB at 32)
-  int block_threads = 512;
-  bool refill = false;  // lanes take the next survivor as soon as theirs is done
-  bool pairs = false;   // two walks per thread (ignored with refill)
-  uint64_t launch_numbers = uint64_t{1} << 32;  // numbers per kernel launch
+  // Defaults: the fastest of the sweeps on the H100 (docs/PERFORMANCE.md, batch statistics).
+  int sieve_bits = 17;  // k of the join groups (<= 20); the batch must divide 2^k
+  int step_bits = 13;   // S of the step table: <= 13 in shared memory, 14..20 in global memory (L2)
+  // T of the device tail table (2^T delays of 2 bytes: 8 GiB at 32): max(16, k, S) <= T <= 34,
+  // or 0: the largest T up to 34 whose table takes at most half the free device memory (33
+  // and 34 are 3% and 6% faster than 32 on the H100, for 16 and 32 GiB).
+  int tail_bits = 32;
+  int block_threads = 1024;  // 256, 512 or 1024
+  bool refill = false;  // lanes take the next survivor as soon as theirs is done (slower)
+  bool pairs = false;   // two walks per thread (ignored with refill; slower)
+  // Refinements of the fixed-stride walk; prefetch_tail and fast_steps need fast_reduce. They
+  // change the speed, never the results.
+  bool prefetch_tail = false;  // a walk's tail read completes while the thread walks its next survivor
+  bool fast_steps = true;      // a 64-bit step loop while the value is below 2^64
+  bool fast_reduce = true;     // 16-byte group-index loads, no pending test in blocks without one
+  uint64_t launch_numbers = uint64_t{1} << 32;  // numbers per kernel launch (at most 2^22 batches)
 };
 
 struct GpuStatsTimings {
@@ -47,6 +56,12 @@ class GpuStats {
   // Every batch of [from, to); the batch must be a power of two in [32, 2^sieve_bits].
   Status Compute(u128 from, u128 to, uint32_t batch, std::vector<BatchStats>* out,
                  GpuStatsTimings* timings = nullptr);
+
+  // The same batches handed over in order, one piece per kernel launch (at most 2^22 batches),
+  // while the next launches run: `first` is the start of the piece's first batch, and the
+  // pointer is valid during the call only. A sink's error stops the computation and is returned.
+  using Sink = std::function<Status(u128 first, const BatchStats* batches, size_t count)>;
+  Status ComputeStream(u128 from, u128 to, uint32_t batch, const Sink& sink, GpuStatsTimings* timings = nullptr);
 
   // Why a batch size cannot be used on this engine, or Ok.
   Status CheckBatch(uint32_t batch) const;

@@ -33,7 +33,7 @@ struct StatsFinishEntry {
 // Delay entries of the shared table that the host still has to fill.
 constexpr uint16_t kStatsPending = 0xFFFF;
 // Widest step table kept in shared memory (4-byte entries c | p << 26, 32 KiB); wider ones
-// (up to 20 bits) are read from global memory (L2), 8-byte entries {c, p}.
+// (up to 20 bits) are read from global memory (L2), 16-byte entries {c, 3^p, 4 (S + p), 0}.
 constexpr int kStatsMaxSharedStepBits = 13;
 constexpr int kStatsMaxStepBits = 20;
 constexpr int kStatsMaxSieveBits = 20;  // c < 3^k and 3^p fit 32 bits
@@ -42,9 +42,9 @@ struct StatsParams {
   const uint16_t* tail = nullptr;  // exact delays of n < 2^tail_bits
   int tail_bits = 0;
   const uint32_t* steps = nullptr;      // step_bits <= 13: 2^step_bits entries c | p << 26 (copied to shared)
-  const uint2* global_steps = nullptr;  // step_bits > 13: 2^step_bits entries {c, p}
+  const uint4* global_steps = nullptr;  // step_bits > 13: 2^step_bits entries {c, 3^p, 4 (step_bits + p), 0}
   int step_bits = 0;
-  const uint2* survivors = nullptr;  // {c, p} of each group's smallest residue, ascending residue
+  const uint4* survivors = nullptr;  // {c, 3^p, k + p, 0} of each group's smallest residue
   const uint32_t* rep = nullptr;     // 2^sieve_bits entries: survivor index of residue i
   const uint16_t* rep16 = nullptr;   // the same in 16 bits when there are at most 65535 survivors (half the reads)
   uint32_t survivor_count = 0;
@@ -56,10 +56,16 @@ struct StatsParams {
   uint64_t numbers = 0;       // multiple of the batch
   int batch_bits = 0;         // batch = 2^batch_bits, 5 <= batch_bits <= sieve_bits
   StatsBatchOut* out = nullptr;  // numbers >> batch_bits entries
+  unsigned long long* counted = nullptr;  // += the numbers counted by the kernel (the host checks the total)
   StatsFinishEntry* finish = nullptr;
   unsigned int* finish_count = nullptr;  // may exceed the capacity: then the host redoes the launch
   uint32_t finish_capacity = 0;
+  uint32_t safe_hi = 0;   // 64-bit steps: no step from v < 2^32 safe_hi passes 2^64 (StatsSafeHigh)
 };
+
+// The largest 2^(B-32) with 3^S (2^(B-S) + 1) <= 2^64: a step of the S-bit table from any
+// v < 2^B stays below 2^64.
+uint32_t StatsSafeHigh(int step_bits);
 
 // Dynamic shared memory the stats kernel needs for these tables (the step table only when
 // step_bits <= kStatsMaxSharedStepBits).
@@ -71,12 +77,23 @@ constexpr int kStatsModeStride = 0;
 constexpr int kStatsModeRefill = 1;
 constexpr int kStatsModePairs = 2;
 
+// Refinements of the fixed-stride mode (bits of `variant`; the other modes always use
+// kStatsFastReduce). Every combination gives the same results; they differ in speed.
+constexpr int kStatsPrefetchTail = 1;  // a walk's tail read completes while the thread walks its next survivor
+constexpr int kStatsFast64 = 2;        // a 64-bit step loop while the value is below 2^64
+constexpr int kStatsFastReduce = 4;    // 16-byte group-index loads; no pending test in blocks without one
+constexpr int kStatsVariantAll = 7;
+// The variants of the fixed-stride mode that are compiled: 0, 4, 5, 6, 7.
+bool StatsVariantAvailable(int mode, int variant);
+
 // Launches the stats kernel (block_threads: 256, 512 or 1024) on a persistent grid.
-cudaError_t LaunchStats(const StatsParams& p, int block_threads, int mode, int grid_blocks, cudaStream_t stream);
+cudaError_t LaunchStats(const StatsParams& p, int block_threads, int mode, int variant, int grid_blocks,
+                        cudaStream_t stream);
 
 // Resident blocks per SM of the stats kernel of that configuration (also raises the
 // kernel's dynamic shared memory limit to what it needs).
-cudaError_t StatsBlocksPerSm(int block_threads, int mode, int step_bits, uint32_t survivor_count, int* blocks);
+cudaError_t StatsBlocksPerSm(int block_threads, int mode, int variant, int step_bits, uint32_t survivor_count,
+                             int* blocks);
 
 // Fills tail[n] for n in [2^base_bits, 2^tail_bits) from tail[0 .. 2^base_bits) (already on the
 // device) with a step table of at most 13 bits (c | p << 26); sets *failed if a value would
