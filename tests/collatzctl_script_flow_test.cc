@@ -1,5 +1,5 @@
-// End to end: the flow a script drives with collatzctl alone (as worker/gpu_run.sh does with
-// worker-admin-tool): a real collatz-server, trusted records imported, a range submitted,
+// End to end: the flow a script drives with collatzctl alone (as worker/gpu_run.sh does): a
+// real collatz-server, trusted records imported, a range submitted,
 // `status --wait` until a real collatz-worker has finished it, the records as CSV against
 // shared/data.
 #include <gtest/gtest.h>

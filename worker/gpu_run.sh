@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The worker's GPU acceptance run (docs/WORKER.md), on a machine with a GPU and without
 # gRPC: binaries and their shared libraries built on the Debian host are in $CARRY
-# (.carry-worker: collatz-server, collatz-worker, worker-admin-tool, lib/, data/).
+# (.carry-worker: collatz-server, collatz-worker, collatzctl, lib/, data/).
 #  1. [1, $RANGE_END), delay and class records: server + GPU worker, and at the same time a
 #     second server + CPU worker; both record lists must be equal, and equal to the
 #     published delay records below 2^36 and the exhaustive class records below 2^28.
@@ -22,7 +22,7 @@ export LD_LIBRARY_PATH="$CARRY/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 W=/tmp/worker-gpu-run-state
 rm -rf "$W" && mkdir -p "$W"
 fail=0
-admin() { "$CARRY/worker-admin-tool" "$@"; }
+ctl() { "$CARRY/collatzctl" "$@"; }
 nvidia-smi -L || true
 
 start_server() {  # name port unit_size
@@ -39,10 +39,10 @@ E=$(python3 -c "print($R + 2**37)")
 start_server gpu 50061 2^32 || exit 1
 start_server cpu 50062 2^32 || exit 1
 start_server near60 50063 2^36 || exit 1
-admin 127.0.0.1:50061 submit 1 "$RANGE_END" 2^32
-admin 127.0.0.1:50062 submit 1 "$RANGE_END" 2^32
-admin 127.0.0.1:50063 import-delay "$CARRY/data/delay_records.csv" "$S"
-admin 127.0.0.1:50063 submit "$S" "$E" 2^36 delay
+ctl submit --server 127.0.0.1:50061 --from 1 --to "$RANGE_END" --unit-size 2^32
+ctl submit --server 127.0.0.1:50062 --from 1 --to "$RANGE_END" --unit-size 2^32
+ctl import --server 127.0.0.1:50063 --delay-csv "$CARRY/data/delay_records.csv" --complete-below "$S"
+ctl submit --server 127.0.0.1:50063 --from "$S" --to "$E" --unit-size 2^36 --kinds delay
 t0=$(date +%s.%N)
 "$CARRY/collatz-worker" --server 127.0.0.1:50061 --backend "$GPU_BACKEND" --gpus all --spool "$W/spool_gpu" \
   --max-idle-seconds 3 --metrics-listen 127.0.0.1:9464 > "$OUT/worker_gpu.log" 2>&1 &
@@ -55,9 +55,9 @@ cpu_pid=$!
 wait $gpu_pid; gpu_rc=$?
 t1=$(date +%s.%N)
 echo "GPU worker exit $gpu_rc after $(python3 -c "print(round($t1 - $t0, 1))") s"
-admin 127.0.0.1:50061 wait 30 || fail=1
-admin 127.0.0.1:50061 records delay > "$OUT/gpu_delay.csv"
-admin 127.0.0.1:50061 records class > "$OUT/gpu_class.csv"
+ctl status --server 127.0.0.1:50061 --wait 30 > "$OUT/status_gpu.txt" || fail=1
+ctl server-records --server 127.0.0.1:50061 --kind delay --format csv > "$OUT/gpu_delay.csv"
+ctl server-records --server 127.0.0.1:50061 --kind class --format csv > "$OUT/gpu_class.csv"
 grep -E "self-test|REFUSED|registered" "$OUT/worker_gpu.log" | cut -c1-300
 echo "GPU units done: $(grep -c "done in" "$OUT/worker_gpu.log")"
 grep "done in" "$OUT/worker_gpu.log" | head -3
@@ -76,8 +76,8 @@ if [ -z "${SKIP_NEAR60:-}" ]; then
   "$CARRY/collatz-worker" --server 127.0.0.1:50063 --backend "$GPU_BACKEND" --spool "$W/spool_near60" \
     --max-idle-seconds 3 > "$OUT/worker_near60.log" 2>&1
   echo "near-2^60 worker exit $?"
-  admin 127.0.0.1:50063 wait 30 || fail=1
-  admin 127.0.0.1:50063 records delay > "$OUT/near60_delay.csv"
+  ctl status --server 127.0.0.1:50063 --wait 30 > "$OUT/status_near60.txt" || fail=1
+  ctl server-records --server 127.0.0.1:50063 --kind delay --format csv > "$OUT/near60_delay.csv"
   found=$(awk -F, -v s="$S" 'NR > 1 && length($1) >= length(s) && $1 >= s' "$OUT/near60_delay.csv")
   if [ "$found" = "$R,2286" ]; then echo "PASS near 2^60: exactly $R (delay 2286) found in [$S, $E)"
   else echo "FAIL near 2^60: found [$found]"; fail=1; fi
@@ -87,9 +87,9 @@ fi
 wait $cpu_pid; cpu_rc=$?
 t2=$(date +%s.%N)
 echo "CPU worker exit $cpu_rc after $(python3 -c "print(round($t2 - $t0, 1))") s, $(grep -c "done in" "$OUT/worker_cpu.log") units"
-admin 127.0.0.1:50062 wait 5 || fail=1
-admin 127.0.0.1:50062 records delay > "$OUT/cpu_delay.csv"
-admin 127.0.0.1:50062 records class > "$OUT/cpu_class.csv"
+ctl status --server 127.0.0.1:50062 --wait 5 > "$OUT/status_cpu.txt" || fail=1
+ctl server-records --server 127.0.0.1:50062 --kind delay --format csv > "$OUT/cpu_delay.csv"
+ctl server-records --server 127.0.0.1:50062 --kind class --format csv > "$OUT/cpu_class.csv"
 if cmp -s "$OUT/gpu_delay.csv" "$OUT/cpu_delay.csv" && cmp -s "$OUT/gpu_class.csv" "$OUT/cpu_class.csv"; then
   echo "PASS [1, $RANGE_END): GPU records equal CPU records ($(($(wc -l < "$OUT/gpu_delay.csv") - 1)) delay, $(($(wc -l < "$OUT/gpu_class.csv") - 1)) class)"
 else
