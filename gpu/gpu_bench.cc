@@ -6,7 +6,7 @@
 //   gpu_bench --at 2^60 --numbers 2^40 --kinds delay [--sieve-bits 19] [--step-bits 19]
 //             [--tail-bits 24] [--block-threads 256] [--no-et] [--baseline-numbers 2^28]
 //             [--verify-numbers 2^24] [--repeat 3] [--records path/delay_records.csv]
-//             [--global-steps] [--no-queue] [--queue-occupancy 1536] [--queue-block-threads 256]
+//             [--global-steps] [--no-queue] [--queue-occupancy 1280] [--queue-block-threads 256] [--queue-columns 64]
 //             [--low-occupancy]
 //             [--bound-sub-bits 6] [--positions-per-launch N]
 #include <algorithm>
@@ -75,6 +75,7 @@ int Main(int argc, char** argv) {
     else if (key == "--no-queue") a.gpu.walk_queue = false;
     else if (key == "--queue-occupancy") a.gpu.queue_threads_per_sm = std::stoi(value());
     else if (key == "--queue-block-threads") a.gpu.queue_block_threads = std::stoi(value());
+    else if (key == "--queue-columns") a.gpu.queue_column_cycles = std::stoi(value());
     else if (key == "--bound-sub-bits") a.gpu.bound_sub_bits = std::stoi(value());
     else if (key == "--baseline-numbers") a.baseline_numbers = value();
     else if (key == "--verify-numbers") a.verify_numbers = value();
@@ -184,11 +185,11 @@ int Main(int argc, char** argv) {
                 static_cast<unsigned long>(count), seconds, base_rate, detail.max_delay,
                 static_cast<unsigned long>(detail.overflowed));
   }
-  std::printf("SUMMARY at=%s numbers=%s kinds=%s sieve=%d step=%d tail=%d threads=%d smem=%d occ=%d queue=%d/%d/%d et=%d sub=%d: "
+  std::printf("SUMMARY at=%s numbers=%s kinds=%s sieve=%d step=%d tail=%d threads=%d smem=%d occ=%d queue=%d/%d/%d/%d et=%d sub=%d: "
               "%.3e numbers/s (median wall %.3f s of %d; summed launch events %.3f s); baseline %.3e numbers/s; "
               "speedup x%.0f\n",
               a.at.c_str(), a.numbers.c_str(), a.kinds.c_str(), a.sieve_bits, a.gpu.step_bits, a.gpu.tail_bits,
-              a.gpu.block_threads, (a.gpu.shared_step_table && a.gpu.step_bits <= 13) ? 1 : 0, a.gpu.full_occupancy ? 1 : 0, a.gpu.walk_queue ? 1 : 0, a.gpu.queue_block_threads, a.gpu.queue_threads_per_sm, a.gpu.early_termination ? 1 : 0, a.gpu.bound_sub_bits,
+              a.gpu.block_threads, (a.gpu.shared_step_table && a.gpu.step_bits <= 13) ? 1 : 0, a.gpu.full_occupancy ? 1 : 0, a.gpu.walk_queue ? 1 : 0, a.gpu.queue_block_threads, a.gpu.queue_threads_per_sm, a.gpu.queue_column_cycles, a.gpu.early_termination ? 1 : 0, a.gpu.bound_sub_bits,
               n / wall, wall, static_cast<int>(walls.size()), kernel, base_rate, base_rate > 0 ? n / wall / base_rate : 0.0);
   return 0;
 }

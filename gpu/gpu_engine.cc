@@ -188,6 +188,9 @@ Status GpuEngine::Init() {
   if (o.tail_bits < o.step_bits || o.tail_bits > TailTable::kMaxBits) {
     return Status::InvalidArgument("tail bits must be in step bits..32");
   }
+  if (o.queue_column_cycles < 1 || o.queue_column_cycles > 4096) {
+    return Status::InvalidArgument("queue column cycles must be in 1..4096");
+  }
   for (const int threads : {o.block_threads, o.queue_block_threads}) {
     if (threads != 128 && threads != 256 && threads != 512) {
       return Status::InvalidArgument("threads per block must be 128, 256 or 512");
@@ -251,6 +254,7 @@ Status GpuEngine::Init() {
     STATUS_TRY(s.class_min.Allocate(gpu::kClassSlots));
     STATUS_TRY(s.host_class_min.Allocate(gpu::kClassSlots));
   }
+  CUDA_TRY(cudaDeviceSynchronize());  // the table uploads have landed before any launch
   return Status::Ok();
 }
 
@@ -305,6 +309,17 @@ Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
     p.tile_end = (last / cycle.len) * p.tiles_per_cycle + (last % cycle.len) / threads + 1;
     p.first_tile_cycle = p.tile_begin / p.tiles_per_cycle;
     p.first_tile_rem = static_cast<uint32_t>(p.tile_begin % p.tiles_per_cycle);
+    if (Queue()) {
+      // Column tiles: 32 entries over column_cycles cycles (see LaunchParams).
+      const uint64_t first_cycle = first / cycle.len, last_cycle = last / cycle.len;
+      const uint64_t columns = options_.queue_column_cycles;
+      p.first_tile_cycle = first_cycle;
+      p.last_cycle = last_cycle;
+      p.column_cycles = static_cast<uint32_t>(columns);
+      p.column_modulus = cycle.modulus;
+      p.tile_begin = 0;
+      p.tile_end = (last_cycle - first_cycle + columns) / columns * p.tiles_per_cycle;
+    }
     if (p.tile_end - p.tile_begin + p.tiles_per_cycle >= (uint64_t{1} << 32)) {
       return Status::Internal("launch too large for 32-bit tile arithmetic");
     }
@@ -484,6 +499,9 @@ Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
     }
   }
   STATUS_TRY(stop_below_.Upload(stop_below));
+  // cudaMemcpy from pageable memory may return before its DMA lands, and the launches run
+  // on non-blocking streams that do not wait for it: finish every upload first.
+  CUDA_TRY(cudaDeviceSynchronize());
 
   LaunchParams& p = base_params_;
   p = LaunchParams{};

@@ -48,7 +48,10 @@ struct GpuEngineOptions {
   // Its threads per block (128, 256 or 512) and register cap, as resident threads per
   // SM: 0 (none), 1280, 1536 or 2048.
   int queue_block_threads = 256;
-  int queue_threads_per_sm = 1536;
+  int queue_threads_per_sm = 1280;
+  // Its tiles in sieved blocks: 32 sieve entries over this many consecutive cycles, so a
+  // residue's entry is loaded and multiplied once per column and later cycles cost an add.
+  int queue_column_cycles = 64;
   // Plain kernel (class searches, floor 0, shared-memory step table): cap registers at 32
   // so that 2048 threads fit on an SM.
   bool full_occupancy = true;

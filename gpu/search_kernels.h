@@ -80,6 +80,12 @@ struct LaunchParams {
   int full_occupancy = 0;   // plain kernel capped at 32 registers (2048 threads per SM)
   int queue = 0;            // walk queue in shared memory (global step table; floor > 0; tiles of 32)
   int queue_threads_per_sm = 0;  // its register cap: resident threads per SM (0, 1280, 1536, 2048)
+  // Walk queue, sieved launches: tile t is the column of entries 32 (t % tiles_per_cycle) ..
+  // + 31 over cycles first_tile_cycle + (t / tiles_per_cycle) * column_cycles, ... (at most
+  // column_cycles of them, none past last_cycle); N grows by 2^k column_modulus a cycle.
+  uint32_t column_cycles = 1;
+  uint64_t last_cycle = 0;
+  uint64_t column_modulus = 1;
 
   // Positions [pos_begin, pos_end). Sieved mode: position = cycle * cycle_len + rem,
   // N = base + cycle * cycle_stride + entries[rem].offset; tiles never straddle cycles.
