@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/cpu_engine.h"
+#include "core/merge.h"
 #include "core/delay.h"
 #include "core/records_csv.h"
 #include "core/unit_search.h"
@@ -359,6 +360,42 @@ TEST(GpuEngineTest, WholeRangeBelow2p32MatchesCpu) {
       if (r.n >= Pow2(32) || r.n % 2 == 0 || r.delay == 0) continue;
       EXPECT_TRUE(std::find(got.ladder.begin(), got.ladder.end(), r) != got.ladder.end()) << ToDecimal(r.n);
     }
+  }
+}
+
+// The same range cut the way collatzctl run plans it ([1, 2^20), [2^20, 2^24), ...), each unit
+// with the floor, holes and record table of the units before it: every unit but the first
+// then runs the walk queue (delay-only) with real early termination; the merged records
+// must equal shared/data (opt-in like the whole-range test).
+TEST(GpuEngineTest, PlannedUnitsBelow2p32MatchCpuAndReference) {
+  REQUIRE_GPU();
+  if (std::getenv("COLLATZ_GPU_FULL") == nullptr) GTEST_SKIP() << "set COLLATZ_GPU_FULL=1";
+  auto gpu = MakeGpu();
+  for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
+    std::vector<FinishedUnit> done;
+    for (const auto& [begin, end] : std::vector<std::pair<u128, u128>>{
+             {1, Pow2(20)}, {Pow2(20), Pow2(24)}, {Pow2(24), Pow2(28)}, {Pow2(28), Pow2(30)}, {Pow2(30), Pow2(32)}}) {
+      const LeaseContext ctx = ComputeLeaseContext(MergeRecords({}, done), begin, kinds);
+      UnitSpec spec;
+      spec.begin = begin;
+      spec.end = end;
+      spec.kinds = kinds;
+      spec.floor = ctx.floor;
+      spec.open_holes = ctx.open_holes;
+      spec.known_records = ctx.known_records;
+      spec.records_complete_below = ctx.records_complete_below;
+      const UnitResult got = GpuSearch(*gpu, spec);
+      const UnitResult cpu = CpuSearch(spec);
+      ASSERT_EQ(got, cpu) << ToDecimal(begin) << ": gpu " << DescribeUnitResult(got) << "\ncpu "
+                          << DescribeUnitResult(cpu);
+      done.push_back(FinishedUnit{begin, end, kinds, got});
+    }
+    const MergedRecords merged = MergeRecords({}, done);
+    std::vector<Record> below_2p32;
+    for (const Record& r : PublishedRecords()) {
+      if (r.n < Pow2(32)) below_2p32.push_back(r);
+    }
+    EXPECT_EQ(merged.delay_final, below_2p32);
   }
 }
 
