@@ -358,7 +358,9 @@ struct QueueRing {
 };
 
 template <int kThreads, bool kSieved, int kMinBlocks>
-__global__ void __launch_bounds__(kThreads, kMinBlocks) QueueKernel(const LaunchParams P) {
+__global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THREADS_PER_SM
+                                                ? COLLATZ_THREADS_PER_SM / kThreads
+                                                : kMinBlocks) QueueKernel(const LaunchParams P) {
   constexpr int kWarps = kThreads / 32;
   __shared__ QueueRing rings[kWarps];
   const unsigned lane = threadIdx.x & 31;
