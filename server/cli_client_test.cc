@@ -1,15 +1,9 @@
 // collatzctl's client commands against the real collatz-server binary on 127.0.0.1:
 // exit codes and messages for refused input, a missing token and an unreachable server;
 // import, status, server-records, export, backup and cancel.
-#include <arpa/inet.h>
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <array>
 #include <chrono>
@@ -18,7 +12,8 @@
 #include <sstream>
 #include <thread>
 
-extern char** environ;
+#include "tests/support/child_process.h"
+#include "tests/support/temp_dir.h"
 
 namespace {
 
@@ -39,36 +34,17 @@ CtlRun Ctl(const std::string& args) {
   return r;
 }
 
-int FreePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
 TEST(CollatzctlClient, CommandsAgainstTheRealServer) {
-  const auto dir = std::filesystem::temp_directory_path() / ("ctl_test_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  const std::string token_file = (dir / "token").string();
+  collatz::test_support::TempDir dir;
+  const std::string token_file = dir.File("token");
   std::ofstream(token_file) << "ctl-token\n";
-  const std::string address = "127.0.0.1:" + std::to_string(FreePort());
-  std::vector<std::string> args = {COLLATZ_SERVER_BINARY, "--listen", address, "--db", (dir / "c.db").string(),
-                                   "--token-file", token_file, "--unit-size", "2^20", "--sieve-bits", "16"};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 2, (dir / "server.log").c_str(), O_WRONLY | O_CREAT, 0644);
-  pid_t pid;
-  ASSERT_EQ(posix_spawn(&pid, COLLATZ_SERVER_BINARY, &fa, nullptr, argv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&fa);
+  const int port = collatz::test_support::FreeTcpPort();
+  ASSERT_GT(port, 0);
+  const std::string address = "127.0.0.1:" + std::to_string(port);
+  collatz::test_support::ChildProcess server(COLLATZ_SERVER_BINARY,
+                                             {"--listen", address, "--db", dir.File("c.db"), "--token-file", token_file,
+                                              "--unit-size", "2^20", "--sieve-bits", "16"},
+                                             dir.File("server.log"));
   const std::string s = " --server " + address;
   const std::string t = s + " --token-file " + token_file;
   CtlRun r;
@@ -109,19 +85,19 @@ TEST(CollatzctlClient, CommandsAgainstTheRealServer) {
   std::stringstream ref_text;
   ref_text << ref.rdbuf();
   EXPECT_EQ(r.out, ref_text.str());
-  r = Ctl("export --class-csv " + (dir / "class.csv").string() + s);
+  r = Ctl("export --class-csv " + dir.File("class.csv") + s);
   EXPECT_EQ(r.code, 0);
-  std::ifstream cls(dir / "class.csv"), cref(data + "/class_records_below_2p28.csv");
+  std::ifstream cls(dir.File("class.csv")), cref(data + "/class_records_below_2p28.csv");
   std::stringstream a, b;
   a << cls.rdbuf();
   b << cref.rdbuf();
   EXPECT_EQ(a.str(), b.str());
   r = Ctl("status --format json" + s);
   EXPECT_NE(r.out.find("\"covered_prefix\": \"268435456\""), std::string::npos) << r.out;
-  r = Ctl("backup --out " + (dir / "backup.db").string() + t);
+  r = Ctl("backup --out " + dir.File("backup.db") + t);
   EXPECT_EQ(r.code, 0) << r.out;
-  EXPECT_TRUE(std::filesystem::exists(dir / "backup.db"));
-  r = Ctl("backup --out " + (dir / "backup.db").string() + t);
+  EXPECT_TRUE(std::filesystem::exists(dir.File("backup.db")));
+  r = Ctl("backup --out " + dir.File("backup.db") + t);
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("already exists"), std::string::npos) << r.out;
   r = Ctl("cancel --id 1" + t);
@@ -130,11 +106,8 @@ TEST(CollatzctlClient, CommandsAgainstTheRealServer) {
   r = Ctl("workers" + s);
   EXPECT_EQ(r.code, 0);
 
-  ::kill(pid, SIGTERM);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  std::filesystem::remove_all(dir);
+  server.Signal(SIGTERM);
+  EXPECT_EQ(server.Wait(), 0);
 }
 
 }  // namespace

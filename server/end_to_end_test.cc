@@ -3,20 +3,13 @@
 // mid-way (as if killed) and the server is killed with SIGKILL and restarted; the final
 // records equal shared/data, every unit is finished exactly once, and the database
 // passes PRAGMA integrity_check after a graceful SIGTERM.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <fcntl.h>
-#include <spawn.h>
 #include <sqlite3.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
-#include <filesystem>
 #include <fstream>
+#include <memory>
 #include <thread>
 
 #include "core/records_csv.h"
@@ -24,56 +17,15 @@
 #include "server/auth.h"
 #include "server/test_worker.h"
 #include "storage/record_db.h"
-
-extern char** environ;
+#include "tests/support/child_process.h"
+#include "tests/support/temp_dir.h"
 
 namespace collatz::server {
 namespace {
 
+using test_support::ChildProcess;
+
 constexpr const char* kToken = "e2e-token";
-
-int FreePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
-class ServerProcess {
- public:
-  ServerProcess(std::vector<std::string> args, std::string log) : args_(std::move(args)), log_(std::move(log)) {}
-  ~ServerProcess() {
-    if (pid_ > 0) Kill(SIGKILL);
-  }
-  void Start() {
-    std::vector<char*> argv;
-    argv.push_back(const_cast<char*>(COLLATZ_SERVER_BINARY));
-    for (auto& a : args_) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 2, log_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    ASSERT_EQ(posix_spawn(&pid_, COLLATZ_SERVER_BINARY, &fa, nullptr, argv.data(), environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-  }
-  int Kill(int sig) {
-    ::kill(pid_, sig);
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return status;
-  }
-
- private:
-  std::vector<std::string> args_;
-  std::string log_;
-  pid_t pid_ = -1;
-};
 
 std::vector<Record> Reference(const char* file, RecordCsvKind kind, u128 below) {
   std::vector<Record> r;
@@ -83,20 +35,21 @@ std::vector<Record> Reference(const char* file, RecordCsvKind kind, u128 below) 
 }
 
 TEST(EndToEnd, SearchWithWorkerLossAndServerKillEqualsReference) {
-  const auto dir = std::filesystem::temp_directory_path() / ("e2e_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  const std::string db = (dir / "e2e.db").string();
-  {
-    std::ofstream(dir / "token") << kToken << "\n";
-  }
-  const int port = FreePort();
+  test_support::TempDir dir;
+  const std::string db = dir.File("e2e.db");
+  std::ofstream(dir.File("token")) << kToken << "\n";
+  // The server is restarted on the same port, so the port is chosen here.
+  const int port = test_support::FreeTcpPort();
+  ASSERT_GT(port, 0);
   const std::string address = "127.0.0.1:" + std::to_string(port);
   const u128 end = Pow2(26);
-  ServerProcess server({"--listen", address, "--db", db, "--token-file", (dir / "token").string(), "--sieve-bits", "16",
-                        "--unit-size", "2^22", "--lease-seconds", "3", "--audit-fraction", "0.25", "--log-level", "info"},
-                       (dir / "server.log").string());
-  server.Start();
+  const std::vector<std::string> server_args = {"--listen", address, "--db", db, "--token-file", dir.File("token"),
+                                                "--sieve-bits", "16", "--unit-size", "2^22", "--lease-seconds", "3",
+                                                "--audit-fraction", "0.25", "--log-level", "info"};
+  auto start_server = [&] {
+    return std::make_unique<ChildProcess>(COLLATZ_SERVER_BINARY, server_args, dir.File("server.log"));
+  };
+  std::unique_ptr<ChildProcess> server = start_server();
 
   std::shared_ptr<grpc::Channel> channel;
   ASSERT_TRUE(MakeChannel(address, "", &channel).ok());
@@ -152,9 +105,10 @@ TEST(EndToEnd, SearchWithWorkerLossAndServerKillEqualsReference) {
     if (status(&s).ok() && s.units_finished() >= 5) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  server.Kill(SIGKILL);
+  server->Signal(SIGKILL);
+  server->Wait();
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  server.Start();
+  server = start_server();
   ASSERT_TRUE(wait_up()) << "server did not come back";
 
   v1::StatusResponse final_status;
@@ -182,7 +136,8 @@ TEST(EndToEnd, SearchWithWorkerLossAndServerKillEqualsReference) {
     EXPECT_EQ(wire::RecordsFromWire(r.final_records()), Reference(file, csv, end)) << file;
   }
   // Graceful stop, then check the file itself: 16 finished units tile [1, 2^26) exactly.
-  EXPECT_EQ(server.Kill(SIGTERM), 0);
+  server->Signal(SIGTERM);
+  EXPECT_EQ(server->Wait(), 0);
   std::unique_ptr<RecordDb> rdb;
   ASSERT_TRUE(RecordDb::Open(db, RecordDb::OpenMode::kExistingOnly, &rdb).ok());
   std::vector<FinishedUnit> units;
@@ -210,7 +165,6 @@ TEST(EndToEnd, SearchWithWorkerLossAndServerKillEqualsReference) {
   std::printf("workers: accepted %d+%d, duplicates %d+%d, audits %d+%d, reconnects %d+%d; audits passed %llu\n",
               s1.accepted, s2.accepted, s1.duplicates, s2.duplicates, s1.audits, s2.audits, s1.reconnects,
               s2.reconnects, static_cast<unsigned long long>(final_status.audits_passed()));
-  if (std::getenv("COLLATZ_KEEP_E2E") == nullptr) std::filesystem::remove_all(dir);
 }
 
 }  // namespace
