@@ -9,6 +9,7 @@
 
 #include "server/coordinator_util.h"
 #include "server/result_verifier.h"
+#include "server/submission_units.h"
 
 namespace collatz::server {
 
@@ -805,7 +806,7 @@ grpc::Status Coordinator::Submit(u128 begin, u128 end, Kinds kinds, u128 unit_si
                         "[" + ToDecimal(begin) + ", " + ToDecimal(end) + ") is already covered or queued");
   }
   u128 units = 0;
-  for (const auto& [a, b] : pieces) units += (b - a + unit_size - 1) / unit_size;
+  for (const auto& [a, b] : pieces) units += CountUnits(a, b, unit_size);
   if (units > options_.max_units_per_submission) {
     return grpc::Status(StatusCode::INVALID_ARGUMENT, "submission would make " + ToDecimal(units) +
                                                           " units; choose a larger unit size");
@@ -824,7 +825,7 @@ grpc::Status Coordinator::Submit(u128 begin, u128 end, Kinds kinds, u128 unit_si
     for (u128 x = a; x < b;) {
       UnitMem u;
       u.begin = x;
-      u.end = (b - x > unit_size) ? x + unit_size : b;
+      u.end = UnitEnd(x, b, unit_size);
       u.kinds = kinds;
       u.submission_id = sub.id;
       u.priority = priority;

@@ -93,7 +93,7 @@ TEST_F(CoordinatorTest, SubmitCutsUnitsTrimsOverlapsAndRefusesBadRanges) {
   EXPECT_EQ(c_->GetStatus().pending, 0u);
 
   ASSERT_TRUE(c_->Submit(1, 1000, Kinds::kDelayAndClass, 300, 0, &out).ok());
-  EXPECT_EQ(out.units, 4u);  // [1,301) [301,601) [601,901) [901,1000)
+  EXPECT_EQ(out.units, 4u);  // [1,300) [300,600) [600,900) [900,1000) (server/submission_units.h)
   ASSERT_TRUE(c_->Submit(500, 1500, Kinds::kDelayAndClass, 300, 0, &out).ok());
   ASSERT_EQ(out.accepted.size(), 1u);
   EXPECT_TRUE(out.accepted[0].first == 1000 && out.accepted[0].second == 1500);
@@ -345,6 +345,37 @@ TEST_F(CoordinatorTest, AuditCatchesAWrongTally) {
   s = c_->GetStatus();
   EXPECT_EQ(s.audits_passed, 1u);
   EXPECT_EQ(s.finished, 1u);
+}
+
+// A submission from 1 is cut at 2^20 and then at the unit size (server/submission_units.h):
+// only [1, 2^20) is searched with floor 0; the next units get the floor and the records
+// below them, and the records are the reference's.
+TEST_F(CoordinatorTest, FirstUnitIsCutSoThatLaterUnitsGetFloors) {
+  std::vector<Record> ref;
+  ASSERT_TRUE(ReadRecordsCsv(std::string(COLLATZ_SHARED_DATA) + "/delay_records_below_2p28.csv", RecordCsvKind::kDelay, &ref).ok());
+  const u128 end = Pow2(22) + Pow2(21);
+  std::erase_if(ref, [end](const Record& x) { return x.n >= end; });
+  SubmitOutcome out;
+  ASSERT_TRUE(c_->Submit(1, end, Kinds::kDelay, Pow2(22), 0, &out).ok());
+  EXPECT_EQ(out.units, 3u);
+  const int64_t w = NewWorker();
+  const std::vector<std::pair<u128, u128>> expected = {{1, Pow2(20)}, {Pow2(20), Pow2(22)}, {Pow2(22), end}};
+  for (const auto& [begin, unit_end] : expected) {
+    LeaseGrant g = LeaseOne(w);
+    ASSERT_TRUE(g.has_unit);
+    EXPECT_TRUE(g.spec.begin == begin && g.spec.end == unit_end)
+        << "[" << ToDecimal(g.spec.begin) << ", " << ToDecimal(g.spec.end) << ")";
+    uint32_t floor = 0;  // the largest delay below the unit, from the reference
+    for (const Record& r : ref) {
+      if (r.n < begin) floor = r.delay;
+    }
+    EXPECT_EQ(g.spec.floor, floor) << ToDecimal(begin);
+    EXPECT_TRUE(g.spec.records_complete_below == (begin > 1 ? begin : 0)) << ToDecimal(g.spec.records_complete_below);
+    Disposition d;
+    ASSERT_TRUE(c_->Complete(w, g.unit_id, g.token, Search(g.spec), 1, "cpu", &d).ok());
+  }
+  EXPECT_FALSE(LeaseOne(w).has_unit);
+  EXPECT_EQ(c_->Records().delay_final, ref);
 }
 
 TEST_F(CoordinatorTest, SearchOf2p20EqualsReferenceAcrossRestartsAndImports) {

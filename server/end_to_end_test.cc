@@ -26,6 +26,9 @@ namespace {
 using test_support::ChildProcess;
 
 constexpr const char* kToken = "e2e-token";
+// [1, 2^26) in units of 2^22: [1, 2^20), [2^20, 2^22), then 15 units of 2^22
+// (server/submission_units.h).
+constexpr uint64_t kUnits = 17;
 
 std::vector<Record> Reference(const char* file, RecordCsvKind kind, u128 below) {
   std::vector<Record> r;
@@ -77,7 +80,7 @@ TEST(EndToEnd, SearchWithWorkerLossAndServerKillEqualsReference) {
     req.set_kinds(v1::KINDS_DELAY_AND_CLASS);
     v1::SubmitResponse resp;
     ASSERT_TRUE(admin->Submit(&ctx, req, &resp).ok());
-    EXPECT_EQ(resp.units(), 16u);
+    EXPECT_EQ(resp.units(), kUnits);
   }
 
   std::shared_ptr<const SearchTables> tables;
@@ -113,18 +116,18 @@ TEST(EndToEnd, SearchWithWorkerLossAndServerKillEqualsReference) {
 
   v1::StatusResponse final_status;
   for (int i = 0; i < 3000; ++i) {
-    if (status(&final_status).ok() && final_status.units_finished() == 16 && final_status.audits_pending() == 0) break;
+    if (status(&final_status).ok() && final_status.units_finished() == kUnits && final_status.audits_pending() == 0) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   stop = true;
   t1.join();
   t2.join();
-  EXPECT_EQ(final_status.units_finished(), 16u);
+  EXPECT_EQ(final_status.units_finished(), kUnits);
   EXPECT_EQ(final_status.units_pending() + final_status.units_leased() + final_status.units_quarantined(), 0u);
   EXPECT_EQ(final_status.audits_failed(), 0u);
   EXPECT_TRUE(wire::FromWire(final_status.covered_prefix()) == end);
   EXPECT_EQ(s1.errors + s2.errors, 0);
-  EXPECT_GE(s1.accepted + s2.accepted, 11);  // some units may have finished before the kill, twice counted never
+  EXPECT_GE(s1.accepted + s2.accepted, 12);  // some units may have finished before the kill, twice counted never
 
   for (auto [kind, file, csv] : {std::tuple{v1::RECORD_KIND_DELAY, "delay_records_below_2p28.csv", RecordCsvKind::kDelay},
                                  std::tuple{v1::RECORD_KIND_CLASS, "class_records_below_2p28.csv", RecordCsvKind::kClass}}) {
@@ -135,14 +138,14 @@ TEST(EndToEnd, SearchWithWorkerLossAndServerKillEqualsReference) {
     ASSERT_TRUE(admin->QueryRecords(&ctx, q, &r).ok());
     EXPECT_EQ(wire::RecordsFromWire(r.final_records()), Reference(file, csv, end)) << file;
   }
-  // Graceful stop, then check the file itself: 16 finished units tile [1, 2^26) exactly.
+  // Graceful stop, then check the file itself: 17 finished units tile [1, 2^26) exactly.
   server->Signal(SIGTERM);
   EXPECT_EQ(server->Wait(), 0);
   std::unique_ptr<RecordDb> rdb;
   ASSERT_TRUE(RecordDb::Open(db, RecordDb::OpenMode::kExistingOnly, &rdb).ok());
   std::vector<FinishedUnit> units;
   ASSERT_TRUE(rdb->LoadFinishedUnits(&units).ok());
-  ASSERT_EQ(units.size(), 16u);
+  ASSERT_EQ(units.size(), kUnits);
   u128 at = 1;
   for (const FinishedUnit& u : units) {
     EXPECT_TRUE(u.begin == at);
@@ -159,7 +162,7 @@ TEST(EndToEnd, SearchWithWorkerLossAndServerKillEqualsReference) {
   sqlite3_finalize(stmt);
   ASSERT_EQ(sqlite3_prepare_v2(raw, "SELECT count(*) FROM unit_results", -1, &stmt, nullptr), SQLITE_OK);
   ASSERT_EQ(sqlite3_step(stmt), SQLITE_ROW);
-  EXPECT_EQ(sqlite3_column_int(stmt, 0), 16);
+  EXPECT_EQ(sqlite3_column_int(stmt, 0), static_cast<int>(kUnits));
   sqlite3_finalize(stmt);
   sqlite3_close_v2(raw);
   std::printf("workers: accepted %d+%d, duplicates %d+%d, audits %d+%d, reconnects %d+%d; audits passed %llu\n",

@@ -87,20 +87,22 @@ TEST(WorkerEndToEnd, SearchesARangeExactlyWithJsonLogsAndMetrics) {
   TempDir dir;
   Server server(dir.path(), 0, "server.log", {"--unit-size", "2^21"});
   ASSERT_TRUE(server.ok()) << server.child().output();
-  ASSERT_EQ(server.Submit(1, Pow2(24), Pow2(21)).units(), 8u);
+  // [1, 2^20), [2^20, 2^21), then 7 units of 2^21 (the coordinator cuts its first unit at
+  // 2^20: server/submission_units.h).
+  ASSERT_EQ(server.Submit(1, Pow2(24), Pow2(21)).units(), 9u);
   Child worker(COLLATZ_WORKER_BINARY,
                WorkerArgs(server, dir, {"--max-idle-seconds", "3", "--log-format", "json", "--metrics-listen",
                                         "127.0.0.1:0"}),
                dir.File("worker.log"));
   ASSERT_TRUE(server.WaitAllFinished(120000)) << worker.output();
-  ASSERT_TRUE(worker.WaitForOutput("result sent: accepted", 20000, 8)) << worker.output();
+  ASSERT_TRUE(worker.WaitForOutput("result sent: accepted", 20000, 9)) << worker.output();
   // Metrics while it idles before exiting.
   const std::string log = worker.output();
   const size_t at = log.find("(port ");
   ASSERT_NE(at, std::string::npos) << log;
   const int metrics_port = std::stoi(log.substr(at + 6));
   const std::string metrics = HttpGet(metrics_port, "/metrics");
-  EXPECT_NE(metrics.find("collatz_worker_units_done_total{device=\"cpu\"} 8"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("collatz_worker_units_done_total{device=\"cpu\"} 9"), std::string::npos) << metrics;
   EXPECT_NE(metrics.find("collatz_worker_numbers_searched_total{device=\"cpu\"} 16777215"), std::string::npos)
       << metrics;
   EXPECT_NE(metrics.find("collatz_worker_numbers_per_second{device=\"cpu\"}"), std::string::npos);
@@ -118,16 +120,16 @@ TEST(WorkerEndToEnd, SearchesARangeExactlyWithJsonLogsAndMetrics) {
     EXPECT_NE(line.find("\"msg\":\""), std::string::npos) << line;
   }
   EXPECT_GT(n, 10u);
-  EXPECT_EQ(CountOccurrences(final_log, "numbers/s"), 8u) << final_log;
+  EXPECT_EQ(CountOccurrences(final_log, "numbers/s"), 9u) << final_log;
   EXPECT_NE(final_log.find("self-test passed on the CPU path"), std::string::npos);
-  EXPECT_NE(final_log.find("cpu: unit 1 [1, 2097153) done in"), std::string::npos) << final_log;
+  EXPECT_NE(final_log.find("cpu: unit 1 [1, 1048576) done in"), std::string::npos) << final_log;
 }
 
 TEST(WorkerEndToEnd, SpooledResultSurvivesSigkillBeforeItWasSent) {
   TempDir dir;
   Server server(dir.path(), 0, "server.log", {"--lease-seconds", "4"});
   ASSERT_TRUE(server.ok()) << server.child().output();
-  ASSERT_EQ(server.Submit(1, Pow2(24), Pow2(21)).units(), 8u);
+  ASSERT_EQ(server.Submit(1, Pow2(24), Pow2(21)).units(), 9u);
   {
     Child crashing(COLLATZ_WORKER_BINARY, WorkerArgs(server, dir, {"--test-crash-after-spool"}),
                    dir.File("worker1.log"));
@@ -160,7 +162,7 @@ TEST(WorkerEndToEnd, CorruptSpoolFileIsMovedAsideNotFatal) {
   {
     std::ofstream(dir.File("spool/u00000000000000000001-deadbeef.result")) << "CLZSPOL1 but then garbage";
   }
-  ASSERT_EQ(server.Submit(1, Pow2(22), Pow2(21)).units(), 2u);
+  ASSERT_EQ(server.Submit(1, Pow2(22), Pow2(21)).units(), 3u);
   Child worker(COLLATZ_WORKER_BINARY, WorkerArgs(server, dir, {"--max-idle-seconds", "1"}), dir.File("worker.log"));
   ASSERT_EQ(worker.Wait(120000), 0) << worker.output();
   EXPECT_NE(worker.output().find("is unreadable"), std::string::npos) << worker.output();
@@ -173,7 +175,7 @@ TEST(WorkerEndToEnd, ServerUnreachableForAWhile) {
   auto server = std::make_unique<Server>(dir.path(), 0, "server1.log", std::vector<std::string>{"--lease-seconds", "3"});
   ASSERT_TRUE(server->ok()) << server->child().output();
   const int port = server->port();
-  ASSERT_EQ(server->Submit(1, Pow2(26), Pow2(22)).units(), 16u);
+  ASSERT_EQ(server->Submit(1, Pow2(26), Pow2(22)).units(), 17u);
   Child worker(COLLATZ_WORKER_BINARY, WorkerArgs(*server, dir, {"--max-idle-seconds", "8"}), dir.File("worker.log"));
   ASSERT_TRUE(worker.WaitForOutput("done in", 120000)) << worker.output();
   // The coordinator dies (no clean shutdown) while the worker is in the middle of the range.
@@ -201,26 +203,30 @@ constexpr char kUnitStarted[] = ") started (floor ";
 
 // SIGTERM has to find the worker inside a unit: it is sent once the unit's start is in the
 // log, and acted on within the worker's 100 ms monitor tick, so the unit must last well
-// beyond that. Units of 2^27 numbers take about 1.3 s on one thread of the 2-core build
-// host and still about 0.5 s on a fast core, many times the signal's latency.
+// beyond that. A unit from 1 is cut at 2^20 by the coordinator (server/submission_units.h),
+// and units above it search with a floor and early termination and end quickly; so the
+// range is first [2^27, 2^29) in units of 2^27, with nothing below it known: each unit is
+// searched in full (floor 0), about 1.3 s on one thread of the 2-core build host and still
+// about 0.5 s on a fast core, many times the signal's latency. [1, 2^27) is submitted
+// before the last worker, which finishes everything.
 TEST(WorkerEndToEnd, SigtermMidUnitReleasesTheLeaseAndLosesNothing) {
   TempDir dir;
   Server server(dir.path(), 0, "server.log", {"--lease-seconds", "60"});
   ASSERT_TRUE(server.ok()) << server.child().output();
-  ASSERT_EQ(server.Submit(1, Pow2(29), Pow2(27)).units(), 4u);
+  ASSERT_EQ(server.Submit(Pow2(27), Pow2(29), Pow2(27)).units(), 3u);
   {
     Child worker(COLLATZ_WORKER_BINARY, WorkerArgs(server, dir, {"--grace-seconds", "0"}), dir.File("worker1.log"));
-    ASSERT_TRUE(worker.WaitForOutput("unit 1 [1, 134217729) started", 60000)) << worker.output();
+    ASSERT_TRUE(worker.WaitForOutput("unit 1 [134217728, 268435456) started (floor 0", 60000)) << worker.output();
     worker.Signal(SIGTERM);
     ASSERT_EQ(worker.Wait(20000), 0) << worker.output();
     const std::string log = worker.output();
     ASSERT_EQ(log.find(") done in"), std::string::npos) << "the unit ended before the signal took effect\n" << log;
-    EXPECT_NE(log.find("unit 1 [1, 134217729) released: worker shutting down"), std::string::npos) << log;
+    EXPECT_NE(log.find("unit 1 [134217728, 268435456) released: worker shutting down"), std::string::npos) << log;
   }
   v1::StatusResponse s = server.Status();
   EXPECT_EQ(s.units_leased(), 0u);
   EXPECT_EQ(s.units_finished(), 0u);
-  EXPECT_EQ(s.units_pending(), 4u);
+  EXPECT_EQ(s.units_pending(), 3u);
 
   // With a grace period the running unit is finished and delivered; nothing new is taken.
   size_t accepted = 0;
@@ -239,10 +245,12 @@ TEST(WorkerEndToEnd, SigtermMidUnitReleasesTheLeaseAndLosesNothing) {
   s = server.Status();
   EXPECT_EQ(s.units_leased(), 0u);
   EXPECT_EQ(s.units_finished(), accepted);
-  EXPECT_EQ(s.units_pending(), 4u - accepted);
+  EXPECT_EQ(s.units_pending(), 3u - accepted);
   EXPECT_EQ(SpooledResults(dir), 0u);
 
-  // Nothing was lost: a fresh worker finishes the range and the records are exact.
+  // Nothing was lost: a fresh worker finishes the range from 1 ([1, 2^20), [2^20, 2^24),
+  // [2^24, 2^27) added) and the records are exact.
+  ASSERT_EQ(server.Submit(1, Pow2(27), Pow2(27)).units(), 3u);
   Child worker(COLLATZ_WORKER_BINARY, WorkerArgs(server, dir, {"--max-idle-seconds", "1"}, "2"),
                dir.File("worker3.log"));
   ASSERT_EQ(worker.Wait(240000), 0) << worker.output();
