@@ -18,13 +18,6 @@ std::vector<std::pair<u128, u128>> CoveredIntervals(const std::vector<TrustedImp
   return out;
 }
 
-u128 FirstUnitCut(u128 x, u128 unit_size) {
-  for (int bits = kFirstUnitBits; bits < 128 && Pow2(bits) < unit_size; bits += kFirstUnitsGrowBits) {
-    if (Pow2(bits) > x) return Pow2(bits);
-  }
-  return unit_size;
-}
-
 std::vector<PlannedUnit> PlanUnits(u128 from, u128 to, std::vector<std::pair<u128, u128>> covered, u128 unit_size) {
   std::vector<PlannedUnit> out;
   if (from >= to || unit_size == 0) return out;

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/first_unit_cuts.h"
 #include "core/merge.h"
 #include "core/u128.h"
 
@@ -24,18 +25,8 @@ std::vector<std::pair<u128, u128>> CoveredIntervals(const std::vector<TrustedImp
                                                     const std::vector<FinishedUnit>& units, Kinds kinds);
 
 // [from, to) minus the covered intervals, cut at multiples of unit_size (>= 1) and, below
-// unit_size, at 2^20, 2^24, 2^28, ... (FirstUnitCut).
+// unit_size, at 2^20, 2^24, 2^28, ... (core/first_unit_cuts.h).
 std::vector<PlannedUnit> PlanUnits(u128 from, u128 to, std::vector<std::pair<u128, u128>> covered, u128 unit_size);
-
-// A run from 1 knows nothing below its first unit: that unit has floor 0, so early
-// termination stops none of its numbers (billions with the GPU's units of 2^32 and more).
-// Cutting the first unit-size block at 2^20, 2^24, 2^28, ... (16-fold steps below
-// unit_size) keeps the floor-0 unit small and gives each later unit the floor and record
-// table of everything below it. The records found are the same; only the work changes.
-// Returns the end of the unit that starts at x (x < unit_size).
-u128 FirstUnitCut(u128 x, u128 unit_size);
-constexpr int kFirstUnitBits = 20;
-constexpr int kFirstUnitsGrowBits = 4;
 
 // The unit size used when --unit-size is not given: about 1/64 of the range as a power
 // of two, at least 2^28 (so that every CPU thread gets work) and at most 2^40

@@ -84,17 +84,6 @@ TEST(PlanUnits, CutsTheFirstBlockAtGrowingPowersOfTwo) {
   EXPECT_EQ(PlanUnits(1, Pow2(32), {}, DefaultUnitSize(Pow2(32), false)).size(), 2u + 16u);
 }
 
-TEST(FirstUnitCut, IsTheNextPowerOfTwoOfTheRampBelowTheUnitSize) {
-  EXPECT_TRUE(FirstUnitCut(1, Pow2(40)) == Pow2(20));
-  EXPECT_TRUE(FirstUnitCut(Pow2(20) - 1, Pow2(40)) == Pow2(20));
-  EXPECT_TRUE(FirstUnitCut(Pow2(20), Pow2(40)) == Pow2(24));
-  EXPECT_TRUE(FirstUnitCut(Pow2(36), Pow2(40)) == Pow2(40));
-  EXPECT_TRUE(FirstUnitCut(Pow2(36), Pow2(37)) == Pow2(37));
-  EXPECT_TRUE(FirstUnitCut(5, 10) == 10);
-  EXPECT_TRUE(FirstUnitCut(Pow2(120), kU128Max) == Pow2(124));
-  EXPECT_TRUE(FirstUnitCut(Pow2(124), kU128Max) == kU128Max);
-}
-
 TEST(CoveredIntervals, ClassSearchesNeedClassUnits) {
   std::vector<TrustedImport> imports(1);
   imports[0].complete_below = 10;

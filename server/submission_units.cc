@@ -2,15 +2,8 @@
 
 namespace collatz::server {
 
-u128 FirstBlockCut(u128 x, u128 unit_size) {
-  for (int bits = kFirstUnitBits; bits < 128 && Pow2(bits) < unit_size; bits += kFirstUnitsGrowBits) {
-    if (Pow2(bits) > x) return Pow2(bits);
-  }
-  return unit_size;
-}
-
 u128 UnitEnd(u128 x, u128 piece_end, u128 unit_size) {
-  const u128 step = x < unit_size ? FirstBlockCut(x, unit_size) - x : unit_size;
+  const u128 step = x < unit_size ? FirstUnitCut(x, unit_size) - x : unit_size;
   return piece_end - x > step ? x + step : piece_end;
 }
 

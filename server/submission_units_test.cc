@@ -1,14 +1,11 @@
-// The coordinator's unit cuts: the first unit-size block at 2^20, 2^24, 2^28, ..., then
-// unit-size steps; the same units as `collatzctl run` plans for a range from below the
-// unit size (cli/unit_plan.h).
+// The coordinator's unit cuts: the first unit-size block at 2^20, 2^24, 2^28, ...
+// (core/first_unit_cuts.h, as `collatzctl run` plans them), then unit-size steps.
 #include "server/submission_units.h"
 
 #include <gtest/gtest.h>
 
 #include <utility>
 #include <vector>
-
-#include "cli/unit_plan.h"
 
 namespace collatz::server {
 namespace {
@@ -52,18 +49,6 @@ TEST(SubmissionUnits, PiecesStartingInsideOrAboveTheFirstBlock) {
   // The count never makes the units (a refused submission of 2^100 units).
   EXPECT_TRUE(CountUnits(1, Pow2(100), 1) == Pow2(100) - 1);
   EXPECT_TRUE(CountUnits(1, Pow2(100), Pow2(40)) == Pow2(60) + 5);  // 5 cuts below 2^40
-}
-
-TEST(SubmissionUnits, SameUnitsAsCollatzctlRunFromBelowTheUnitSize) {
-  for (const u128 unit_size : {Pow2(20), Pow2(21), Pow2(24), Pow2(25) * 3, Pow2(32), Pow2(40)}) {
-    for (const u128 from : {u128{1}, u128{77}, Pow2(20) - 1, Pow2(20), Pow2(22) + 3}) {
-      if (from >= unit_size) continue;
-      const u128 to = unit_size * 5;
-      Units run;
-      for (const cli::PlannedUnit& p : cli::PlanUnits(from, to, {}, unit_size)) run.push_back({p.begin, p.end});
-      EXPECT_EQ(Cut(from, to, unit_size), run) << ToDecimal(unit_size) << " from " << ToDecimal(from);
-    }
-  }
 }
 
 }  // namespace
