@@ -10,6 +10,7 @@
 
 #include "core/cpu_engine.h"
 #include "core/records_csv.h"
+#include "server/coordinator_test_fixture.h"
 #include "server/result_verifier.h"
 
 namespace collatz::server {
@@ -17,46 +18,9 @@ namespace {
 
 using grpc::StatusCode;
 
-class CoordinatorTest : public ::testing::Test {
+class CoordinatorTest : public CoordinatorFixture {
  protected:
-  static void SetUpTestSuite() { ASSERT_TRUE(SearchTables::Build(12, 12, 16, &tables_).ok()); }
-
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("coord_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-    db_ = (dir_ / "c.db").string();
-    options_.lease_duration_ms = 60'000;
-    options_.max_failures = 3;
-    Reopen();
-  }
-  void TearDown() override {
-    if (c_) {
-      std::string ic;
-      ASSERT_TRUE(c_->IntegrityCheck(&ic).ok());
-      EXPECT_EQ(ic, "ok");
-    }
-    c_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-
-  void Reopen() {
-    c_.reset();
-    std::unique_ptr<CoordinatorStore> store;
-    ASSERT_TRUE(CoordinatorStore::Open(db_, &store).ok());
-    ASSERT_TRUE(Coordinator::Open(std::move(store), tables_, &clock_, options_, &c_).ok());
-  }
-
-  int64_t NewWorker() {
-    WorkerDescription d;
-    d.host = "w";
-    d.sieve_bits = 12;
-    int64_t id = 0;
-    EXPECT_TRUE(c_->Register(d, &id).ok());
-    return id;
-  }
+  CoordinatorTest() : CoordinatorFixture("coord_test_") {}
 
   UnitResult Search(const UnitSpec& spec) {
     CpuEngineOptions eo;
@@ -74,15 +38,7 @@ class CoordinatorTest : public ::testing::Test {
     EXPECT_TRUE(st.ok()) << st.error_message();
     return g;
   }
-
-  static std::shared_ptr<const SearchTables> tables_;
-  std::filesystem::path dir_;
-  std::string db_;
-  FakeClock clock_;
-  CoordinatorOptions options_;
-  std::unique_ptr<Coordinator> c_;
 };
-std::shared_ptr<const SearchTables> CoordinatorTest::tables_;
 
 TEST_F(CoordinatorTest, SubmitCutsUnitsTrimsOverlapsAndRefusesBadRanges) {
   SubmitOutcome out;

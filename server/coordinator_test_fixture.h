@@ -1,0 +1,72 @@
+// The fixture the coordinator's tests share (server/coordinator_test.cc and
+// server/stats_coordinator_test.cc): a coordinator on a fresh database in a temp
+// directory, a fake clock, small search tables, an integrity check at the end.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "server/clock.h"
+#include "server/coordinator.h"
+
+namespace collatz::server {
+
+class CoordinatorFixture : public ::testing::Test {
+ protected:
+  // dir_prefix names the test's temp directory (with the pid and the test's name).
+  explicit CoordinatorFixture(std::string dir_prefix) : dir_prefix_(std::move(dir_prefix)) {}
+
+  static void SetUpTestSuite() { ASSERT_TRUE(SearchTables::Build(12, 12, 16, &tables_).ok()); }
+
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           (dir_prefix_ + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    db_ = (dir_ / "c.db").string();
+    options_.lease_duration_ms = 60'000;
+    options_.max_failures = 3;
+    Reopen();
+  }
+  void TearDown() override {
+    if (c_) {
+      std::string ic;
+      ASSERT_TRUE(c_->IntegrityCheck(&ic).ok());
+      EXPECT_EQ(ic, "ok");
+    }
+    c_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  void Reopen() {
+    c_.reset();
+    std::unique_ptr<CoordinatorStore> store;
+    ASSERT_TRUE(CoordinatorStore::Open(db_, &store).ok());
+    ASSERT_TRUE(Coordinator::Open(std::move(store), tables_, &clock_, options_, &c_).ok());
+  }
+
+  int64_t NewWorker() {
+    WorkerDescription d;
+    d.host = "w";
+    d.sieve_bits = 12;
+    int64_t id = 0;
+    EXPECT_TRUE(c_->Register(d, &id).ok());
+    return id;
+  }
+
+  inline static std::shared_ptr<const SearchTables> tables_;
+  const std::string dir_prefix_;
+  std::filesystem::path dir_;
+  std::string db_;
+  FakeClock clock_;
+  CoordinatorOptions options_;
+  std::unique_ptr<Coordinator> c_;
+};
+
+}  // namespace collatz::server
