@@ -214,15 +214,12 @@ grpc::Status Coordinator::Register(const WorkerDescription& d, int64_t* worker_i
 grpc::Status Coordinator::Lease(int64_t worker_id, bool accepts_stats, LeaseGrant* out) {
   *out = LeaseGrant();
   WriteLock lock(this);
-  auto wit = workers_.find(worker_id);
-  if (wit == workers_.end()) return grpc::Status(StatusCode::NOT_FOUND, "unknown worker " + std::to_string(worker_id));
-  WorkerMem& worker = wit->second;
-  if (worker.flagged) {
-    return grpc::Status(StatusCode::PERMISSION_DENIED, "worker " + std::to_string(worker_id) + " is flagged: " + worker.flag_reason);
-  }
+  WorkerMem* worker;
+  grpc::Status wst = FindUsableWorker(worker_id, &worker);
+  if (!wst.ok()) return wst;
   if (draining_) return grpc::Status(StatusCode::UNAVAILABLE, "server is shutting down; no new leases");
   const int64_t now = clock_->NowMs();
-  worker.last_seen_ms = now;
+  worker->last_seen_ms = now;
   int expired = 0;
   grpc::Status est = ExpireLocked(now, &expired);
   if (!est.ok()) return est;
@@ -328,14 +325,22 @@ grpc::Status Coordinator::FindLease(int64_t worker_id, int64_t unit_id, const st
   if (lit->second.worker_id != worker_id) {
     return grpc::Status(StatusCode::PERMISSION_DENIED, "the lease of unit " + std::to_string(unit_id) + " belongs to another worker");
   }
+  WorkerMem* worker;
+  grpc::Status st = FindUsableWorker(worker_id, &worker);
+  if (!st.ok()) return st;
+  worker->last_seen_ms = clock_->NowMs();
+  *unit = &uit->second;
+  *lease = &lit->second;
+  return grpc::Status::OK;
+}
+
+grpc::Status Coordinator::FindUsableWorker(int64_t worker_id, WorkerMem** worker) {
   auto wit = workers_.find(worker_id);
   if (wit == workers_.end()) return grpc::Status(StatusCode::NOT_FOUND, "unknown worker " + std::to_string(worker_id));
   if (wit->second.flagged) {
     return grpc::Status(StatusCode::PERMISSION_DENIED, "worker " + std::to_string(worker_id) + " is flagged: " + wit->second.flag_reason);
   }
-  wit->second.last_seen_ms = clock_->NowMs();
-  *unit = &uit->second;
-  *lease = &lit->second;
+  *worker = &wit->second;
   return grpc::Status::OK;
 }
 
@@ -365,8 +370,7 @@ grpc::Status Coordinator::Heartbeat(int64_t worker_id, int64_t unit_id, const st
     case LeaseState::kReleased:
     case LeaseState::kRevoked:
     case LeaseState::kRejected:
-      return grpc::Status(StatusCode::FAILED_PRECONDITION,
-                          std::string("stale lease token: the lease was ") + LeaseStateName(lease->state));
+      return StaleLeaseToken("was", lease->state);
     default:
       break;
   }
@@ -379,10 +383,7 @@ grpc::Status Coordinator::Heartbeat(int64_t worker_id, int64_t unit_id, const st
 
 grpc::Status Coordinator::RecordFailure(UnitMem* u, int64_t worker_id, const std::string& token,
                                         const std::string& kind, const std::string& error, int64_t now) {
-  u->failures += 1;
-  u->last_error = kind + ": " + error;
-  if (u->failures >= options_.max_failures && !u->quarantined) {
-    u->quarantined = true;
+  if (CountFailure(u, options_.max_failures, kind, error)) {
     spdlog::warn("unit={} lease={} quarantined after {} failures (last: {})", u->id, Short(token), u->failures,
                  u->last_error);
   }
@@ -400,17 +401,7 @@ grpc::Status Coordinator::ExpireLocked(int64_t now, int* expired) {
 
 grpc::Status Coordinator::ExpireSearchLocked(int64_t now, int* expired) {
   *expired = 0;
-  std::vector<std::string> due;
-  // Only leases that may still be active are looked at; the others leave the set here.
-  for (auto it = active_tokens_.begin(); it != active_tokens_.end();) {
-    auto lit = leases_.find(*it);
-    if (lit == leases_.end() || lit->second.state != LeaseState::kActive) {
-      it = active_tokens_.erase(it);
-      continue;
-    }
-    if (lit->second.deadline_ms <= now) due.push_back(*it);
-    ++it;
-  }
+  const std::vector<std::string> due = DueLeases(now, leases_, &active_tokens_);
   if (due.empty()) return grpc::Status::OK;
   // Write first, then change memory: copies of what will change.
   std::map<int64_t, UnitMem> touched;
@@ -436,10 +427,7 @@ grpc::Status Coordinator::ExpireSearchLocked(int64_t now, int* expired) {
     l.state = LeaseState::kExpired;
     UnitMem& u = units_[l.unit_id];
     if (l.purpose == LeasePurpose::kSearch && u.search_token == token) {
-      const UnitMem& t = touched[l.unit_id];
-      u.failures = t.failures;
-      u.quarantined = t.quarantined;
-      u.last_error = t.last_error;
+      CopyFailures(touched[l.unit_id], &u);
       Requeue(&u);
     } else if (l.purpose == LeasePurpose::kAudit && u.audit_token == token) {
       u.audit_token.clear();
@@ -550,11 +538,7 @@ grpc::Status Coordinator::Complete(int64_t worker_id, int64_t unit_id, const std
   StoredLease* lease;
   grpc::Status st = FindLease(worker_id, unit_id, token, &unit, &lease);
   if (!st.ok()) return st;
-  if (lease->state == LeaseState::kReleased || lease->state == LeaseState::kRevoked ||
-      lease->state == LeaseState::kRejected) {
-    return grpc::Status(StatusCode::FAILED_PRECONDITION,
-                        std::string("stale lease token: the lease was ") + LeaseStateName(lease->state));
-  }
+  if (LeaseClosed(lease->state)) return StaleLeaseToken("was", lease->state);
   if (!std::isfinite(seconds) || seconds < 0) return grpc::Status(StatusCode::INVALID_ARGUMENT, "seconds must be >= 0");
   const int64_t now = clock_->NowMs();
   const UnitSpec spec = SpecFor(*unit, lease->floor, lease->open_holes);
@@ -729,10 +713,7 @@ grpc::Status Coordinator::Release(int64_t worker_id, int64_t unit_id, const std:
   StoredLease* lease;
   grpc::Status st = FindLease(worker_id, unit_id, token, &unit, &lease);
   if (!st.ok()) return st;
-  if (lease->state != LeaseState::kActive) {
-    return grpc::Status(StatusCode::FAILED_PRECONDITION,
-                        std::string("stale lease token: the lease is ") + LeaseStateName(lease->state));
-  }
+  if (lease->state != LeaseState::kActive) return StaleLeaseToken("is", lease->state);
   const int64_t now = clock_->NowMs();
   auto txn = store_->Begin();
   RETURN_IF_DB_ERROR(txn->status(), "release");
@@ -752,9 +733,7 @@ grpc::Status Coordinator::Release(int64_t worker_id, int64_t unit_id, const std:
   RETURN_IF_DB_ERROR(txn->Commit(), "release");
   lease->state = LeaseState::kReleased;
   if (owns) {
-    unit->failures = uc.failures;
-    unit->quarantined = uc.quarantined;
-    unit->last_error = uc.last_error;
+    CopyFailures(uc, unit);
     Requeue(unit);
   } else if (lease->purpose == LeasePurpose::kAudit && unit->audit_token == token) {
     unit->audit_token.clear();

@@ -219,6 +219,8 @@ class Coordinator {
   // Everything below runs with mu_ held.
   grpc::Status ExpireLocked(int64_t now, int* expired);  // search and stats leases
   grpc::Status ExpireSearchLocked(int64_t now, int* expired);
+  // The worker of a request: known (else NOT_FOUND) and not flagged (else PERMISSION_DENIED).
+  grpc::Status FindUsableWorker(int64_t worker_id, WorkerMem** worker);
   grpc::Status FindLease(int64_t worker_id, int64_t unit_id, const std::string& token, UnitMem** unit,
                          StoredLease** lease);
   UnitSpec SpecFor(const UnitMem& u, uint32_t floor, const std::vector<uint32_t>& holes) const;

@@ -77,10 +77,7 @@ void Coordinator::RequeueStats(StatsUnitMem* u) {
 
 grpc::Status Coordinator::RecordStatsFailure(StatsUnitMem* u, int64_t worker_id, const std::string& token,
                                              const std::string& kind, const std::string& error, int64_t now) {
-  u->failures += 1;
-  u->last_error = kind + ": " + error;
-  if (u->failures >= options_.max_failures && !u->quarantined) {
-    u->quarantined = true;
+  if (CountFailure(u, options_.max_failures, kind, error)) {
     spdlog::warn("stats unit={} lease={} quarantined after {} failures (last: {})", u->id, ShortToken(token),
                  u->failures, u->last_error);
   }
@@ -296,13 +293,10 @@ grpc::Status Coordinator::FindStatsLease(int64_t worker_id, int64_t unit_id, con
     return grpc::Status(StatusCode::PERMISSION_DENIED,
                         "the lease of stats unit " + std::to_string(unit_id) + " belongs to another worker");
   }
-  auto wit = workers_.find(worker_id);
-  if (wit == workers_.end()) return grpc::Status(StatusCode::NOT_FOUND, "unknown worker " + std::to_string(worker_id));
-  if (wit->second.flagged) {
-    return grpc::Status(StatusCode::PERMISSION_DENIED,
-                        "worker " + std::to_string(worker_id) + " is flagged: " + wit->second.flag_reason);
-  }
-  wit->second.last_seen_ms = clock_->NowMs();
+  WorkerMem* worker;
+  grpc::Status st = FindUsableWorker(worker_id, &worker);
+  if (!st.ok()) return st;
+  worker->last_seen_ms = clock_->NowMs();
   *unit = &uit->second;
   *lease = &lit->second;
   return grpc::Status::OK;
@@ -329,8 +323,7 @@ grpc::Status Coordinator::HeartbeatStatsLocked(int64_t worker_id, int64_t unit_i
     case LeaseState::kReleased:
     case LeaseState::kRevoked:
     case LeaseState::kRejected:
-      return grpc::Status(StatusCode::FAILED_PRECONDITION,
-                          std::string("stale lease token: the lease was ") + LeaseStateName(lease->state));
+      return StaleLeaseToken("was", lease->state);
     default:
       break;
   }
@@ -346,10 +339,7 @@ grpc::Status Coordinator::ReleaseStatsLocked(int64_t worker_id, int64_t unit_id,
   StoredStatsLease* lease;
   grpc::Status st = FindStatsLease(worker_id, unit_id, token, &unit, &lease);
   if (!st.ok()) return st;
-  if (lease->state != LeaseState::kActive) {
-    return grpc::Status(StatusCode::FAILED_PRECONDITION,
-                        std::string("stale lease token: the lease is ") + LeaseStateName(lease->state));
-  }
+  if (lease->state != LeaseState::kActive) return StaleLeaseToken("is", lease->state);
   const int64_t now = clock_->NowMs();
   auto txn = store_->Begin();
   RETURN_IF_DB_ERROR(txn->status(), "release");
@@ -368,9 +358,7 @@ grpc::Status Coordinator::ReleaseStatsLocked(int64_t worker_id, int64_t unit_id,
   RETURN_IF_DB_ERROR(txn->Commit(), "release");
   lease->state = LeaseState::kReleased;
   if (owns) {
-    unit->failures = uc.failures;
-    unit->quarantined = uc.quarantined;
-    unit->last_error = uc.last_error;
+    CopyFailures(uc, unit);
     RequeueStats(unit);
   }
   spdlog::info("worker={} stats unit={} lease={} released{}{}", worker_id, unit_id, ShortToken(token),
@@ -380,16 +368,7 @@ grpc::Status Coordinator::ReleaseStatsLocked(int64_t worker_id, int64_t unit_id,
 
 grpc::Status Coordinator::ExpireStatsLocked(int64_t now, int* expired) {
   *expired = 0;
-  std::vector<std::string> due;
-  for (auto it = stats_active_tokens_.begin(); it != stats_active_tokens_.end();) {
-    auto lit = stats_leases_.find(*it);
-    if (lit == stats_leases_.end() || lit->second.state != LeaseState::kActive) {
-      it = stats_active_tokens_.erase(it);
-      continue;
-    }
-    if (lit->second.deadline_ms <= now) due.push_back(*it);
-    ++it;
-  }
+  const std::vector<std::string> due = DueLeases(now, stats_leases_, &stats_active_tokens_);
   if (due.empty()) return grpc::Status::OK;
   std::map<int64_t, StatsUnitMem> touched;
   auto txn = store_->Begin();
@@ -414,10 +393,7 @@ grpc::Status Coordinator::ExpireStatsLocked(int64_t now, int* expired) {
     l.state = LeaseState::kExpired;
     StatsUnitMem& u = stats_units_[l.unit_id];
     if (u.token == token) {
-      const StatsUnitMem& t = touched[l.unit_id];
-      u.failures = t.failures;
-      u.quarantined = t.quarantined;
-      u.last_error = t.last_error;
+      CopyFailures(touched[l.unit_id], &u);
       RequeueStats(&u);
     }
     stats_active_tokens_.erase(token);
@@ -505,11 +481,7 @@ grpc::Status Coordinator::CompleteStats(int64_t worker_id, int64_t unit_id, cons
   StoredStatsLease* lease;
   grpc::Status st = FindStatsLease(worker_id, unit_id, token, &unit, &lease);
   if (!st.ok()) return st;
-  if (lease->state == LeaseState::kReleased || lease->state == LeaseState::kRevoked ||
-      lease->state == LeaseState::kRejected) {
-    return grpc::Status(StatusCode::FAILED_PRECONDITION,
-                        std::string("stale lease token: the lease was ") + LeaseStateName(lease->state));
-  }
+  if (LeaseClosed(lease->state)) return StaleLeaseToken("was", lease->state);
   const int64_t now = clock_->NowMs();
   if (unit->state == StoredUnitState::kFinished) {
     if (lease->state == LeaseState::kActive) {

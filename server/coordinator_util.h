@@ -3,9 +3,13 @@
 
 #include <grpcpp/support/status.h>
 
+#include <cstdint>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
+#include "storage/coordinator_store.h"
 
 namespace collatz::server {
 
@@ -34,5 +38,56 @@ inline grpc::Status FromCore(const Status& st, const std::string& what) {
 
 // Token prefix for logs: enough to follow a lease, not enough to use it.
 inline std::string ShortToken(const std::string& token) { return token.substr(0, 8); }
+
+// Search and stats units and leases (StoredLease / StoredStatsLease, UnitMem / StatsUnitMem)
+// follow the same rules; what those rules share without touching the store is here.
+
+// The tokens of active leases whose deadline is at or before `now`. Only tokens in
+// active_tokens are looked at; those whose lease is gone or no longer active leave it here.
+template <typename LeaseMap>
+std::vector<std::string> DueLeases(int64_t now, const LeaseMap& leases, std::set<std::string>* active_tokens) {
+  std::vector<std::string> due;
+  for (auto it = active_tokens->begin(); it != active_tokens->end();) {
+    auto lit = leases.find(*it);
+    if (lit == leases.end() || lit->second.state != LeaseState::kActive) {
+      it = active_tokens->erase(it);
+      continue;
+    }
+    if (lit->second.deadline_ms <= now) due.push_back(*it);
+    ++it;
+  }
+  return due;
+}
+
+// A failed attempt in memory: failures + 1, the last error, quarantine at max_failures.
+// True when this attempt quarantined the unit.
+template <typename Unit>
+bool CountFailure(Unit* u, int max_failures, const std::string& kind, const std::string& error) {
+  u->failures += 1;
+  u->last_error = kind + ": " + error;
+  if (u->failures < max_failures || u->quarantined) return false;
+  u->quarantined = true;
+  return true;
+}
+
+// A lease that the worker released or the server revoked or rejected: a call with its
+// token is refused (an expired, superseded or completed lease may still deliver once).
+inline bool LeaseClosed(LeaseState s) {
+  return s == LeaseState::kReleased || s == LeaseState::kRevoked || s == LeaseState::kRejected;
+}
+
+// The refusal of a call with a stale token; `is_or_was` fits the call ("is" for a release).
+inline grpc::Status StaleLeaseToken(const std::string& is_or_was, LeaseState s) {
+  return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                      "stale lease token: the lease " + is_or_was + " " + LeaseStateName(s));
+}
+
+// What a failed attempt changed (CountFailure on a copy written to the store first).
+template <typename Unit>
+void CopyFailures(const Unit& from, Unit* to) {
+  to->failures = from.failures;
+  to->quarantined = from.quarantined;
+  to->last_error = from.last_error;
+}
 
 }  // namespace collatz::server
