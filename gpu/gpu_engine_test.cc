@@ -16,6 +16,7 @@
 #include "core/merge.h"
 #include "core/delay.h"
 #include "core/records_csv.h"
+#include "core/test_support.h"
 #include "core/unit_search.h"
 #include "core/early_termination.h"
 #include "gpu/bound_table.h"
@@ -375,15 +376,7 @@ TEST(GpuEngineTest, PlannedUnitsBelow2p32MatchCpuAndReference) {
     std::vector<FinishedUnit> done;
     for (const auto& [begin, end] : std::vector<std::pair<u128, u128>>{
              {1, Pow2(20)}, {Pow2(20), Pow2(24)}, {Pow2(24), Pow2(28)}, {Pow2(28), Pow2(30)}, {Pow2(30), Pow2(32)}}) {
-      const LeaseContext ctx = ComputeLeaseContext(MergeRecords({}, done), begin, kinds);
-      UnitSpec spec;
-      spec.begin = begin;
-      spec.end = end;
-      spec.kinds = kinds;
-      spec.floor = ctx.floor;
-      spec.open_holes = ctx.open_holes;
-      spec.known_records = ctx.known_records;
-      spec.records_complete_below = ctx.records_complete_below;
+      const UnitSpec spec = testing_support::SpecFromKnowledge(MergeRecords({}, done), begin, end, kinds);
       const UnitResult got = GpuSearch(*gpu, spec);
       const UnitResult cpu = CpuSearch(spec);
       ASSERT_EQ(got, cpu) << ToDecimal(begin) << ": gpu " << DescribeUnitResult(got) << "\ncpu "
