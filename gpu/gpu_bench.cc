@@ -76,6 +76,9 @@ int Main(int argc, char** argv) {
     else if (key == "--queue-occupancy") a.gpu.queue_threads_per_sm = std::stoi(value());
     else if (key == "--queue-block-threads") a.gpu.queue_block_threads = std::stoi(value());
     else if (key == "--queue-columns") a.gpu.queue_column_cycles = std::stoi(value());
+    else if (key == "--no-groups") a.gpu.residue_groups = false;
+    else if (key == "--group-bits") a.gpu.group_bits = std::stoi(value());
+    else if (key == "--group-min-members") a.gpu.group_min_members = std::stoi(value());
     else if (key == "--bound-sub-bits") a.gpu.bound_sub_bits = std::stoi(value());
     else if (key == "--baseline-numbers") a.baseline_numbers = value();
     else if (key == "--verify-numbers") a.verify_numbers = value();
@@ -165,8 +168,9 @@ int Main(int argc, char** argv) {
   const double wall = walls[walls.size() / 2], kernel = kernels[kernels.size() / 2];
   const double n = static_cast<double>(numbers);
   std::printf("result: %s\n", DescribeUnitResult(result).substr(0, 600).c_str());
-  std::printf("launches %lu (split %lu), host-finished %lu, ladder entries %lu, computed %lu (%.2f%% of N)\n",
-              static_cast<unsigned long>(stats.launches), static_cast<unsigned long>(stats.split_launches),
+  std::printf("launches %lu (groups %lu, split %lu), host-finished %lu, ladder entries %lu, computed %lu (%.2f%% of N)\n",
+              static_cast<unsigned long>(stats.launches), static_cast<unsigned long>(stats.group_launches),
+              static_cast<unsigned long>(stats.split_launches),
               static_cast<unsigned long>(stats.host_finished), static_cast<unsigned long>(stats.ladder_entries),
               static_cast<unsigned long>(result.candidates), 100.0 * result.candidates / n);
 

@@ -47,7 +47,34 @@ struct Job {
   u128 cycle0 = 0;
   uint64_t pos_begin = 0, pos_end = 0;
   uint32_t ladder_floor = 0;  // emit ladder entries only above this (>= the unit's floor)
+  // Residue-group launch: entries [entry0, entry0 + entries) over `cycles` whole cycles
+  // from cycle0; positions [0, entries * cycles).
+  bool group = false;
+  int group_bits = 0;
+  uint32_t entry0 = 0, entries = 0;
+  uint32_t cycles = 0;
 };
+
+// Sum of two delay-only results over interleaved sets of N: tallies add, the ladders are
+// merged by N and filtered again (an entry at or below the delay of a smaller N is off).
+UnitResult MergeInterleaved(UnitResult a, const UnitResult& b, uint32_t floor) {
+  a.candidates += b.candidates;
+  a.tally_count += b.tally_count;
+  a.tally_sum += b.tally_sum;
+  a.work_hash += b.work_hash;
+  std::vector<Record> all = std::move(a.ladder);
+  all.insert(all.end(), b.ladder.begin(), b.ladder.end());
+  std::sort(all.begin(), all.end(), [](const Record& x, const Record& y) { return x.n < y.n; });
+  a.ladder.clear();
+  uint32_t running = floor;
+  for (const Record& e : all) {
+    if (e.delay > running) {
+      a.ladder.push_back(e);
+      running = e.delay;
+    }
+  }
+  return a;
+}
 
 struct Slot {
   cudaStream_t stream = nullptr;
@@ -88,6 +115,11 @@ class GpuEngine : public SearchEngine {
   // Delay-only (in class searches nearly every number walks to the tail: measured 45%
   // slower) and a floor above 0 (the kernel does not filter ladder entries by tile).
   bool Queue() const { return QueueAllowed() && spec_.kinds == Kinds::kDelay && spec_.floor > 0; }
+  // Residue groups need the queue, exact early termination and N < 2^100 (no 128-bit
+  // overflow in a group's first k + G steps).
+  bool Groups() const {
+    return Queue() && options_.residue_groups && base_params_.early_stop != 0 && spec_.end <= Pow2(100);
+  }
 
  private:
   Status BuildSieveCycle(unsigned modulus, SieveCycle* cycle);
@@ -105,6 +137,8 @@ class GpuEngine : public SearchEngine {
   int sm_count_ = 0;
   int blocks_per_sm_ = 0;
   int queue_blocks_per_sm_ = 0;
+  int group_blocks_per_sm_ = 0;
+  DeviceArray<StepEntry> group_steps_[17];  // the G-bit step table, G = 5 .. group_bits
   DeviceArray<StepEntry> steps_;
   DeviceArray<uint16_t> tail_;
   DeviceArray<uint16_t> bound_;
@@ -199,6 +233,13 @@ Status GpuEngine::Init() {
   if (o.bound_sub_bits < 0 || o.bound_sub_bits > gpu::kMaxBoundSubBits) {
     return Status::InvalidArgument("bound sub-bits must be in 0..8");
   }
+  if (o.group_bits < 5 || o.group_bits > 16) return Status::InvalidArgument("group bits must be in 5..16");
+  if (o.group_min_members < 1 || o.group_min_members > 4096) {
+    return Status::InvalidArgument("group min members must be in 1..4096");
+  }
+  if (o.residue_groups && o.queue_block_threads == 512) {
+    return Status::InvalidArgument("residue groups run with 128 or 256 queue threads per block");
+  }
   if (o.positions_per_launch == 0) return Status::InvalidArgument("positions per launch must be positive");
   // The walk queue keeps a position as a 32-bit offset into its launch.
   if (o.positions_per_launch > (uint64_t{1} << 32)) return Status::InvalidArgument("at most 2^32 positions per launch");
@@ -227,13 +268,24 @@ Status GpuEngine::Init() {
     if (blocks <= 0) blocks = 1;
   }
 
-  const StepTable steps(o.step_bits);
-  std::vector<StepEntry> step_entries(size_t{1} << o.step_bits);
-  for (size_t i = 0; i < step_entries.size(); ++i) {
-    const uint32_t p = steps.p(i);
-    step_entries[i] = StepEntry{steps.c(i), static_cast<uint32_t>(kPow3[p]), static_cast<uint32_t>(o.step_bits) + p, 0};
+  auto step_entries = [](int bits) {
+    const StepTable steps(bits);
+    std::vector<StepEntry> entries(size_t{1} << bits);
+    for (size_t i = 0; i < entries.size(); ++i) {
+      const uint32_t p = steps.p(i);
+      entries[i] = StepEntry{steps.c(i), static_cast<uint32_t>(kPow3[p]), static_cast<uint32_t>(bits) + p, 0};
+    }
+    return entries;
+  };
+  STATUS_TRY(steps_.Upload(step_entries(o.step_bits)));
+  if (o.residue_groups && QueueAllowed()) {
+    for (int g = 5; g <= o.group_bits; ++g) STATUS_TRY(group_steps_[g].Upload(step_entries(g)));
+    group_blocks_per_sm_ = o.blocks_per_sm;
+    if (group_blocks_per_sm_ <= 0) {
+      CUDA_TRY(gpu::GroupBlocksPerSm(o.queue_block_threads, o.queue_threads_per_sm, &group_blocks_per_sm_));
+    }
+    if (group_blocks_per_sm_ <= 0) group_blocks_per_sm_ = 1;
   }
-  STATUS_TRY(steps_.Upload(step_entries));
   STATUS_TRY(BuildTail());
   STATUS_TRY(BuildSieveCycle(1, &class_cycle_));
   STATUS_TRY(BuildSieveCycle(9, &delay_cycle_));
@@ -293,6 +345,39 @@ Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
   p.class_min = slot.class_min.get();
   p.pos_begin = job.pos_begin;
   p.pos_end = job.pos_end;
+  if (job.group) {
+    const SieveCycle& cycle = delay_cycle_;
+    const int k = tables_->sieve->bits();
+    p.entries = cycle.entries.get();
+    p.cycle_stride = static_cast<uint64_t>(cycle.modulus) << k;
+    p.column_modulus = cycle.modulus;
+    const u128 base = (job.cycle0 * cycle.modulus) << k;
+    p.base_lo = Lo64(base);
+    p.base_hi = Hi64(base);
+    p.h_base_lo = Lo64(base >> k);
+    p.h_base_hi = Hi64(base >> k);
+    p.sieve_bits = k;
+    p.group_bits = job.group_bits;
+    p.group_steps = group_steps_[job.group_bits].get();
+    p.group_first_entry = job.entry0;
+    p.group_entries = job.entries;
+    p.group_cycles = job.cycles;
+    const uint64_t rounds = (static_cast<uint64_t>(job.entries) << job.group_bits) / 32;
+    const uint64_t warps_per_block = static_cast<uint64_t>(options_.queue_block_threads) / 32;
+    const int grid = static_cast<int>(std::min<uint64_t>((rounds + warps_per_block - 1) / warps_per_block,
+                                                         static_cast<uint64_t>(sm_count_) * group_blocks_per_sm_));
+    CUDA_TRY(cudaMemsetAsync(slot.acc.get(), 0, sizeof(Accumulators), slot.stream));
+    CUDA_TRY(cudaEventRecord(slot.start, slot.stream));
+    CUDA_TRY(gpu::LaunchGroups(p, options_.queue_block_threads, grid, slot.stream));
+    CUDA_TRY(cudaEventRecord(slot.stop, slot.stream));
+    CUDA_TRY(cudaMemcpyAsync(slot.host_acc.get(), slot.acc.get(), sizeof(Accumulators), cudaMemcpyDeviceToHost,
+                             slot.stream));
+    ++stats_.launches;
+    ++stats_.group_launches;
+    slot.busy = true;
+    slot.job = job;
+    return Status::Ok();
+  }
   if (job.sieved) {
     const SieveCycle& cycle = spec_.kinds == Kinds::kDelay ? delay_cycle_ : class_cycle_;
     const int k = tables_->sieve->bits();
@@ -453,10 +538,29 @@ Status GpuEngine::RunJobSync(Slot& slot, const Job& job, UnitResult* part) {
   if (job.pos_end - job.pos_begin <= 1) return Status::Internal("GPU buffer cannot hold one number's output");
   ++stats_.split_launches;
   Job first = job, second = job;
-  first.pos_end = second.pos_begin = job.pos_begin + (job.pos_end - job.pos_begin) / 2;
+  if (job.group && job.entries > 1) {  // halve the entries
+    first.entries = job.entries / 2;
+    second.entry0 = job.entry0 + first.entries;
+    second.entries = job.entries - first.entries;
+  } else if (job.group) {  // one entry: halve its cycles
+    first.cycles = job.cycles / 2;
+    second.cycle0 = job.cycle0 + first.cycles;
+    second.cycles = job.cycles - first.cycles;
+  } else {
+    first.pos_end = second.pos_begin = job.pos_begin + (job.pos_end - job.pos_begin) / 2;
+  }
+  if (job.group) {
+    first.pos_end = static_cast<uint64_t>(first.entries) * first.cycles;
+    second.pos_end = static_cast<uint64_t>(second.entries) * second.cycles;
+  }
   UnitResult a, b;
   STATUS_TRY(RunJobSync(slot, first, &a));
   STATUS_TRY(RunJobSync(slot, second, &b));
+  if (job.group) {
+    // The halves interleave in N: merge their ladders, then filter.
+    *part = MergeInterleaved(std::move(a), b, spec_.floor);
+    return Status::Ok();
+  }
   UnitResultCombiner combiner(spec_.floor);
   combiner.Add(a);
   combiner.Add(b);
@@ -560,20 +664,61 @@ Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
     if ((last - first) / limit > (static_cast<u128>(1) << 24)) {
       return Status::InvalidArgument("unit too large for one GPU search (more than 2^24 launches); split it");
     }
-    for (u128 at = first; at < last;) {
-      const uint64_t n = static_cast<uint64_t>(std::min<u128>(limit, last - at));
-      Job j;
-      j.sieved = true;
-      j.cycle0 = q0 + at / cycle.len;
-      j.pos_begin = static_cast<uint64_t>(at % cycle.len);
-      j.pos_end = j.pos_begin + n;
-      jobs.push_back(j);
-      at += n;
+    auto position_jobs = [&](u128 from, u128 to) {
+      for (u128 at = from; at < to;) {
+        const uint64_t n = static_cast<uint64_t>(std::min<u128>(limit, to - at));
+        Job j;
+        j.sieved = true;
+        j.cycle0 = q0 + at / cycle.len;
+        j.pos_begin = static_cast<uint64_t>(at % cycle.len);
+        j.pos_end = j.pos_begin + n;
+        jobs.push_back(j);
+        at += n;
+      }
+    };
+    // Residue groups over the whole cycles: G as large as group_bits allows with
+    // group_min_members members a group, and h >= 2^G (the G-bit step needs it).
+    const u128 full_begin = (first + cycle.len - 1) / cycle.len, full_end = last / cycle.len;  // cycles from q0
+    int group_bits = 0;
+    if (Groups() && full_end > full_begin) {
+      const u128 cycles = full_end - full_begin;
+      for (int g = options_.group_bits; g >= 5 && group_bits == 0; --g) {
+        if (cycles >= static_cast<u128>(options_.group_min_members) << g && start >= Pow2(static_cast<unsigned>(k + g))) {
+          group_bits = g;
+        }
+      }
+    }
+    if (group_bits == 0) {
+      position_jobs(first, last);
+    } else {
+      position_jobs(first, full_begin * cycle.len);
+      // Chunks of at most 256 members a group; each launch takes whole entries over a chunk.
+      const u128 chunk = static_cast<u128>(256) << group_bits;
+      for (u128 c = full_begin; c < full_end; c += std::min(chunk, full_end - c)) {
+        const uint32_t cycles = static_cast<uint32_t>(std::min(chunk, full_end - c));
+        const uint64_t per = std::max<uint64_t>(1, std::min<uint64_t>(limit / cycles, (uint64_t{1} << 32) / cycles - 1));
+        for (uint64_t e = 0; e < cycle.len; e += std::min(per, cycle.len - e)) {
+          Job j;
+          j.group = true;
+          j.group_bits = group_bits;
+          j.cycle0 = q0 + c;
+          j.cycles = cycles;
+          j.entry0 = static_cast<uint32_t>(e);
+          j.entries = static_cast<uint32_t>(std::min(per, cycle.len - e));
+          j.pos_end = static_cast<uint64_t>(j.entries) * cycles;
+          jobs.push_back(j);
+        }
+      }
+      position_jobs(full_end * cycle.len, last);
     }
     total_positions += last - first;
   }
 
-  // Two launches in flight on two streams; results are combined in order.
+  // Two launches in flight on two streams; results are combined in order, or, when
+  // residue-group launches (whole entries, not ascending ranges of N) take part, summed
+  // with every launch's ladder entries merged and filtered at the end.
+  const bool unordered = std::any_of(jobs.begin(), jobs.end(), [](const Job& j) { return j.group; });
+  UnitResult unordered_total;
   UnitResultCombiner combiner(spec.floor);
   uint32_t running_max = spec.floor;
   const u128 unit_numbers = spec.end - spec.begin;
@@ -589,7 +734,11 @@ Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
     bool retry = false;
     STATUS_TRY(Collect(slot, jobs[i], &part, &retry));
     if (retry) STATUS_TRY(RunJobSync(slot, jobs[i], &part));
-    combiner.Add(part);
+    if (unordered) {
+      unordered_total = MergeInterleaved(std::move(unordered_total), part, spec.floor);
+    } else {
+      combiner.Add(part);
+    }
     for (const Record& e : part.ladder) running_max = std::max(running_max, e.delay);
     done_positions += jobs[i].pos_end - jobs[i].pos_begin;
     if (progress) {
@@ -608,7 +757,8 @@ Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
     }
     if (in_flight.size() == 2) failure = collect_front();
     if (!failure.ok()) break;
-    jobs[i].ladder_floor = running_max;  // every later ladder entry lies above it
+    // Every later ladder entry lies above the running max (launches in ascending order).
+    jobs[i].ladder_floor = unordered ? spec.floor : running_max;
     failure = Enqueue(slots_[i % 2], jobs[i]);
     if (failure.ok()) in_flight.push_back(i);
   }
@@ -627,6 +777,10 @@ Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
     return failure;
   }
   if (cancelled) return Status::Unavailable("search cancelled");
+  if (unordered) {
+    *result = std::move(unordered_total);
+    return Status::Ok();
+  }
   *result = combiner.Finish();
   return Status::Ok();
 }

@@ -52,6 +52,16 @@ struct GpuEngineOptions {
   // Its tiles in sieved blocks: 32 sieve entries over this many consecutive cycles, so a
   // residue's entry is loaded and multiplied once per column and later cycles cost an add.
   int queue_column_cycles = 64;
+  // Residue groups (delay-only units with a floor, N < 2^100, whole cycles of the sieved
+  // blocks): the numbers of a sieve entry whose cycles agree mod 2^G are stopped together
+  // when the group's last member can stop after k or after k + G T-steps; only the other
+  // groups' members are set up one by one (docs/PERFORMANCE.md, lever 28). G is the largest
+  // value up to group_bits (at least 5) that leaves every group group_min_members members;
+  // smaller units use the walk queue alone. Runs with the walk queue's block size and cap
+  // (128 or 256 threads).
+  bool residue_groups = true;
+  int group_bits = 13;
+  int group_min_members = 16;
   // Plain kernel (class searches, floor 0, shared-memory step table): cap registers at 32
   // so that 2048 threads fit on an SM.
   bool full_occupancy = true;
@@ -68,6 +78,7 @@ Status MakeGpuEngine(std::shared_ptr<const SearchTables> tables, const GpuEngine
 // Counters of the last Search, for tests and the benchmark.
 struct GpuSearchStats {
   uint64_t launches = 0;
+  uint64_t group_launches = 0;       // of them, residue-group launches
   uint64_t split_launches = 0;       // launches redone in halves after a buffer filled
   uint64_t host_finished = 0;        // numbers finished on the host (128-bit overflow)
   uint64_t ladder_entries = 0;       // tile-local ladder entries the host filtered

@@ -343,6 +343,95 @@ TEST(GpuEngineTest, BaselineCountsEveryNumber) {
   EXPECT_EQ(detail.overflowed, 0u);
 }
 
+// Residue groups (delay-only units with a floor): a 12-bit sieve makes cycles short, so
+// units of 2^26 numbers hold enough whole cycles for groups of every width tried.
+const std::shared_ptr<const SearchTables>& SmallSieveTables() {
+  static std::shared_ptr<const SearchTables> tables = [] {
+    std::shared_ptr<const SearchTables> t;
+    Status st = SearchTables::Build(12, 19, 20, &t);
+    if (!st.ok()) ADD_FAILURE() << st.ToString();
+    return t;
+  }();
+  return tables;
+}
+
+std::unique_ptr<SearchEngine> MakeSmallSieveGpu(GpuEngineOptions options) {
+  std::unique_ptr<SearchEngine> engine;
+  Status st = MakeGpuEngine(SmallSieveTables(), options, &engine);
+  if (!st.ok()) {
+    ADD_FAILURE() << st.ToString();
+    std::abort();
+  }
+  return engine;
+}
+
+void ExpectSameOnTables(const SearchTables& tables, SearchEngine& gpu, const UnitSpec& spec) {
+  SCOPED_TRACE("unit [" + ToDecimal(spec.begin) + ", " + ToDecimal(spec.end) + ") floor " + std::to_string(spec.floor));
+  CpuEngine cpu(std::shared_ptr<const SearchTables>(&tables, [](const SearchTables*) {}), CpuEngineOptions{});
+  UnitResult want;
+  ASSERT_TRUE(cpu.Search(spec, &want).ok());
+  const UnitResult got = GpuSearch(gpu, spec);
+  EXPECT_EQ(got, want) << "gpu: " << DescribeUnitResult(got) << "\ncpu: " << DescribeUnitResult(want);
+}
+
+TEST(GpuEngineTest, ResidueGroupsMatchCpu) {
+  REQUIRE_GPU();
+  std::mt19937_64 rng(Seed() + 7);
+  SCOPED_TRACE("seed " + std::to_string(Seed()));
+  for (int bits : {5, 8, 11}) {
+    GpuEngineOptions o;
+    o.group_bits = bits;
+    o.group_min_members = 4;
+    o.positions_per_launch = uint64_t{1} << (18 + bits % 3);  // several launches, uneven entry ranges
+    auto gpu = MakeSmallSieveGpu(o);
+    for (unsigned height : {40u, 52u, 60u, 63u, 64u, 70u, 99u}) {
+      const u128 begin = Pow2(height) + static_cast<u128>(rng()) % Pow2(height - 3);
+      const u128 end = begin + (uint64_t{1} << 26) + rng() % (uint64_t{1} << 20);
+      ExpectSameOnTables(*SmallSieveTables(), *gpu, SpecWithRecords(begin, end, Kinds::kDelay, nullptr));
+      EXPECT_GT(LastGpuSearchStats(*gpu).group_launches, 0u) << "height " << height;
+    }
+    // Units around published records (their ladders are not empty) and around
+    // 1980976057694848447 (delay 1475; its trajectory passes 2^125).
+    std::vector<u128> centers = {1980976057694848447ULL};
+    for (const Record& r : PublishedRecords()) {
+      if (r.n > Pow2(44) && r.n % 2 == 1 && rng() % 4 == 0) centers.push_back(r.n);
+    }
+    for (u128 c : centers) {
+      const UnitSpec spec = SpecWithRecords(c - (uint64_t{1} << 25), c + (uint64_t{1} << 25), Kinds::kDelay, nullptr);
+      ExpectSameOnTables(*SmallSieveTables(), *gpu, spec);
+      EXPECT_GT(LastGpuSearchStats(*gpu).group_launches, 0u);
+    }
+  }
+}
+
+TEST(GpuEngineTest, ResidueGroupBufferOverflowIsRecovered) {
+  REQUIRE_GPU();
+  GpuEngineOptions tiny;
+  tiny.ladder_capacity = 1;
+  tiny.host_finish_capacity = 1;
+  tiny.group_bits = 6;
+  tiny.group_min_members = 4;
+  auto gpu = MakeSmallSieveGpu(tiny);
+  std::mt19937_64 rng(Seed() + 8);
+  // A low floor with a record table: groups walk and many numbers reach the ladder buffer.
+  UnitSpec spec = SpecWithRecords(Pow2(40) + rng() % Pow2(38), Pow2(40), Kinds::kDelay, nullptr);
+  spec.end = spec.begin + (uint64_t{1} << 24);
+  spec.floor = 400;
+  // The record table stays complete below its first dropped record.
+  while (!spec.known_records.empty() && spec.known_records.back().delay > spec.floor) {
+    spec.records_complete_below = spec.known_records.back().n;
+    spec.known_records.pop_back();
+  }
+  ExpectSameOnTables(*SmallSieveTables(), *gpu, spec);
+  EXPECT_GT(LastGpuSearchStats(*gpu).group_launches, 0u);
+  EXPECT_GT(LastGpuSearchStats(*gpu).split_launches, 0u);
+  // Near 2^99 the trajectories that leave 128 bits fill the host-finish list.
+  spec = SpecWithRecords(Pow2(99) + rng() % Pow2(90), Pow2(99), Kinds::kDelay, nullptr);
+  spec.end = spec.begin + (uint64_t{1} << 24);
+  ExpectSameOnTables(*SmallSieveTables(), *gpu, spec);
+  EXPECT_GT(LastGpuSearchStats(*gpu).group_launches, 0u);
+}
+
 // The whole [1, 2^32) on the GPU equals the CPU result (opt-in: minutes of CPU time).
 TEST(GpuEngineTest, WholeRangeBelow2p32MatchesCpu) {
   REQUIRE_GPU();

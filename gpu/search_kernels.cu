@@ -357,6 +357,67 @@ struct QueueRing {
   uint16_t s[kRing];    // steps so far (k + p <= 80)
 };
 
+// Idle lanes take queued numbers, then every live lane takes one step of its walk.
+// Returns false (nothing done) when no lane is live after the pops. (Waiting until 4, 8 or
+// 12 lanes are idle, to pop less often, measured the same.) number_of(rel) gives N for
+// the rare finishing paths.
+template <typename Count, typename NumberOf>
+__device__ __forceinline__ bool PopAndStep(const LaunchParams& P, QueueRing& ring, const uint4* steps, int S,
+                                           unsigned lanes_below, uint32_t& head, uint32_t& queued, bool& live,
+                                           uint64_t& hi, uint64_t& lo, uint32_t& s, uint32_t& rel, Count& count,
+                                           unsigned long long& sum, const NumberOf& number_of) {
+  const unsigned idle = __ballot_sync(0xFFFFFFFFu, !live);
+  if (idle != 0 && queued != 0) {
+    const uint32_t take = min(static_cast<uint32_t>(__popc(idle)), queued);
+    if (!live) {
+      const uint32_t rank = __popc(idle & lanes_below);
+      if (rank < take) {
+        const uint32_t slot = (head + rank) & (kRing - 1);
+        lo = ring.lo[slot];
+        hi = ring.hi[slot];
+        rel = ring.rel[slot];
+        s = ring.s[slot];
+        live = true;
+      }
+    }
+    head = (head + take) & (kRing - 1);
+    queued -= take;
+    __syncwarp();
+  }
+  if (__ballot_sync(0xFFFFFFFFu, live) == 0) return false;
+  if (live) {
+    const uint4 e = __ldg(steps + (static_cast<uint32_t>(lo) & ((1u << S) - 1)));
+    if (!StepMulAdd(hi, lo, S, e.y, e.x)) {
+      HostFinish(P, number_of(rel));
+      live = false;
+    } else {
+      s += e.z;
+      uint32_t d = 0;
+      const int outcome = Check(P, hi, lo, s, &d);
+      if (outcome != kContinue) {
+        if (outcome == kFinished) FinishToLadder(P, number_of(rel), d, count, sum);
+        live = false;
+      }
+    }
+  }
+  return true;
+}
+
+// Queues the numbers of a set-up round that must walk on (outcome kContinue).
+__device__ __forceinline__ void PushWalking(QueueRing& ring, unsigned lanes_below, uint32_t head, uint32_t& queued,
+                                            bool walks, uint64_t hi, uint64_t lo, uint32_t rel, uint32_t s) {
+  const unsigned walking = __ballot_sync(0xFFFFFFFFu, walks);
+  if (walks) {
+    const uint32_t slot = (head + queued + __popc(walking & lanes_below)) & (kRing - 1);
+    ring.lo[slot] = lo;
+    ring.hi[slot] = hi;
+    ring.rel[slot] = rel;
+    ring.s[slot] = static_cast<uint16_t>(s);
+  }
+  queued += __popc(walking);
+  __syncwarp();
+}
+
 template <int kThreads, bool kSieved, int kMinBlocks>
 __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THREADS_PER_SM
                                                 ? COLLATZ_THREADS_PER_SM / kThreads
@@ -467,58 +528,192 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
           if (outcome == kFinished) FinishToLadder(P, QueuedNumber<kSieved>(P, my_rel), d, count, sum);
         }
       }
-      const unsigned walking = __ballot_sync(0xFFFFFFFFu, outcome == kContinue);
-      if (outcome == kContinue) {
-        const uint32_t slot = (head + queued + __popc(walking & lanes_below)) & (kRing - 1);
-        ring.lo[slot] = v_lo;
-        ring.hi[slot] = v_hi;
-        ring.rel[slot] = my_rel;
-        ring.s[slot] = static_cast<uint16_t>(v_s);
-      }
-      queued += __popc(walking);
-      __syncwarp();
+      PushWalking(ring, lanes_below, head, queued, outcome == kContinue, v_hi, v_lo, my_rel, v_s);
     }
-    // Idle lanes take queued numbers. (Waiting until 4, 8 or 12 lanes are idle, to pop
-    // less often, measured the same.)
-    const unsigned idle = __ballot_sync(0xFFFFFFFFu, !live);
-    if (idle != 0 && queued != 0) {
-      const uint32_t take = min(static_cast<uint32_t>(__popc(idle)), queued);
-      if (!live) {
-        const uint32_t rank = __popc(idle & lanes_below);
-        if (rank < take) {
-          const uint32_t slot = (head + rank) & (kRing - 1);
-          lo = ring.lo[slot];
-          hi = ring.hi[slot];
-          rel = ring.rel[slot];
-          s = ring.s[slot];
-          live = true;
-        }
-      }
-      head = (head + take) & (kRing - 1);
-      queued -= take;
-      __syncwarp();
-    }
-    if (__ballot_sync(0xFFFFFFFFu, live) == 0) {
+    if (!PopAndStep(P, ring, steps, S, lanes_below, head, queued, live, hi, lo, s, rel, count, sum,
+                    [&](uint32_t r) { return QueuedNumber<kSieved>(P, r); })) {
       if (tile >= tiles && column_left == 0) break;
-      continue;
-    }
-    if (live) {
-      const uint4 e = __ldg(steps + (static_cast<uint32_t>(lo) & ((1u << S) - 1)));
-      if (!StepMulAdd(hi, lo, S, e.y, e.x)) {
-        HostFinish(P, QueuedNumber<kSieved>(P, rel));
-        live = false;
-      } else {
-        s += e.z;
-        uint32_t d = 0;
-        const int outcome = Check(P, hi, lo, s, &d);
-        if (outcome != kContinue) {
-          if (outcome == kFinished) FinishToLadder(P, QueuedNumber<kSieved>(P, rel), d, count, sum);
-          live = false;
-        }
-      }
     }
   }
   AddTotals<kThreads>(P, candidates, count, sum, hash);
+}
+
+// Residue groups (delay-only units with a floor, whole cycles, N < 2^100). The walk queue
+// above sets up every computed number; most of them stop within their first 30 T-steps
+// (docs/PERFORMANCE.md, host model). Here the numbers of one sieve entry whose cycles agree
+// mod 2^G (G = group_bits) form a group: after the first k T-steps their values are
+// w + A1 2^G t (t = 0, 1, ...: A1 = 3^p * modulus), the next G T-steps depend on w mod 2^G
+// alone, and take them to B2 + A2 t after the same s2 steps. A value that grows with t
+// meets a fixed stop threshold, so testing the group's last member after k and after
+// k + G steps stops the whole group at once; only groups that fail both tests hand their
+// members, one by one, to the walk queue. The work hash still sums Mix64 over every
+// member's value after k steps (a dense loop, all lanes busy), so results equal the other
+// kernels' bit for bit.
+struct GroupRing {
+  uint64_t lo[kRing];
+  uint64_t hi[kRing];
+  uint64_t step[kRing];  // A2: the value grows by this from one member to the next
+  uint32_t rel[kRing];   // the first member's position; members are 2^G positions apart
+  uint16_t s[kRing];     // steps after k + G
+  uint16_t n[kRing];     // members
+};
+
+// N of group-launch position rel (rare finishing paths).
+__device__ __forceinline__ Number GroupNumber(const LaunchParams& P, uint32_t rel) {
+  const uint32_t entry = rel / P.group_cycles;
+  const uint32_t cycle = rel - entry * P.group_cycles;
+  Number x{};
+  x.rel = cycle * P.cycle_stride + P.entries[P.group_first_entry + entry].offset;
+  x.n_lo = P.base_lo + x.rel;
+  x.n_hi = P.base_hi + (x.n_lo < x.rel ? 1 : 0);
+  return x;
+}
+
+// (hi:lo) += a * m (a, m < 2^64; the caller guarantees no overflow past 128 bits).
+__device__ __forceinline__ void AddProduct(uint64_t& hi, uint64_t& lo, uint64_t a, uint64_t m) {
+  const uint64_t p_lo = a * m;
+  const uint64_t p_hi = __umul64hi(a, m);
+  lo += p_lo;
+  hi += p_hi + (lo < p_lo ? 1 : 0);
+}
+
+__device__ __forceinline__ bool Below(const LaunchParams& P, uint32_t s, uint64_t hi, uint64_t lo) {
+  if (s > P.floor) return false;
+  const ulonglong2 limit = __ldg(P.tables.stop_below + s);
+  return hi < limit.y || (hi == limit.y && lo < limit.x);
+}
+
+template <int kThreads, int kMinBlocks>
+__global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THREADS_PER_SM
+                                                ? COLLATZ_THREADS_PER_SM / kThreads
+                                                : kMinBlocks) GroupKernel(const LaunchParams P) {
+  constexpr int kWarps = kThreads / 32;
+  __shared__ QueueRing rings[kWarps];
+  __shared__ GroupRing group_rings[kWarps];
+  const unsigned lane = threadIdx.x & 31;
+  const unsigned lanes_below = (1u << lane) - 1;
+  QueueRing& ring = rings[threadIdx.x / 32];
+  GroupRing& groups = group_rings[threadIdx.x / 32];
+  const int S = P.tables.step_bits;
+  const int G = P.group_bits;
+  const uint32_t group_mask = (1u << G) - 1;
+  const uint4* steps = reinterpret_cast<const uint4*>(P.tables.steps);
+  uint32_t candidates = 0, count = 0;
+  unsigned long long sum = 0, hash = 0;
+  // Decision rounds of 32 consecutive groups (one entry: 2^G >= 32), spread over the warps.
+  uint32_t round = blockIdx.x * kWarps + threadIdx.x / 32;
+  const uint32_t round_stride = gridDim.x * kWarps;
+  const uint32_t rounds = (P.group_entries << G) / 32;
+  uint32_t group_head = 0, group_queued = 0;  // warp-uniform
+  // This lane's generator: a walking group whose members it hands to the queue.
+  uint64_t gen_lo = 0, gen_hi = 0, gen_step = 0;
+  uint32_t gen_rel = 0, gen_s = 0, gen_left = 0;
+  uint32_t head = 0, queued = 0;
+  bool live = false;
+  uint64_t hi = 0, lo = 0;
+  uint32_t s = 0, rel = 0;
+  while (true) {
+    if (queued < 32) {
+      if (__ballot_sync(0xFFFFFFFFu, gen_left != 0) == 0) {
+        // Decide groups until 32 walking ones are queued (or none are left).
+        while (group_queued < 32 && round < rounds) {
+          const uint32_t g = round * 32 + lane;
+          round += round_stride;
+          const uint32_t entry = g >> G, q = g & group_mask;
+          const SieveEntry e = P.entries[P.group_first_entry + entry];
+          // Members: cycles q, q + 2^G, ... below group_cycles (none if q >= group_cycles).
+          const uint32_t n = q < P.group_cycles ? (P.group_cycles - q + group_mask) >> G : 0;
+          // w = 3^p (h0 + r + modulus q) + c: the first member's value after k steps.
+          const uint64_t a1 = e.pow3 * P.column_modulus;
+          uint64_t w_hi = P.h_base_hi, w_lo = P.h_base_lo + (e.offset >> P.sieve_bits);
+          w_hi += w_lo < P.h_base_lo ? 1 : 0;
+          MulAdd(w_hi, w_lo, e.pow3, e.c);  // cannot overflow below 2^100
+          AddProduct(w_hi, w_lo, a1, q);
+          // Work hash over every member: dense, all lanes busy.
+          const uint64_t d1 = a1 << G;
+          uint64_t x = w_lo;
+          for (uint32_t t = 0; t < n; ++t) {
+            hash += Mix64(x);
+            x += d1;
+          }
+          candidates += n;
+          // The last member after k steps, then after k + G.
+          uint64_t last_hi = w_hi, last_lo = w_lo;
+          AddProduct(last_hi, last_lo, a1, static_cast<uint64_t>(n - 1) << G);
+          bool walks = n != 0 && !Below(P, e.steps, last_hi, last_lo);
+          uint64_t b2_hi = 0, b2_lo = 0, a2 = 0;
+          uint32_t s2 = 0;
+          if (walks) {
+            const uint4 t2 = __ldg(reinterpret_cast<const uint4*>(P.group_steps) + (static_cast<uint32_t>(w_lo) & group_mask));
+            b2_hi = w_hi >> G;
+            b2_lo = (w_lo >> G) | (w_hi << (64 - G));
+            MulAdd(b2_hi, b2_lo, t2.y, t2.x);  // cannot overflow below 2^100
+            a2 = a1 * t2.y;
+            s2 = e.steps + t2.z;
+            uint64_t l2_hi = b2_hi, l2_lo = b2_lo;
+            AddProduct(l2_hi, l2_lo, a2, n - 1);
+            walks = !Below(P, s2, l2_hi, l2_lo);
+          }
+          const unsigned walking = __ballot_sync(0xFFFFFFFFu, walks);
+          if (walks) {
+            const uint32_t slot = (group_head + group_queued + __popc(walking & lanes_below)) & (kRing - 1);
+            groups.lo[slot] = b2_lo;
+            groups.hi[slot] = b2_hi;
+            groups.step[slot] = a2;
+            groups.rel[slot] = entry * P.group_cycles + q;
+            groups.s[slot] = static_cast<uint16_t>(s2);
+            groups.n[slot] = static_cast<uint16_t>(n);
+          }
+          group_queued += __popc(walking);
+          __syncwarp();
+        }
+        const uint32_t take = min(32u, group_queued);
+        if (lane < take) {
+          const uint32_t slot = (group_head + lane) & (kRing - 1);
+          gen_lo = groups.lo[slot];
+          gen_hi = groups.hi[slot];
+          gen_step = groups.step[slot];
+          gen_rel = groups.rel[slot];
+          gen_s = groups.s[slot];
+          gen_left = groups.n[slot];
+        }
+        group_head = (group_head + take) & (kRing - 1);
+        group_queued -= take;
+        __syncwarp();
+      }
+      // One member of each lane's group: checked, and queued if it walks on.
+      int outcome = kStopped;
+      uint64_t v_hi = gen_hi, v_lo = gen_lo;
+      const uint32_t my_rel = gen_rel;
+      if (gen_left != 0) {
+        --gen_left;
+        uint32_t d = 0;
+        outcome = Check(P, v_hi, v_lo, gen_s, &d);
+        if (outcome == kFinished) FinishToLadder(P, GroupNumber(P, my_rel), d, count, sum);
+        gen_lo += gen_step;
+        gen_hi += gen_lo < gen_step ? 1 : 0;
+        gen_rel += group_mask + 1;
+      }
+      PushWalking(ring, lanes_below, head, queued, outcome == kContinue, v_hi, v_lo, my_rel, gen_s);
+    }
+    if (!PopAndStep(P, ring, steps, S, lanes_below, head, queued, live, hi, lo, s, rel, count, sum,
+                    [&](uint32_t r) { return GroupNumber(P, r); })) {
+      if (round >= rounds && group_queued == 0 && __ballot_sync(0xFFFFFFFFu, gen_left != 0) == 0 && queued == 0) break;
+    }
+  }
+  AddTotals<kThreads>(P, candidates, count, sum, hash);
+}
+
+template <int kThreads>
+cudaError_t GroupKernelFor(int threads_per_sm, void (**kernel)(LaunchParams)) {
+  switch (threads_per_sm) {
+    case 0: *kernel = GroupKernel<kThreads, 1>; break;
+    case 1280: *kernel = GroupKernel<kThreads, (1280 / kThreads > 0 ? 1280 / kThreads : 1)>; break;
+    case 1536: *kernel = GroupKernel<kThreads, 1536 / kThreads>; break;
+    case 2048: *kernel = GroupKernel<kThreads, 2048 / kThreads>; break;
+    default: *kernel = nullptr; return cudaErrorInvalidValue;
+  }
+  return cudaSuccess;
 }
 
 // The walk-queue kernel of a register cap (resident threads per SM; 0: none).
@@ -634,6 +829,32 @@ cudaError_t SearchBlocksPerSm(int block_threads, bool shared_steps, int step_bit
     case 512: return BlocksPerSm<512>(shared_steps, step_bits, full, queue, queue_threads_per_sm, blocks);
     default: return cudaErrorInvalidValue;
   }
+}
+
+cudaError_t LaunchGroups(const LaunchParams& p, int block_threads, int grid_blocks, cudaStream_t stream) {
+  (void)cudaGetLastError();
+  void (*kernel)(LaunchParams) = nullptr;
+  cudaError_t e = cudaErrorInvalidValue;
+  switch (block_threads) {
+    case 128: e = GroupKernelFor<128>(p.queue_threads_per_sm, &kernel); break;
+    case 256: e = GroupKernelFor<256>(p.queue_threads_per_sm, &kernel); break;
+    default: break;
+  }
+  if (e != cudaSuccess) return e;
+  kernel<<<grid_blocks, block_threads, 0, stream>>>(p);
+  return cudaGetLastError();
+}
+
+cudaError_t GroupBlocksPerSm(int block_threads, int threads_per_sm, int* blocks) {
+  void (*kernel)(LaunchParams) = nullptr;
+  cudaError_t e = cudaErrorInvalidValue;
+  switch (block_threads) {
+    case 128: e = GroupKernelFor<128>(threads_per_sm, &kernel); break;
+    case 256: e = GroupKernelFor<256>(threads_per_sm, &kernel); break;
+    default: break;
+  }
+  if (e != cudaSuccess) return e;
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, kernel, block_threads, 0);
 }
 
 cudaError_t LaunchFillTail(const StepEntry* steps, int step_bits, uint16_t* tail, int base_bits, int tail_bits,

@@ -103,6 +103,18 @@ struct LaunchParams {
   uint64_t first_tile_cycle = 0;  // tile_begin / tiles_per_cycle
   uint32_t first_tile_rem = 0;    // tile_begin % tiles_per_cycle
 
+  // Residue groups (GroupKernel; delay-only, floor > 0, whole cycles, N < 2^100): entries
+  // [group_first_entry, + group_entries) over cycles [0, group_cycles) counted from base.
+  // Group g is entry group_first_entry + (g >> group_bits) over the cycles C = g mod
+  // 2^group_bits (mod 2^group_bits): the value after the first k T-steps grows linearly in
+  // C, and its next group_bits T-steps depend on C mod 2^group_bits alone, so the whole
+  // group is decided at once after k and after k + group_bits steps. Position (rel) of
+  // entry e, cycle C: (e - group_first_entry) * group_cycles + C.
+  const StepEntry* group_steps = nullptr;  // the 2^group_bits-entry step table
+  int group_bits = 0;
+  uint32_t group_first_entry = 0, group_entries = 0, group_cycles = 0;
+  uint64_t h_base_lo = 0, h_base_hi = 0;  // base >> sieve_bits
+
   Accumulators* acc = nullptr;
   LadderEntry* ladder = nullptr;
   uint32_t ladder_capacity = 0;
@@ -118,6 +130,10 @@ constexpr int kTilePositions = 32;
 // in shared memory (step_bits <= kMaxSharedStepBits) or in global memory.
 cudaError_t LaunchSearch(const LaunchParams& p, int block_threads, bool shared_steps, int grid_blocks,
                          cudaStream_t stream);
+// Launches the residue-group kernel (p.group_bits > 0) on `stream`.
+cudaError_t LaunchGroups(const LaunchParams& p, int block_threads, int grid_blocks, cudaStream_t stream);
+cudaError_t GroupBlocksPerSm(int block_threads, int threads_per_sm, int* blocks);
+
 // Resident blocks per SM for the search kernel of that configuration.
 cudaError_t SearchBlocksPerSm(int block_threads, bool shared_steps, int step_bits, bool full_occupancy, bool queue,
                               int queue_threads_per_sm, int* blocks);
