@@ -357,15 +357,49 @@ struct QueueRing {
   uint16_t s[kRing];    // steps so far (k + p <= 80)
 };
 
+// N of group-launch position rel (rare finishing paths).
+__device__ __forceinline__ Number GroupNumber(const LaunchParams& P, uint32_t rel) {
+  const uint32_t entry = rel / P.group_cycles;
+  const uint32_t cycle = rel - entry * P.group_cycles;
+  Number x{};
+  x.rel = cycle * P.cycle_stride + P.entries[P.group_first_entry + entry].offset;
+  x.n_lo = P.base_lo + x.rel;
+  x.n_hi = P.base_hi + (x.n_lo < x.rel ? 1 : 0);
+  return x;
+}
+
+// The rare finishing paths of the queue and group kernels (a number leaves 128 bits, or
+// reaches the tail with its delay). Kept out of line: inlined, the compiler computed N
+// from the position (a division) on every step, ahead of the branch that needs it.
+enum RelLayout { kFirstBlockRel = 0, kSievedRel = 1, kGroupRel = 2 };
+
+// `params` points to the kernel's copy of its parameters in shared memory (a reference to
+// the parameters themselves would make every thread copy them to its stack).
+template <int kLayout>
+__device__ __noinline__ void FinishRel(const LaunchParams* params, uint32_t rel, uint32_t d, bool host) {
+  const LaunchParams& P = *params;
+  const Number x = kLayout == kGroupRel ? GroupNumber(P, rel) : QueuedNumber<kLayout == kSievedRel>(P, rel);
+  if (host) {
+    HostFinish(P, x);
+    return;
+  }
+  unsigned long long count = 0, sum = 0;
+  FinishToLadder(P, x, d, count, sum);
+  if (count != 0) {
+    atomicAdd(&P.acc->tally_count, count);
+    atomicAdd(&P.acc->tally_sum, sum);
+  }
+}
+
 // Idle lanes take queued numbers, then every live lane takes one step of its walk.
 // Returns false (nothing done) when no lane is live after the pops. (Waiting until 4, 8 or
-// 12 lanes are idle, to pop less often, measured the same.) number_of(rel) gives N for
-// the rare finishing paths.
-template <typename Count, typename NumberOf>
-__device__ __forceinline__ bool PopAndStep(const LaunchParams& P, QueueRing& ring, const uint4* steps, int S,
-                                           unsigned lanes_below, uint32_t& head, uint32_t& queued, bool& live,
-                                           uint64_t& hi, uint64_t& lo, uint32_t& s, uint32_t& rel, Count& count,
-                                           unsigned long long& sum, const NumberOf& number_of) {
+// 12 lanes are idle, to pop less often, measured the same.)
+template <int kLayout>
+__device__ __forceinline__ bool PopAndStep(const LaunchParams& P, const LaunchParams* shared_params, QueueRing& ring,
+                                           const uint4* steps, int S, unsigned lanes_below, uint32_t& head,
+                                           uint32_t& queued, bool& live, uint64_t& hi, uint64_t& lo, uint32_t& s,
+                                           uint32_t& rel) {
+  const uint32_t mask = (1u << S) - 1;
   const unsigned idle = __ballot_sync(0xFFFFFFFFu, !live);
   if (idle != 0 && queued != 0) {
     const uint32_t take = min(static_cast<uint32_t>(__popc(idle)), queued);
@@ -386,16 +420,16 @@ __device__ __forceinline__ bool PopAndStep(const LaunchParams& P, QueueRing& rin
   }
   if (__ballot_sync(0xFFFFFFFFu, live) == 0) return false;
   if (live) {
-    const uint4 e = __ldg(steps + (static_cast<uint32_t>(lo) & ((1u << S) - 1)));
+    const uint4 e = __ldg(steps + (static_cast<uint32_t>(lo) & mask));
     if (!StepMulAdd(hi, lo, S, e.y, e.x)) {
-      HostFinish(P, number_of(rel));
+      FinishRel<kLayout>(shared_params, rel, 0, true);
       live = false;
     } else {
       s += e.z;
       uint32_t d = 0;
       const int outcome = Check(P, hi, lo, s, &d);
       if (outcome != kContinue) {
-        if (outcome == kFinished) FinishToLadder(P, number_of(rel), d, count, sum);
+        if (outcome == kFinished) FinishRel<kLayout>(shared_params, rel, d, false);
         live = false;
       }
     }
@@ -424,14 +458,17 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
                                                 : kMinBlocks) QueueKernel(const LaunchParams P) {
   constexpr int kWarps = kThreads / 32;
   __shared__ QueueRing rings[kWarps];
+  __shared__ LaunchParams shared_params;  // for the out-of-line rare paths
+  if (threadIdx.x == 0) shared_params = P;
+  __syncthreads();
   const unsigned lane = threadIdx.x & 31;
   const unsigned lanes_below = (1u << lane) - 1;
   QueueRing& ring = rings[threadIdx.x / 32];
   const int S = P.tables.step_bits;
   const uint4* steps = reinterpret_cast<const uint4*>(P.tables.steps);
   // Per-thread totals; 32-bit where a launch's 2^32 positions bound them (fewer registers).
-  uint32_t candidates = 0, count = 0;
-  unsigned long long sum = 0, hash = 0;
+  uint32_t candidates = 0;  // tallies of finished numbers go straight to the accumulators
+  unsigned long long hash = 0;
   // Tiles relative to the launch's first (fewer than 2^32). First-block launches: a tile
   // is 32 consecutive positions. Sieved launches: a tile is a column of 32 sieve entries
   // (residues) over column_cycles consecutive cycles, taken one cycle per round: the first
@@ -522,20 +559,20 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
         }
         uint32_t d = 0;
         if (overflow) {
-          HostFinish(P, QueuedNumber<kSieved>(P, my_rel));
+          FinishRel<kSieved ? kSievedRel : kFirstBlockRel>(&shared_params, my_rel, 0, true);
         } else {
           outcome = Check(P, v_hi, v_lo, v_s, &d);
-          if (outcome == kFinished) FinishToLadder(P, QueuedNumber<kSieved>(P, my_rel), d, count, sum);
+          if (outcome == kFinished) FinishRel<kSieved ? kSievedRel : kFirstBlockRel>(&shared_params, my_rel, d, false);
         }
       }
       PushWalking(ring, lanes_below, head, queued, outcome == kContinue, v_hi, v_lo, my_rel, v_s);
     }
-    if (!PopAndStep(P, ring, steps, S, lanes_below, head, queued, live, hi, lo, s, rel, count, sum,
-                    [&](uint32_t r) { return QueuedNumber<kSieved>(P, r); })) {
+    if (!PopAndStep<kSieved ? kSievedRel : kFirstBlockRel>(P, &shared_params, ring, steps, S, lanes_below, head, queued,
+                                                           live, hi, lo, s, rel)) {
       if (tile >= tiles && column_left == 0) break;
     }
   }
-  AddTotals<kThreads>(P, candidates, count, sum, hash);
+  AddTotals<kThreads>(P, candidates, 0, 0, hash);
 }
 
 // Residue groups (delay-only units with a floor, whole cycles, N < 2^100). The walk queue
@@ -558,17 +595,6 @@ struct GroupRing {
   uint16_t n[kRing];     // members
 };
 
-// N of group-launch position rel (rare finishing paths).
-__device__ __forceinline__ Number GroupNumber(const LaunchParams& P, uint32_t rel) {
-  const uint32_t entry = rel / P.group_cycles;
-  const uint32_t cycle = rel - entry * P.group_cycles;
-  Number x{};
-  x.rel = cycle * P.cycle_stride + P.entries[P.group_first_entry + entry].offset;
-  x.n_lo = P.base_lo + x.rel;
-  x.n_hi = P.base_hi + (x.n_lo < x.rel ? 1 : 0);
-  return x;
-}
-
 // (hi:lo) += a * m (a, m < 2^64; the caller guarantees no overflow past 128 bits).
 __device__ __forceinline__ void AddProduct(uint64_t& hi, uint64_t& lo, uint64_t a, uint64_t m) {
   const uint64_t p_lo = a * m;
@@ -589,6 +615,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
                                                 : kMinBlocks) GroupKernel(const LaunchParams P) {
   constexpr int kWarps = kThreads / 32;
   __shared__ QueueRing rings[kWarps];
+  __shared__ LaunchParams shared_params;  // for the out-of-line rare paths
+  if (threadIdx.x == 0) shared_params = P;
+  __syncthreads();
   __shared__ GroupRing group_rings[kWarps];
   const unsigned lane = threadIdx.x & 31;
   const unsigned lanes_below = (1u << lane) - 1;
@@ -598,8 +627,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
   const int G = P.group_bits;
   const uint32_t group_mask = (1u << G) - 1;
   const uint4* steps = reinterpret_cast<const uint4*>(P.tables.steps);
-  uint32_t candidates = 0, count = 0;
-  unsigned long long sum = 0, hash = 0;
+  uint32_t candidates = 0;  // tallies of finished numbers go straight to the accumulators
+  unsigned long long hash = 0;
   // Decision rounds of 32 consecutive groups (one entry: 2^G >= 32), spread over the warps.
   uint32_t round = blockIdx.x * kWarps + threadIdx.x / 32;
   const uint32_t round_stride = gridDim.x * kWarps;
@@ -689,19 +718,18 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
         --gen_left;
         uint32_t d = 0;
         outcome = Check(P, v_hi, v_lo, gen_s, &d);
-        if (outcome == kFinished) FinishToLadder(P, GroupNumber(P, my_rel), d, count, sum);
+        if (outcome == kFinished) FinishRel<kGroupRel>(&shared_params, my_rel, d, false);
         gen_lo += gen_step;
         gen_hi += gen_lo < gen_step ? 1 : 0;
         gen_rel += group_mask + 1;
       }
       PushWalking(ring, lanes_below, head, queued, outcome == kContinue, v_hi, v_lo, my_rel, gen_s);
     }
-    if (!PopAndStep(P, ring, steps, S, lanes_below, head, queued, live, hi, lo, s, rel, count, sum,
-                    [&](uint32_t r) { return GroupNumber(P, r); })) {
+    if (!PopAndStep<kGroupRel>(P, &shared_params, ring, steps, S, lanes_below, head, queued, live, hi, lo, s, rel)) {
       if (round >= rounds && group_queued == 0 && __ballot_sync(0xFFFFFFFFu, gen_left != 0) == 0 && queued == 0) break;
     }
   }
-  AddTotals<kThreads>(P, candidates, count, sum, hash);
+  AddTotals<kThreads>(P, candidates, 0, 0, hash);
 }
 
 template <int kThreads>
@@ -710,7 +738,6 @@ cudaError_t GroupKernelFor(int threads_per_sm, void (**kernel)(LaunchParams)) {
     case 0: *kernel = GroupKernel<kThreads, 1>; break;
     case 1280: *kernel = GroupKernel<kThreads, (1280 / kThreads > 0 ? 1280 / kThreads : 1)>; break;
     case 1536: *kernel = GroupKernel<kThreads, 1536 / kThreads>; break;
-    case 2048: *kernel = GroupKernel<kThreads, 2048 / kThreads>; break;
     default: *kernel = nullptr; return cudaErrorInvalidValue;
   }
   return cudaSuccess;
