@@ -6,9 +6,10 @@
 // block-wide tile would make 8 warps wait for the slowest of 256 lanes.
 // The step table lives either in global memory (L2; S <= 20, 16-byte entries) or, for
 // S <= 13, in shared memory (4-byte entries c | p << 26).
-// QueueKernel (below) is the faster kernel for delay-only units with a floor; this one
-// serves the rest (class searches, floor 0, shared-memory step tables). Both return
-// identical results. Variants measured slower and removed: docs/PERFORMANCE.md, GPU levers.
+// QueueKernel (below) is the faster kernel for delay-only units with a floor, and
+// GroupKernel, which stops whole residue groups at once and hands the rest to the same walk
+// queue, the fastest for the whole cycles of such units; this one serves the rest (class
+// searches, floor 0, shared-memory step tables). All return identical results. Variants measured slower and removed: docs/PERFORMANCE.md, GPU levers.
 #include "gpu/search_kernels.h"
 
 #include <cub/block/block_reduce.cuh>
