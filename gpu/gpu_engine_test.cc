@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -30,15 +31,18 @@ std::string DataPath(const std::string& file) {
   return std::string(env != nullptr ? env : COLLATZ_SHARED_DATA) + "/" + file;
 }
 
-const std::shared_ptr<const SearchTables>& Tables() {
-  static std::shared_ptr<const SearchTables> tables = [] {
-    std::shared_ptr<const SearchTables> t;
-    Status st = SearchTables::Build(19, 19, 20, &t);
+// Search tables with a sieve of `sieve_bits` (19-bit step table, 20-bit tail), built once.
+std::shared_ptr<const SearchTables> TablesWithSieve(int sieve_bits) {
+  static std::map<int, std::shared_ptr<const SearchTables>> built;
+  std::shared_ptr<const SearchTables>& tables = built[sieve_bits];
+  if (tables == nullptr) {
+    Status st = SearchTables::Build(sieve_bits, 19, 20, &tables);
     if (!st.ok()) ADD_FAILURE() << st.ToString();
-    return t;
-  }();
+  }
   return tables;
 }
+
+std::shared_ptr<const SearchTables> Tables() { return TablesWithSieve(19); }
 
 const std::vector<Record>& PublishedRecords() {
   static std::vector<Record> records = [] {
@@ -56,9 +60,10 @@ const std::vector<Record>& PublishedRecords() {
     if (GpuDeviceCount() == 0) GTEST_SKIP() << "no CUDA device";      \
   } while (0)
 
-std::unique_ptr<SearchEngine> MakeGpu(GpuEngineOptions options = {}) {
+std::unique_ptr<SearchEngine> MakeGpu(GpuEngineOptions options = {},
+                                      std::shared_ptr<const SearchTables> tables = Tables()) {
   std::unique_ptr<SearchEngine> engine;
-  Status st = MakeGpuEngine(Tables(), options, &engine);
+  Status st = MakeGpuEngine(tables, options, &engine);
   if (!st.ok()) {
     ADD_FAILURE() << st.ToString();
     std::abort();  // every GPU test needs its engine
@@ -345,25 +350,7 @@ TEST(GpuEngineTest, BaselineCountsEveryNumber) {
 
 // Residue groups (delay-only units with a floor): a 12-bit sieve makes cycles short, so
 // units of 2^26 numbers hold enough whole cycles for groups of every width tried.
-const std::shared_ptr<const SearchTables>& SmallSieveTables() {
-  static std::shared_ptr<const SearchTables> tables = [] {
-    std::shared_ptr<const SearchTables> t;
-    Status st = SearchTables::Build(12, 19, 20, &t);
-    if (!st.ok()) ADD_FAILURE() << st.ToString();
-    return t;
-  }();
-  return tables;
-}
-
-std::unique_ptr<SearchEngine> MakeSmallSieveGpu(GpuEngineOptions options) {
-  std::unique_ptr<SearchEngine> engine;
-  Status st = MakeGpuEngine(SmallSieveTables(), options, &engine);
-  if (!st.ok()) {
-    ADD_FAILURE() << st.ToString();
-    std::abort();
-  }
-  return engine;
-}
+std::shared_ptr<const SearchTables> SmallSieveTables() { return TablesWithSieve(12); }
 
 void ExpectSameOnTables(const SearchTables& tables, SearchEngine& gpu, const UnitSpec& spec) {
   SCOPED_TRACE("unit [" + ToDecimal(spec.begin) + ", " + ToDecimal(spec.end) + ") floor " + std::to_string(spec.floor));
@@ -383,7 +370,7 @@ TEST(GpuEngineTest, ResidueGroupsMatchCpu) {
     o.group_bits = bits;
     o.group_min_members = 4;
     o.positions_per_launch = uint64_t{1} << (18 + bits % 3);  // several launches, uneven entry ranges
-    auto gpu = MakeSmallSieveGpu(o);
+    auto gpu = MakeGpu(o, SmallSieveTables());
     for (unsigned height : {40u, 52u, 60u, 63u, 64u, 70u, 99u}) {
       const u128 begin = Pow2(height) + static_cast<u128>(rng()) % Pow2(height - 3);
       const u128 end = begin + (uint64_t{1} << 26) + rng() % (uint64_t{1} << 20);
@@ -411,7 +398,7 @@ TEST(GpuEngineTest, ResidueGroupBufferOverflowIsRecovered) {
   tiny.host_finish_capacity = 1;
   tiny.group_bits = 6;
   tiny.group_min_members = 4;
-  auto gpu = MakeSmallSieveGpu(tiny);
+  auto gpu = MakeGpu(tiny, SmallSieveTables());
   std::mt19937_64 rng(Seed() + 8);
   // A low floor with a record table: groups walk and many numbers reach the ladder buffer.
   UnitSpec spec = SpecWithRecords(Pow2(40) + rng() % Pow2(38), Pow2(40), Kinds::kDelay, nullptr);
