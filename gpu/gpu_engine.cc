@@ -234,6 +234,9 @@ Status GpuEngine::Init() {
     return Status::InvalidArgument("bound sub-bits must be in 0..8");
   }
   if (o.group_bits < 5 || o.group_bits > 16) return Status::InvalidArgument("group bits must be in 5..16");
+  if (o.group_walk_rounds < 1 || o.group_walk_rounds > 64) {
+    return Status::InvalidArgument("group walk rounds must be in 1..64");
+  }
   if (o.group_min_members < 1 || o.group_min_members > 4096) {
     return Status::InvalidArgument("group min members must be in 1..4096");
   }
@@ -359,6 +362,7 @@ Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
     p.sieve_bits = k;
     p.group_bits = job.group_bits;
     p.group_steps = group_steps_[job.group_bits].get();
+    p.walk_rounds = options_.group_walk_rounds;
     p.group_first_entry = job.entry0;
     p.group_entries = job.entries;
     p.group_cycles = job.cycles;

@@ -62,6 +62,9 @@ struct GpuEngineOptions {
   bool residue_groups = true;
   int group_bits = 13;
   int group_min_members = 16;
+  // Walk steps each lane takes (drawing its group's members from registers) between two
+  // warp-wide hand-outs of walking groups.
+  int group_walk_rounds = 8;
   // Plain kernel (class searches, floor 0, shared-memory step table): cap registers at 32
   // so that 2048 threads fit on an SM.
   bool full_occupancy = true;

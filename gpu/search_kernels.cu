@@ -583,10 +583,11 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
 // w + A1 2^G t (t = 0, 1, ...: A1 = 3^p * modulus), the next G T-steps depend on w mod 2^G
 // alone, and take them to B2 + A2 t after the same s2 steps. A value that grows with t
 // meets a fixed stop threshold, so testing the group's last member after k and after
-// k + G steps stops the whole group at once; only groups that fail both tests hand their
-// members, one by one, to the walk queue. The work hash still sums Mix64 over every
-// member's value after k steps (a dense loop, all lanes busy), so results equal the other
-// kernels' bit for bit.
+// k + G steps stops the whole group at once. A group that fails both tests goes to a ring
+// of walking groups; a lane with nothing to walk takes one as its generator and walks its
+// members one after another, each produced by one 128-bit add in registers (no per-member
+// queue traffic). The work hash still sums Mix64 over every member's value after k steps
+// (a dense loop, all lanes busy), so results equal the other kernels' bit for bit.
 struct GroupRing {
   uint64_t lo[kRing];
   uint64_t hi[kRing];
@@ -615,16 +616,15 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
                                                 ? COLLATZ_THREADS_PER_SM / kThreads
                                                 : kMinBlocks) GroupKernel(const LaunchParams P) {
   constexpr int kWarps = kThreads / 32;
-  __shared__ QueueRing rings[kWarps];
   __shared__ LaunchParams shared_params;  // for the out-of-line rare paths
   if (threadIdx.x == 0) shared_params = P;
   __syncthreads();
   __shared__ GroupRing group_rings[kWarps];
   const unsigned lane = threadIdx.x & 31;
   const unsigned lanes_below = (1u << lane) - 1;
-  QueueRing& ring = rings[threadIdx.x / 32];
   GroupRing& groups = group_rings[threadIdx.x / 32];
   const int S = P.tables.step_bits;
+  const uint32_t step_mask = (1u << S) - 1;
   const int G = P.group_bits;
   const uint32_t group_mask = (1u << G) - 1;
   const uint4* steps = reinterpret_cast<const uint4*>(P.tables.steps);
@@ -635,71 +635,78 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
   const uint32_t round_stride = gridDim.x * kWarps;
   const uint32_t rounds = (P.group_entries << G) / 32;
   uint32_t group_head = 0, group_queued = 0;  // warp-uniform
-  // This lane's generator: a walking group whose members it hands to the queue.
+  // This lane's generator: the walking group whose members it walks one after another.
   uint64_t gen_lo = 0, gen_hi = 0, gen_step = 0;
-  uint32_t gen_rel = 0, gen_s = 0, gen_left = 0;
-  uint32_t head = 0, queued = 0;
+  uint32_t gen_rel = 0;  // the next member's position; the walking member's is 2^G less
+  uint32_t gen_s = 0, gen_left = 0;
+  // The member this lane walks.
   bool live = false;
   uint64_t hi = 0, lo = 0;
-  uint32_t s = 0, rel = 0;
+  uint32_t s = 0;
+  const int walk_rounds = P.walk_rounds;
   while (true) {
-    if (queued < 32) {
-      if (__ballot_sync(0xFFFFFFFFu, gen_left != 0) == 0) {
-        // Decide groups until 32 walking ones are queued (or none are left).
-        while (group_queued < 32 && round < rounds) {
-          const uint32_t g = round * 32 + lane;
-          round += round_stride;
-          const uint32_t entry = g >> G, q = g & group_mask;
-          const SieveEntry e = P.entries[P.group_first_entry + entry];
-          // Members: cycles q, q + 2^G, ... below group_cycles (none if q >= group_cycles).
-          const uint32_t n = q < P.group_cycles ? (P.group_cycles - q + group_mask) >> G : 0;
-          // w = 3^p (h0 + r + modulus q) + c: the first member's value after k steps.
-          const uint64_t a1 = e.pow3 * P.column_modulus;
-          uint64_t w_hi = P.h_base_hi, w_lo = P.h_base_lo + (e.offset >> P.sieve_bits);
-          w_hi += w_lo < P.h_base_lo ? 1 : 0;
-          MulAdd(w_hi, w_lo, e.pow3, e.c);  // cannot overflow below 2^100
-          AddProduct(w_hi, w_lo, a1, q);
-          // Work hash over every member: dense, all lanes busy.
-          const uint64_t d1 = a1 << G;
-          uint64_t x = w_lo;
-          for (uint32_t t = 0; t < n; ++t) {
-            hash += Mix64(x);
-            x += d1;
-          }
-          candidates += n;
-          // The last member after k steps, then after k + G.
-          uint64_t last_hi = w_hi, last_lo = w_lo;
-          AddProduct(last_hi, last_lo, a1, static_cast<uint64_t>(n - 1) << G);
-          bool walks = n != 0 && !Below(P, e.steps, last_hi, last_lo);
-          uint64_t b2_hi = 0, b2_lo = 0, a2 = 0;
-          uint32_t s2 = 0;
-          if (walks) {
-            const uint4 t2 = __ldg(reinterpret_cast<const uint4*>(P.group_steps) + (static_cast<uint32_t>(w_lo) & group_mask));
-            b2_hi = w_hi >> G;
-            b2_lo = (w_lo >> G) | (w_hi << (64 - G));
-            MulAdd(b2_hi, b2_lo, t2.y, t2.x);  // cannot overflow below 2^100
-            a2 = a1 * t2.y;
-            s2 = e.steps + t2.z;
-            uint64_t l2_hi = b2_hi, l2_lo = b2_lo;
-            AddProduct(l2_hi, l2_lo, a2, n - 1);
-            walks = !Below(P, s2, l2_hi, l2_lo);
-          }
-          const unsigned walking = __ballot_sync(0xFFFFFFFFu, walks);
-          if (walks) {
-            const uint32_t slot = (group_head + group_queued + __popc(walking & lanes_below)) & (kRing - 1);
-            groups.lo[slot] = b2_lo;
-            groups.hi[slot] = b2_hi;
-            groups.step[slot] = a2;
-            groups.rel[slot] = entry * P.group_cycles + q;
-            groups.s[slot] = static_cast<uint16_t>(s2);
-            groups.n[slot] = static_cast<uint16_t>(n);
-          }
-          group_queued += __popc(walking);
-          __syncwarp();
+    if (group_queued < 32 && round < rounds) {
+      // Decide groups until 32 walking ones are queued (or none are left).
+      while (group_queued < 32 && round < rounds) {
+        const uint32_t g = round * 32 + lane;
+        round += round_stride;
+        const uint32_t entry = g >> G, q = g & group_mask;
+        const SieveEntry e = P.entries[P.group_first_entry + entry];
+        // Members: cycles q, q + 2^G, ... below group_cycles (none if q >= group_cycles).
+        const uint32_t n = q < P.group_cycles ? (P.group_cycles - q + group_mask) >> G : 0;
+        // w = 3^p (h0 + r + modulus q) + c: the first member's value after k steps.
+        const uint64_t a1 = e.pow3 * P.column_modulus;
+        uint64_t w_hi = P.h_base_hi, w_lo = P.h_base_lo + (e.offset >> P.sieve_bits);
+        w_hi += w_lo < P.h_base_lo ? 1 : 0;
+        MulAdd(w_hi, w_lo, e.pow3, e.c);  // cannot overflow below 2^100
+        AddProduct(w_hi, w_lo, a1, q);
+        // Work hash over every member: dense, all lanes busy.
+        const uint64_t d1 = a1 << G;
+        uint64_t x = w_lo;
+        for (uint32_t t = 0; t < n; ++t) {
+          hash += Mix64(x);
+          x += d1;
         }
-        const uint32_t take = min(32u, group_queued);
-        if (lane < take) {
-          const uint32_t slot = (group_head + lane) & (kRing - 1);
+        candidates += n;
+        // The last member after k steps, then after k + G.
+        uint64_t last_hi = w_hi, last_lo = w_lo;
+        AddProduct(last_hi, last_lo, a1, static_cast<uint64_t>(n - 1) << G);
+        bool walks = n != 0 && !Below(P, e.steps, last_hi, last_lo);
+        uint64_t b2_hi = 0, b2_lo = 0, a2 = 0;
+        uint32_t s2 = 0;
+        if (walks) {
+          const uint4 t2 = __ldg(reinterpret_cast<const uint4*>(P.group_steps) + (static_cast<uint32_t>(w_lo) & group_mask));
+          b2_hi = w_hi >> G;
+          b2_lo = (w_lo >> G) | (w_hi << (64 - G));
+          MulAdd(b2_hi, b2_lo, t2.y, t2.x);  // cannot overflow below 2^100
+          a2 = a1 * t2.y;
+          s2 = e.steps + t2.z;
+          uint64_t l2_hi = b2_hi, l2_lo = b2_lo;
+          AddProduct(l2_hi, l2_lo, a2, n - 1);
+          walks = !Below(P, s2, l2_hi, l2_lo);
+        }
+        const unsigned walking = __ballot_sync(0xFFFFFFFFu, walks);
+        if (walks) {
+          const uint32_t slot = (group_head + group_queued + __popc(walking & lanes_below)) & (kRing - 1);
+          groups.lo[slot] = b2_lo;
+          groups.hi[slot] = b2_hi;
+          groups.step[slot] = a2;
+          groups.rel[slot] = entry * P.group_cycles + q;
+          groups.s[slot] = static_cast<uint16_t>(s2);
+          groups.n[slot] = static_cast<uint16_t>(n);
+        }
+        group_queued += __popc(walking);
+        __syncwarp();
+      }
+    }
+    // Lanes with nothing left to walk take the next walking groups.
+    const unsigned needy = __ballot_sync(0xFFFFFFFFu, !live && gen_left == 0);
+    if (needy != 0 && group_queued != 0) {
+      const uint32_t take = min(static_cast<uint32_t>(__popc(needy)), group_queued);
+      if (!live && gen_left == 0) {
+        const uint32_t rank = __popc(needy & lanes_below);
+        if (rank < take) {
+          const uint32_t slot = (group_head + rank) & (kRing - 1);
           gen_lo = groups.lo[slot];
           gen_hi = groups.hi[slot];
           gen_step = groups.step[slot];
@@ -707,27 +714,50 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
           gen_s = groups.s[slot];
           gen_left = groups.n[slot];
         }
-        group_head = (group_head + take) & (kRing - 1);
-        group_queued -= take;
-        __syncwarp();
       }
-      // One member of each lane's group: checked, and queued if it walks on.
-      int outcome = kStopped;
-      uint64_t v_hi = gen_hi, v_lo = gen_lo;
-      const uint32_t my_rel = gen_rel;
-      if (gen_left != 0) {
+      group_head = (group_head + take) & (kRing - 1);
+      group_queued -= take;
+      __syncwarp();
+    } else if (needy == 0xFFFFFFFFu) {
+      break;  // nothing walks, no group is queued and (see above) none is left to decide
+    }
+    // Walk rounds: an idle lane takes its generator's next member (registers only), then
+    // every live lane checks its member and, unless it stops or finishes, steps it. Several
+    // rounds per pass spread the warp-wide bookkeeping above over several steps.
+    for (int r = 0; r < walk_rounds; ++r) {
+      if (!live && gen_left != 0) {
+        hi = gen_hi;
+        lo = gen_lo;
+        s = gen_s;
+        live = true;
         --gen_left;
-        uint32_t d = 0;
-        outcome = Check(P, v_hi, v_lo, gen_s, &d);
-        if (outcome == kFinished) FinishRel<kGroupRel>(&shared_params, my_rel, d, false);
         gen_lo += gen_step;
         gen_hi += gen_lo < gen_step ? 1 : 0;
         gen_rel += group_mask + 1;
       }
-      PushWalking(ring, lanes_below, head, queued, outcome == kContinue, v_hi, v_lo, my_rel, gen_s);
-    }
-    if (!PopAndStep<kGroupRel>(P, &shared_params, ring, steps, S, lanes_below, head, queued, live, hi, lo, s, rel)) {
-      if (round >= rounds && group_queued == 0 && __ballot_sync(0xFFFFFFFFu, gen_left != 0) == 0 && queued == 0) break;
+      if (live) {
+        // Stop test (s + R(v) <= floor), else the tail, else one step.
+        bool stop = false;
+        if (s <= P.floor) {
+          const ulonglong2 limit = __ldg(P.tables.stop_below + s);
+          stop = hi < limit.y || (hi == limit.y && lo < limit.x);
+        }
+        if (!stop) {
+          if (hi == 0 && (lo >> P.tables.tail_bits) == 0) {
+            FinishRel<kGroupRel>(&shared_params, gen_rel - (group_mask + 1), s + __ldg(P.tables.tail + lo), false);
+            stop = true;
+          } else {
+            const uint4 e = __ldg(steps + (static_cast<uint32_t>(lo) & step_mask));
+            if (StepMulAdd(hi, lo, S, e.y, e.x)) {
+              s += e.z;
+            } else {
+              FinishRel<kGroupRel>(&shared_params, gen_rel - (group_mask + 1), 0, true);
+              stop = true;
+            }
+          }
+        }
+        live = !stop;
+      }
     }
   }
   AddTotals<kThreads>(P, candidates, 0, 0, hash);
