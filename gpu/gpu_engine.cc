@@ -593,7 +593,8 @@ Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
   STATUS_TRY(hole_prefix_.Upload(hole_prefix));
   // stop_below[s] = least v with R(v) > floor - s: the first record above floor - s, or the
   // end of the record table (R is known only below it).
-  std::vector<ulonglong2> stop_below(static_cast<size_t>(spec.floor) + 1);
+  // One more entry, 0 (nothing is below it), lets a kernel clamp s instead of testing it.
+  std::vector<ulonglong2> stop_below(static_cast<size_t>(spec.floor) + 2, ulonglong2{0, 0});
   {
     const u128 complete = spec.records_complete_below;
     size_t r = 0;  // records ascend in n and in delay
@@ -681,13 +682,15 @@ Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
       }
     };
     // Residue groups over the whole cycles: G as large as group_bits allows with
-    // group_min_members members a group, and h >= 2^G (the G-bit step needs it).
+    // group_min_members members a group, and N >= 2^(k + G + S): then every member is at
+    // least 2^S after its first k + G T-steps (a T-step at most halves), so its first walk
+    // step needs no tail check (and h >= 2^G, as the G-bit step needs).
     const u128 full_begin = (first + cycle.len - 1) / cycle.len, full_end = last / cycle.len;  // cycles from q0
     int group_bits = 0;
     if (Groups() && full_end > full_begin) {
       const u128 cycles = full_end - full_begin;
       for (int g = options_.group_bits; g >= 5 && group_bits == 0; --g) {
-        if (cycles >= static_cast<u128>(options_.group_min_members) << g && start >= Pow2(static_cast<unsigned>(k + g))) {
+        if (cycles >= static_cast<u128>(options_.group_min_members) << g && start >= Pow2(static_cast<unsigned>(k + g + options_.step_bits))) {
           group_bits = g;
         }
       }

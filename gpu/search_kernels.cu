@@ -639,8 +639,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
   uint64_t gen_lo = 0, gen_hi = 0, gen_step = 0;
   uint32_t gen_rel = 0;  // the next member's position; the walking member's is 2^G less
   uint32_t gen_s = 0, gen_left = 0;
-  // The member this lane walks.
-  bool live = false;
+  // The member this lane walks (flags as 32-bit words: bools cost byte-packing instructions).
+  uint32_t live = 0;
   uint64_t hi = 0, lo = 0;
   uint32_t s = 0;
   const int walk_rounds = P.walk_rounds;
@@ -700,10 +700,10 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
       }
     }
     // Lanes with nothing left to walk take the next walking groups.
-    const unsigned needy = __ballot_sync(0xFFFFFFFFu, !live && gen_left == 0);
+    const unsigned needy = __ballot_sync(0xFFFFFFFFu, (live | gen_left) == 0);
     if (needy != 0 && group_queued != 0) {
       const uint32_t take = min(static_cast<uint32_t>(__popc(needy)), group_queued);
-      if (!live && gen_left == 0) {
+      if ((live | gen_left) == 0) {
         const uint32_t rank = __popc(needy & lanes_below);
         if (rank < take) {
           const uint32_t slot = (group_head + rank) & (kRing - 1);
@@ -722,41 +722,38 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
       break;  // nothing walks, no group is queued and (see above) none is left to decide
     }
     // Walk rounds: an idle lane takes its generator's next member (registers only), then
-    // every live lane checks its member and, unless it stops or finishes, steps it. Several
-    // rounds per pass spread the warp-wide bookkeeping above over several steps.
+    // every live lane steps its member and checks it: it stops (s + R(v) <= floor),
+    // finishes in the tail, or walks on. A member needs no check before its first step: it
+    // is at least 2^S (the engine plans groups only for N >= 2^(k + G + S)), and walking
+    // a number that could stop changes no result. Several rounds per pass spread the
+    // warp-wide bookkeeping above over several steps.
+    const uint32_t stop_clamp = P.floor + 1;
     for (int r = 0; r < walk_rounds; ++r) {
-      if (!live && gen_left != 0) {
+      if (live == 0 && gen_left != 0) {
         hi = gen_hi;
         lo = gen_lo;
         s = gen_s;
-        live = true;
+        live = 1;
         --gen_left;
         gen_lo += gen_step;
         gen_hi += gen_lo < gen_step ? 1 : 0;
         gen_rel += group_mask + 1;
       }
-      if (live) {
-        // Stop test (s + R(v) <= floor), else the tail, else one step.
-        bool stop = false;
-        if (s <= P.floor) {
-          const ulonglong2 limit = __ldg(P.tables.stop_below + s);
-          stop = hi < limit.y || (hi == limit.y && lo < limit.x);
-        }
-        if (!stop) {
-          if (hi == 0 && (lo >> P.tables.tail_bits) == 0) {
+      if (live != 0) {
+        const uint4 e = __ldg(steps + (static_cast<uint32_t>(lo) & step_mask));
+        if (!StepMulAdd(hi, lo, S, e.y, e.x)) {
+          FinishRel<kGroupRel>(&shared_params, gen_rel - (group_mask + 1), 0, true);
+          live = 0;
+        } else {
+          s += e.z;
+          const ulonglong2 limit = __ldg(P.tables.stop_below + min(s, stop_clamp));
+          if (hi < limit.y || (hi == limit.y && lo < limit.x)) {
+            live = 0;
+          } else if (hi == 0 && (lo >> P.tables.tail_bits) == 0) {
             FinishRel<kGroupRel>(&shared_params, gen_rel - (group_mask + 1), s + __ldg(P.tables.tail + lo), false);
-            stop = true;
-          } else {
-            const uint4 e = __ldg(steps + (static_cast<uint32_t>(lo) & step_mask));
-            if (StepMulAdd(hi, lo, S, e.y, e.x)) {
-              s += e.z;
-            } else {
-              FinishRel<kGroupRel>(&shared_params, gen_rel - (group_mask + 1), 0, true);
-              stop = true;
-            }
+            live = 0;
           }
         }
-        live = !stop;
       }
     }
   }

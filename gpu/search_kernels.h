@@ -64,6 +64,7 @@ struct DeviceTables {
   // Exact early termination, delay part: stop_below[s] (s = 0 .. floor) is the least v with
   // R(v) > floor - s (min of the first record above floor - s and the record table's end),
   // so s + R(v) <= floor  <=>  v < stop_below[s]: one load and a compare per check.
+  // stop_below[floor + 1] = 0, so min(s, floor + 1) indexes it for any s.
   const ulonglong2* stop_below = nullptr;  // {lo, hi}
   // Class part: the bucketed bound (never below R) for the interval of possible delays.
   const uint16_t* bound = nullptr;        // 129 << bound_sub_bits entries (0xFFFF: no bound)
