@@ -8,6 +8,7 @@
 
 #include "core/sieve.h"
 #include "core/u128.h"
+#include "core/work_hash.h"
 
 namespace collatz {
 
@@ -49,17 +50,22 @@ struct UnitResult {
   // so engines that terminate early in different places still agree.
   uint64_t tally_count = 0;
   uint64_t tally_sum = 0;
-  // Work proof: sum (mod 2^64) over examined N of Mix64(low 64 bits of the value after the
-  // first k T-steps), where N < 2^k (first block) contributes Mix64(low 64 bits of N).
+  // Checksum over the examined N (core/work_hash.h): sum (mod 2^64) of WorkHashTerm(low 64
+  // bits of the value after the first k T-steps; in the first block, of N).
   uint64_t work_hash = 0;
+  // The definition work_hash follows: kWorkHashVersion for results computed by this
+  // binary; results stored by older binaries keep theirs.
+  uint32_t work_hash_version = kWorkHashVersion;
 
+  // Equal results; work hashes of different versions are not comparable and are skipped.
   bool operator==(const UnitResult& o) const {
     return ladder == o.ladder && class_minima == o.class_minima && candidates == o.candidates &&
-           tally_count == o.tally_count && tally_sum == o.tally_sum && work_hash == o.work_hash;
+           tally_count == o.tally_count && tally_sum == o.tally_sum &&
+           (work_hash_version != o.work_hash_version || work_hash == o.work_hash);
   }
 };
 
-// splitmix64's finalizer: a cheap, well-mixing 64-bit function for the work proof.
+// splitmix64's finalizer: a cheap, well-mixing 64-bit function (audit sampling).
 inline constexpr uint64_t Mix64(uint64_t x) {
   x ^= x >> 30;
   x *= 0xbf58476d1ce4e5b9ULL;

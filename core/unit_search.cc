@@ -59,7 +59,7 @@ class ChunkAccumulator {
 
   void AddCandidate(uint64_t v1_low) {
     ++result_.candidates;
-    result_.work_hash += Mix64(v1_low);
+    result_.work_hash += WorkHashTerm(v1_low);
   }
 
   UnitResult Finish() {

@@ -1,15 +1,18 @@
 #!/bin/bash
 # The figures of docs/PERFORMANCE.md (GPU section), on the GPU machine from the repository
-# root: the whole [1, 2^32) test, then gpu_bench at 2^60 and 2^66 for both kinds, each
+# root: every GPU test with COLLATZ_GPU_FULL=1 (the whole [1, 2^32) included; SKIP_FULL=1
+# skips them, ONLY_TESTS=1 stops after them), then gpu_bench at 2^60 and 2^66 for both kinds, each
 # with the plain baseline kernel timed in the same run. Delay-only rows at sieve 19 verify
 # 2^34 numbers against the CPU engine (enough whole cycles for residue groups), and the
-# --no-groups rows print the walk queue's result for the same unit. Logs under $OUT.
+# --no-groups rows print the walk queue's result for the same unit; --walk-step-bits rows
+# compare the group walk's step tables (0: the 19-bit table in L2). Logs under $OUT.
 set -o pipefail
 cd .carry/gpu || exit 1
 export LD_LIBRARY_PATH=$PWD COLLATZ_SHARED_DATA=$PWD
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader
-[[ ${SKIP_FULL:-0} == 1 ]] || COLLATZ_GPU_FULL=1 timeout 300 ./gpu_engine_test --gtest_filter=*WholeRange* 2>&1 | tee "$OUT/full.log" | grep -E "^\[ *(OK|FAILED) *\]"
+[[ ${SKIP_FULL:-0} == 1 ]] || COLLATZ_GPU_FULL=1 timeout 500 ./gpu_engine_test 2>&1 | tee "$OUT/full.log" | grep -E "^\[ *(OK|FAILED|SKIPPED|PASSED) *\]"
+[[ ${ONLY_TESTS:-0} == 1 ]] && exit 0
 run() { timeout 150 ./gpu_bench --baseline-numbers 2^30 "$@" 2>&1 | tee -a "$OUT/final.log" | grep -E "SUMMARY|verify|baseline:|unit \[|gpu_bench:|^result:" | sed -e 's/; candidates=.*//' -e 's/tally_count=0 tally_sum=0 //' -e 's/ class_minima=\[ \]//' | cut -c1-300; }
 for sieve in 19 24; do
   verify=2^24; [[ $sieve == 19 ]] && verify=2^34
@@ -21,5 +24,8 @@ done
 run --at 2^60 --numbers 2^40 --kinds delay --sieve-bits 26 --baseline-numbers 0 --verify-numbers 2^24
 run --at 2^60 --numbers 2^40 --kinds delay --sieve-bits 28 --baseline-numbers 0 --verify-numbers 2^24
 run --at 2^60 --numbers 2^40 --kinds delay --sieve-bits 24 --no-queue --baseline-numbers 0
+run --at 2^60 --numbers 2^40 --kinds delay --sieve-bits 19 --walk-step-bits 0 --baseline-numbers 0
+run --at 2^60 --numbers 2^40 --kinds delay --sieve-bits 19 --walk-step-bits 13 --baseline-numbers 0
+run --at 2^60 --numbers 2^40 --kinds delay --sieve-bits 19 --walk-step-bits 11 --baseline-numbers 0
 run --at 2^60 --numbers 2^40 --kinds delay --sieve-bits 19 --no-groups --baseline-numbers 0
 run --at 2^66 --numbers 2^40 --kinds delay --sieve-bits 19 --no-groups --baseline-numbers 0

@@ -80,6 +80,7 @@ int Main(int argc, char** argv) {
     else if (key == "--group-bits") a.gpu.group_bits = std::stoi(value());
     else if (key == "--group-min-members") a.gpu.group_min_members = std::stoi(value());
     else if (key == "--walk-rounds") a.gpu.group_walk_rounds = std::stoi(value());
+    else if (key == "--walk-step-bits") a.gpu.group_walk_step_bits = std::stoi(value());
     else if (key == "--bound-sub-bits") a.gpu.bound_sub_bits = std::stoi(value());
     else if (key == "--baseline-numbers") a.baseline_numbers = value();
     else if (key == "--verify-numbers") a.verify_numbers = value();

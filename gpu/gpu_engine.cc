@@ -139,6 +139,7 @@ class GpuEngine : public SearchEngine {
   int queue_blocks_per_sm_ = 0;
   int group_blocks_per_sm_ = 0;
   DeviceArray<StepEntry> group_steps_[17];  // the G-bit step table, G = 5 .. group_bits
+  DeviceArray<StepEntry> walk_steps_;       // the group walk's shared-memory table, if any
   DeviceArray<StepEntry> steps_;
   DeviceArray<uint16_t> tail_;
   DeviceArray<uint16_t> bound_;
@@ -234,6 +235,9 @@ Status GpuEngine::Init() {
     return Status::InvalidArgument("bound sub-bits must be in 0..8");
   }
   if (o.group_bits < 5 || o.group_bits > 16) return Status::InvalidArgument("group bits must be in 5..16");
+  if (o.group_walk_step_bits != 0 && (o.group_walk_step_bits < 5 || o.group_walk_step_bits > gpu::kMaxSharedStepBits)) {
+    return Status::InvalidArgument("group walk step bits must be 0 or in 5..13");
+  }
   if (o.group_walk_rounds < 1 || o.group_walk_rounds > 64) {
     return Status::InvalidArgument("group walk rounds must be in 1..64");
   }
@@ -283,9 +287,11 @@ Status GpuEngine::Init() {
   STATUS_TRY(steps_.Upload(step_entries(o.step_bits)));
   if (o.residue_groups && QueueAllowed()) {
     for (int g = 5; g <= o.group_bits; ++g) STATUS_TRY(group_steps_[g].Upload(step_entries(g)));
+    if (o.group_walk_step_bits > 0) STATUS_TRY(walk_steps_.Upload(step_entries(o.group_walk_step_bits)));
     group_blocks_per_sm_ = o.blocks_per_sm;
     if (group_blocks_per_sm_ <= 0) {
-      CUDA_TRY(gpu::GroupBlocksPerSm(o.queue_block_threads, o.queue_threads_per_sm, &group_blocks_per_sm_));
+      CUDA_TRY(gpu::GroupBlocksPerSm(o.queue_block_threads, o.queue_threads_per_sm, o.group_walk_step_bits,
+                                     &group_blocks_per_sm_));
     }
     if (group_blocks_per_sm_ <= 0) group_blocks_per_sm_ = 1;
   }
@@ -363,6 +369,8 @@ Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
     p.group_bits = job.group_bits;
     p.group_steps = group_steps_[job.group_bits].get();
     p.walk_rounds = options_.group_walk_rounds;
+    p.walk_step_bits = options_.group_walk_step_bits;
+    p.walk_steps = walk_steps_.get();
     p.group_first_entry = job.entry0;
     p.group_entries = job.entries;
     p.group_cycles = job.cycles;
@@ -682,15 +690,17 @@ Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
       }
     };
     // Residue groups over the whole cycles: G as large as group_bits allows with
-    // group_min_members members a group, and N >= 2^(k + G + S): then every member is at
-    // least 2^S after its first k + G T-steps (a T-step at most halves), so its first walk
-    // step needs no tail check (and h >= 2^G, as the G-bit step needs).
+    // group_min_members members a group, and N >= 2^(k + G + S), S the walk's step width:
+    // then every member is at least 2^S after its first k + G T-steps (a T-step at most
+    // halves), so its first walk step needs no tail check (and h >= 2^G, as the G-bit
+    // step needs).
     const u128 full_begin = (first + cycle.len - 1) / cycle.len, full_end = last / cycle.len;  // cycles from q0
     int group_bits = 0;
+    const int walk_bits = options_.group_walk_step_bits > 0 ? options_.group_walk_step_bits : options_.step_bits;
     if (Groups() && full_end > full_begin) {
       const u128 cycles = full_end - full_begin;
       for (int g = options_.group_bits; g >= 5 && group_bits == 0; --g) {
-        if (cycles >= static_cast<u128>(options_.group_min_members) << g && start >= Pow2(static_cast<unsigned>(k + g + options_.step_bits))) {
+        if (cycles >= static_cast<u128>(options_.group_min_members) << g && start >= Pow2(static_cast<unsigned>(k + g + walk_bits))) {
           group_bits = g;
         }
       }

@@ -370,6 +370,7 @@ TEST(GpuEngineTest, ResidueGroupsMatchCpu) {
     o.group_bits = bits;
     o.group_min_members = 4;
     o.positions_per_launch = uint64_t{1} << (18 + bits % 3);  // several launches, uneven entry ranges
+    o.group_walk_step_bits = bits == 8 ? 12 : bits == 11 ? 7 : 0;  // the walk's table in shared memory, or L2
     auto gpu = MakeGpu(o, SmallSieveTables());
     for (unsigned height : {40u, 52u, 60u, 63u, 64u, 70u, 99u}) {
       const u128 begin = Pow2(height) + static_cast<u128>(rng()) % Pow2(height - 3);
@@ -398,6 +399,7 @@ TEST(GpuEngineTest, ResidueGroupBufferOverflowIsRecovered) {
   tiny.host_finish_capacity = 1;
   tiny.group_bits = 6;
   tiny.group_min_members = 4;
+  tiny.group_walk_step_bits = 11;  // host finishes and tails from the shared-memory walk
   auto gpu = MakeGpu(tiny, SmallSieveTables());
   std::mt19937_64 rng(Seed() + 8);
   // A low floor with a record table: groups walk and many numbers reach the ladder buffer.

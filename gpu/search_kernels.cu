@@ -12,19 +12,12 @@
 // searches, floor 0, shared-memory step tables). All return identical results. Variants measured slower and removed: docs/PERFORMANCE.md, GPU levers.
 #include "gpu/search_kernels.h"
 
+#include "core/work_hash.h"
+
 #include <cub/block/block_reduce.cuh>
 
 namespace collatz::gpu {
 namespace {
-
-__device__ __forceinline__ uint64_t Mix64(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return x;
-}
 
 // (hi:lo) <- m * (hi:lo) + c; false if the result would not fit in 128 bits (SPEC 4).
 __device__ __forceinline__ bool MulAdd(uint64_t& hi, uint64_t& lo, uint64_t m, uint64_t c) {
@@ -165,7 +158,7 @@ __device__ __forceinline__ bool LoadNumber(const LaunchParams& P, uint64_t cycle
     } else {
       *overflow = !MulAdd(x.v_hi, x.v_lo, e.pow3, e.c);
     }
-    hash += Mix64(x.v_lo);  // the low 64 bits of 3^p h + c, exact even on overflow
+    hash += WorkHashTerm(x.v_lo);  // the low 64 bits of 3^p h + c, exact even on overflow
     x.s = e.steps;
   } else {
     const uint64_t pos = index;
@@ -176,7 +169,7 @@ __device__ __forceinline__ bool LoadNumber(const LaunchParams& P, uint64_t cycle
     x.v_hi = 0;
     x.v_lo = x.n_lo;
     x.s = 0;
-    hash += Mix64(x.n_lo);
+    hash += WorkHashTerm(x.n_lo);
   }
   ++candidates;
   return true;
@@ -553,10 +546,10 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
           v_hi = col_hi;
           v_s = col_s;
           overflow = col_overflow;
-          hash += Mix64(v_lo);  // the low 64 bits of 3^p h + c, exact even on overflow
+          hash += WorkHashTerm(v_lo);  // the low 64 bits of 3^p h + c, exact even on overflow
         } else {
           v_lo = static_cast<uint64_t>(P.period) * (pos / P.npat) + P.pattern[pos % P.npat];
-          hash += Mix64(v_lo);
+          hash += WorkHashTerm(v_lo);
         }
         uint32_t d = 0;
         if (overflow) {
@@ -586,8 +579,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
 // k + G steps stops the whole group at once. A group that fails both tests goes to a ring
 // of walking groups; a lane with nothing to walk takes one as its generator and walks its
 // members one after another, each produced by one 128-bit add in registers (no per-member
-// queue traffic). The work hash still sums Mix64 over every member's value after k steps
-// (a dense loop, all lanes busy), so results equal the other kernels' bit for bit.
+// queue traffic). The work hash sums over every member's value after k steps in closed
+// form (core/work_hash.h), so results equal the other kernels' bit for bit.
 struct GroupRing {
   uint64_t lo[kRing];
   uint64_t hi[kRing];
@@ -611,19 +604,39 @@ __device__ __forceinline__ bool Below(const LaunchParams& P, uint32_t s, uint64_
   return hi < limit.y || (hi == limit.y && lo < limit.x);
 }
 
-template <int kThreads, int kMinBlocks>
+// Copies a step table of `bits` <= kMaxSharedStepBits to shared memory as 4-byte entries
+// c | p << 26, with shared_pow3[p] = 3^p (c < 3^13 < 2^26).
+template <int kThreads>
+__device__ __forceinline__ void FillSharedSteps(const StepEntry* table, int bits, uint32_t* shared_steps,
+                                                uint32_t* shared_pow3) {
+  const uint32_t n = 1u << bits;
+  for (uint32_t i = threadIdx.x; i < n; i += kThreads) {
+    const uint4 e = __ldg(reinterpret_cast<const uint4*>(table) + i);
+    shared_steps[i] = e.x | ((e.z - static_cast<uint32_t>(bits)) << 26);
+  }
+  if (threadIdx.x < 32) {
+    uint32_t m = 1;
+    for (unsigned j = 0; j < threadIdx.x && j < 20; ++j) m *= 3;
+    shared_pow3[threadIdx.x] = m;
+  }
+}
+
+template <int kThreads, int kMinBlocks, bool kSharedWalk>
 __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THREADS_PER_SM
                                                 ? COLLATZ_THREADS_PER_SM / kThreads
                                                 : kMinBlocks) GroupKernel(const LaunchParams P) {
   constexpr int kWarps = kThreads / 32;
   __shared__ LaunchParams shared_params;  // for the out-of-line rare paths
+  extern __shared__ uint32_t shared_steps[];
+  __shared__ uint32_t shared_pow3[32];
   if (threadIdx.x == 0) shared_params = P;
+  if (kSharedWalk) FillSharedSteps<kThreads>(P.walk_steps, P.walk_step_bits, shared_steps, shared_pow3);
   __syncthreads();
   __shared__ GroupRing group_rings[kWarps];
   const unsigned lane = threadIdx.x & 31;
   const unsigned lanes_below = (1u << lane) - 1;
   GroupRing& groups = group_rings[threadIdx.x / 32];
-  const int S = P.tables.step_bits;
+  const int S = kSharedWalk ? P.walk_step_bits : P.tables.step_bits;
   const uint32_t step_mask = (1u << S) - 1;
   const int G = P.group_bits;
   const uint32_t group_mask = (1u << G) - 1;
@@ -660,13 +673,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
         w_hi += w_lo < P.h_base_lo ? 1 : 0;
         MulAdd(w_hi, w_lo, e.pow3, e.c);  // cannot overflow below 2^100
         AddProduct(w_hi, w_lo, a1, q);
-        // Work hash over every member: dense, all lanes busy.
-        const uint64_t d1 = a1 << G;
-        uint64_t x = w_lo;
-        for (uint32_t t = 0; t < n; ++t) {
-          hash += Mix64(x);
-          x += d1;
-        }
+        // Work hash over every member (values w + (A1 2^G) t after k steps): closed form.
+        hash += WorkHashProgression(w_lo, a1 << G, n);
         candidates += n;
         // The last member after k steps, then after k + G.
         uint64_t last_hi = w_hi, last_lo = w_lo;
@@ -740,12 +748,24 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
         gen_rel += group_mask + 1;
       }
       if (live != 0) {
-        const uint4 e = __ldg(steps + (static_cast<uint32_t>(lo) & step_mask));
-        if (!StepMulAdd(hi, lo, S, e.y, e.x)) {
+        uint32_t c, m, steps_taken;
+        if (kSharedWalk) {
+          const uint32_t e = shared_steps[static_cast<uint32_t>(lo) & step_mask];
+          const uint32_t p = e >> 26;
+          c = e & ((1u << 26) - 1);
+          m = shared_pow3[p];
+          steps_taken = static_cast<uint32_t>(S) + p;
+        } else {
+          const uint4 e = __ldg(steps + (static_cast<uint32_t>(lo) & step_mask));
+          c = e.x;
+          m = e.y;
+          steps_taken = e.z;
+        }
+        if (!StepMulAdd(hi, lo, S, m, c)) {
           FinishRel<kGroupRel>(&shared_params, gen_rel - (group_mask + 1), 0, true);
           live = 0;
         } else {
-          s += e.z;
+          s += steps_taken;
           const ulonglong2 limit = __ldg(P.tables.stop_below + min(s, stop_clamp));
           if (hi < limit.y || (hi == limit.y && lo < limit.x)) {
             live = 0;
@@ -760,15 +780,30 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
   AddTotals<kThreads>(P, candidates, 0, 0, hash);
 }
 
-template <int kThreads>
+template <int kThreads, bool kSharedWalk>
 cudaError_t GroupKernelFor(int threads_per_sm, void (**kernel)(LaunchParams)) {
   switch (threads_per_sm) {
-    case 0: *kernel = GroupKernel<kThreads, 1>; break;
-    case 1280: *kernel = GroupKernel<kThreads, (1280 / kThreads > 0 ? 1280 / kThreads : 1)>; break;
-    case 1536: *kernel = GroupKernel<kThreads, 1536 / kThreads>; break;
+    case 0: *kernel = GroupKernel<kThreads, 1, kSharedWalk>; break;
+    case 1280: *kernel = GroupKernel<kThreads, (1280 / kThreads > 0 ? 1280 / kThreads : 1), kSharedWalk>; break;
+    case 1536: *kernel = GroupKernel<kThreads, 1536 / kThreads, kSharedWalk>; break;
     default: *kernel = nullptr; return cudaErrorInvalidValue;
   }
   return cudaSuccess;
+}
+
+// The group kernel of a block size, register cap and walk table (shared when walk_step_bits > 0).
+cudaError_t FindGroupKernel(int block_threads, int threads_per_sm, int walk_step_bits, void (**kernel)(LaunchParams)) {
+  if (walk_step_bits < 0 || walk_step_bits > kMaxSharedStepBits) return cudaErrorInvalidValue;
+  const bool shared = walk_step_bits > 0;
+  switch (block_threads) {
+    case 128: return shared ? GroupKernelFor<128, true>(threads_per_sm, kernel) : GroupKernelFor<128, false>(threads_per_sm, kernel);
+    case 256: return shared ? GroupKernelFor<256, true>(threads_per_sm, kernel) : GroupKernelFor<256, false>(threads_per_sm, kernel);
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+size_t GroupDynamicShared(int walk_step_bits) {
+  return walk_step_bits > 0 ? sizeof(uint32_t) << walk_step_bits : 0;
 }
 
 // The walk-queue kernel of a register cap (resident threads per SM; 0: none).
@@ -889,27 +924,25 @@ cudaError_t SearchBlocksPerSm(int block_threads, bool shared_steps, int step_bit
 cudaError_t LaunchGroups(const LaunchParams& p, int block_threads, int grid_blocks, cudaStream_t stream) {
   (void)cudaGetLastError();
   void (*kernel)(LaunchParams) = nullptr;
-  cudaError_t e = cudaErrorInvalidValue;
-  switch (block_threads) {
-    case 128: e = GroupKernelFor<128>(p.queue_threads_per_sm, &kernel); break;
-    case 256: e = GroupKernelFor<256>(p.queue_threads_per_sm, &kernel); break;
-    default: break;
-  }
+  cudaError_t e = FindGroupKernel(block_threads, p.queue_threads_per_sm, p.walk_step_bits, &kernel);
   if (e != cudaSuccess) return e;
-  kernel<<<grid_blocks, block_threads, 0, stream>>>(p);
+  // More than 48 KiB of shared memory a block (a 13-bit walk table and the rings) must be
+  // allowed explicitly.
+  e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           static_cast<int>(GroupDynamicShared(p.walk_step_bits)));
+  if (e != cudaSuccess) return e;
+  kernel<<<grid_blocks, block_threads, GroupDynamicShared(p.walk_step_bits), stream>>>(p);
   return cudaGetLastError();
 }
 
-cudaError_t GroupBlocksPerSm(int block_threads, int threads_per_sm, int* blocks) {
+cudaError_t GroupBlocksPerSm(int block_threads, int threads_per_sm, int walk_step_bits, int* blocks) {
   void (*kernel)(LaunchParams) = nullptr;
-  cudaError_t e = cudaErrorInvalidValue;
-  switch (block_threads) {
-    case 128: e = GroupKernelFor<128>(threads_per_sm, &kernel); break;
-    case 256: e = GroupKernelFor<256>(threads_per_sm, &kernel); break;
-    default: break;
-  }
+  cudaError_t e = FindGroupKernel(block_threads, threads_per_sm, walk_step_bits, &kernel);
   if (e != cudaSuccess) return e;
-  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, kernel, block_threads, 0);
+  e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           static_cast<int>(GroupDynamicShared(walk_step_bits)));
+  if (e != cudaSuccess) return e;
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, kernel, block_threads, GroupDynamicShared(walk_step_bits));
 }
 
 cudaError_t LaunchFillTail(const StepEntry* steps, int step_bits, uint16_t* tail, int base_bits, int tail_bits,

@@ -116,6 +116,10 @@ struct LaunchParams {
   uint32_t group_first_entry = 0, group_entries = 0, group_cycles = 0;
   uint64_t h_base_lo = 0, h_base_hi = 0;  // base >> sieve_bits
   int walk_rounds = 8;  // walk steps per lane between the warp's group hand-outs
+  // The group walk's step table: 0 (the global/L2 table of tables.step_bits) or a width
+  // <= kMaxSharedStepBits whose table (walk_steps) each block copies to shared memory.
+  int walk_step_bits = 0;
+  const StepEntry* walk_steps = nullptr;
 
   Accumulators* acc = nullptr;
   LadderEntry* ladder = nullptr;
@@ -134,7 +138,7 @@ cudaError_t LaunchSearch(const LaunchParams& p, int block_threads, bool shared_s
                          cudaStream_t stream);
 // Launches the residue-group kernel (p.group_bits > 0) on `stream`.
 cudaError_t LaunchGroups(const LaunchParams& p, int block_threads, int grid_blocks, cudaStream_t stream);
-cudaError_t GroupBlocksPerSm(int block_threads, int threads_per_sm, int* blocks);
+cudaError_t GroupBlocksPerSm(int block_threads, int threads_per_sm, int walk_step_bits, int* blocks);
 
 // Resident blocks per SM for the search kernel of that configuration.
 cudaError_t SearchBlocksPerSm(int block_threads, bool shared_steps, int step_bits, bool full_occupancy, bool queue,

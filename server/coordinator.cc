@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/work_hash.h"
 #include "server/coordinator_util.h"
 #include "server/result_verifier.h"
 #include "server/submission_units.h"
@@ -190,6 +191,12 @@ grpc::Status Coordinator::Register(const WorkerDescription& d, int64_t* worker_i
                         "worker sieve width " + std::to_string(d.sieve_bits) + " differs from the server's " +
                             std::to_string(sieve_bits()) + " (results of different sieves cannot be audited)");
   }
+  if (d.work_hash_version != kWorkHashVersion) {
+    return grpc::Status(StatusCode::FAILED_PRECONDITION,
+                        "worker computes work hash version " + std::to_string(d.work_hash_version) + ", the server version " +
+                            std::to_string(kWorkHashVersion) +
+                            " (results could not be audited against each other): upgrade the worker");
+  }
   if (d.host.empty() || d.host.size() > 256) return grpc::Status(StatusCode::INVALID_ARGUMENT, "host name missing or too long");
   WriteLock lock(this);
   WorkerMem w;
@@ -199,6 +206,7 @@ grpc::Status Coordinator::Register(const WorkerDescription& d, int64_t* worker_i
   w.binary_version = d.binary_version;
   w.backend = d.backend;
   w.sieve_bits = d.sieve_bits;
+  w.work_hash_version = d.work_hash_version;
   auto txn = store_->Begin();
   RETURN_IF_DB_ERROR(txn->status(), "register");
   RETURN_IF_DB_ERROR(store_->InsertWorker(w, &w.id), "register");
@@ -339,6 +347,14 @@ grpc::Status Coordinator::FindUsableWorker(int64_t worker_id, WorkerMem** worker
   if (wit == workers_.end()) return grpc::Status(StatusCode::NOT_FOUND, "unknown worker " + std::to_string(worker_id));
   if (wit->second.flagged) {
     return grpc::Status(StatusCode::PERMISSION_DENIED, "worker " + std::to_string(worker_id) + " is flagged: " + wit->second.flag_reason);
+  }
+  if (wit->second.work_hash_version != kWorkHashVersion) {
+    // Registered by an older binary before the server was upgraded (schema v4 marks those
+    // version 1): its results would carry a hash of the old version under the new one.
+    return grpc::Status(StatusCode::FAILED_PRECONDITION,
+                        "worker " + std::to_string(worker_id) + " registered with work hash version " +
+                            std::to_string(wit->second.work_hash_version) + ", the server computes version " +
+                            std::to_string(kWorkHashVersion) + ": upgrade the worker");
   }
   *worker = &wit->second;
   return grpc::Status::OK;
@@ -549,6 +565,10 @@ grpc::Status Coordinator::Complete(int64_t worker_id, int64_t unit_id, const std
       return grpc::Status::OK;
     }
     const FinishedUnit& stored = finished_[unit_id];
+    // stored.result.work_hash_version is the version its row was stored with (1 for results
+    // of older binaries); `result` is kWorkHashVersion (Register and FindUsableWorker refuse
+    // other workers). operator== compares work hashes only between equal versions: every
+    // other field is defined by the mathematics alone and must still agree.
     const bool matched = stored.result == result;
     std::string detail = matched ? "equal" : "stored " + DescribeUnitResult(stored.result) + " vs audit " + DescribeUnitResult(result);
     Status verify = matched ? Status::Ok() : VerifyUnitResult(*tables_, spec, result);

@@ -53,6 +53,9 @@ struct WorkerDescription {
   std::vector<std::pair<std::string, std::string>> gpus;  // (model, uuid)
   std::string driver, binary_version, backend;
   int sieve_bits = 0;
+  // The worker's kWorkHashVersion (core/work_hash.h); 0 from binaries before it. Must
+  // equal the server's.
+  uint32_t work_hash_version = 0;
 };
 
 // A unit of a stats job as a worker computes it: every batch of [begin, end).

@@ -5,11 +5,15 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 
 #include "core/cpu_engine.h"
 #include "core/records_csv.h"
+#include "core/work_hash.h"
 #include "server/coordinator_test_fixture.h"
 #include "server/result_verifier.h"
 
@@ -29,6 +33,33 @@ class CoordinatorTest : public CoordinatorFixture {
     UnitResult r;
     EXPECT_TRUE(engine.Search(spec, &r).ok());
     return r;
+  }
+
+  // Worker a finishes [2^14, 2^15) with its honest result changed by `change`; after a
+  // restart (so the stored result is what the database holds), worker b audits it honestly.
+  Disposition AuditOfChangedResult(const std::function<void(UnitResult*)>& change) {
+    options_.audit_fraction = 1.0;
+    Reopen();
+    SubmitOutcome out;
+    EXPECT_TRUE(c_->Submit(1 << 14, 1 << 15, Kinds::kDelayAndClass, 1 << 14, 0, &out).ok());
+    const int64_t a = NewWorker(), b = NewWorker();
+    LeaseGrant g = LeaseOne(a);
+    EXPECT_TRUE(g.has_unit);
+    UnitResult stored = Search(g.spec);
+    change(&stored);
+    Disposition d = Disposition::kAccepted;
+    grpc::Status st = c_->Complete(a, g.unit_id, g.token, stored, 1, "cpu", &d);
+    EXPECT_TRUE(st.ok()) << st.error_message();
+    EXPECT_EQ(d, Disposition::kAccepted);
+    Reopen();
+    LeaseGrant audit = LeaseOne(b);
+    EXPECT_EQ(audit.purpose, LeasePurpose::kAudit);
+    const UnitResult fresh = Search(audit.spec);
+    EXPECT_EQ(fresh.work_hash_version, kWorkHashVersion);
+    EXPECT_NE(fresh.work_hash, stored.work_hash);
+    st = c_->Complete(b, audit.unit_id, audit.token, fresh, 1, "cpu", &d);
+    EXPECT_TRUE(st.ok()) << st.error_message();
+    return d;
   }
 
   // Leases the next unit for `worker` and searches it honestly.
@@ -147,10 +178,71 @@ TEST_F(CoordinatorTest, BadRequestsGetPreciseCodesAndChangeNothing) {
   WorkerDescription other;
   other.host = "w";
   other.sieve_bits = 19;
+  other.work_hash_version = kWorkHashVersion;
   int64_t id;
   EXPECT_EQ(c_->Register(other, &id).error_code(), StatusCode::FAILED_PRECONDITION);
   EXPECT_FALSE(c_->ListWorkers()[0].w.flagged);
   EXPECT_FALSE(c_->ListWorkers()[1].w.flagged);
+}
+
+TEST_F(CoordinatorTest, RegistrationRequiresTheServersWorkHashVersion) {
+  WorkerDescription d;
+  d.host = "w";
+  d.sieve_bits = 12;
+  int64_t id = 0;
+  for (uint32_t version : {0u, kWorkHashVersion - 1, kWorkHashVersion + 1}) {
+    d.work_hash_version = version;
+    grpc::Status st = c_->Register(d, &id);
+    EXPECT_EQ(st.error_code(), StatusCode::FAILED_PRECONDITION) << version;
+    EXPECT_NE(st.error_message().find("work hash version " + std::to_string(version) + ", the server version " +
+                                      std::to_string(kWorkHashVersion)),
+              std::string::npos)
+        << st.error_message();
+  }
+  EXPECT_TRUE(c_->ListWorkers().empty());
+  d.work_hash_version = kWorkHashVersion;
+  ASSERT_TRUE(c_->Register(d, &id).ok());
+  ASSERT_EQ(c_->ListWorkers().size(), 1u);
+  EXPECT_EQ(c_->ListWorkers()[0].w.work_hash_version, kWorkHashVersion);
+  Reopen();
+  EXPECT_EQ(c_->ListWorkers()[0].w.work_hash_version, kWorkHashVersion);
+}
+
+// A worker registered before the server's upgrade (schema v4 marks it version 1) keeps
+// its id, but is refused until a binary of the server's version registers again.
+TEST_F(CoordinatorTest, WorkerOfAnOlderWorkHashVersionIsRefusedAfterTheUpgrade) {
+  SubmitOutcome out;
+  ASSERT_TRUE(c_->Submit(1, 1 << 15, Kinds::kDelay, 1 << 14, 0, &out).ok());
+  const int64_t old_worker = NewWorker();
+  LeaseGrant g = LeaseOne(old_worker);
+  ASSERT_TRUE(g.has_unit);
+  c_.reset();
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(db_.c_str(), &raw), SQLITE_OK);
+  const std::string sql = "UPDATE workers SET work_hash_version = 1 WHERE id = " + std::to_string(old_worker);
+  ASSERT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(raw);
+  sqlite3_close(raw);
+  Reopen();
+
+  LeaseGrant none;
+  grpc::Status st = c_->Lease(old_worker, &none);
+  EXPECT_EQ(st.error_code(), StatusCode::FAILED_PRECONDITION);
+  EXPECT_NE(st.error_message().find("work hash version 1"), std::string::npos) << st.error_message();
+  Disposition d;
+  EXPECT_EQ(c_->Complete(old_worker, g.unit_id, g.token, Search(g.spec), 1, "cpu", &d).error_code(),
+            StatusCode::FAILED_PRECONDITION);
+  int64_t deadline;
+  bool stop;
+  EXPECT_EQ(c_->Heartbeat(old_worker, g.unit_id, g.token, 0, &deadline, &stop).error_code(),
+            StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(c_->GetStatus().finished, 0u);
+
+  // A worker of the server's version works as ever.
+  const int64_t w = NewWorker();
+  LeaseGrant g2 = LeaseOne(w);
+  ASSERT_TRUE(g2.has_unit);
+  ASSERT_TRUE(c_->Complete(w, g2.unit_id, g2.token, Search(g2.spec), 1, "cpu", &d).ok());
+  EXPECT_EQ(d, Disposition::kAccepted);
 }
 
 TEST_F(CoordinatorTest, ReleasedTokenIsStaleAndFailuresQuarantine) {
@@ -301,6 +393,34 @@ TEST_F(CoordinatorTest, AuditCatchesAWrongTally) {
   s = c_->GetStatus();
   EXPECT_EQ(s.audits_passed, 1u);
   EXPECT_EQ(s.finished, 1u);
+}
+
+// A result stored with work hash version 1 (by an older binary) is audited by one of
+// version 2: the hashes are not comparable and are skipped; everything else must agree.
+TEST_F(CoordinatorTest, AuditSkipsTheWorkHashOfAnOlderVersion) {
+  EXPECT_EQ(AuditOfChangedResult([](UnitResult* r) {
+              r->work_hash_version = 1;
+              r->work_hash ^= 0x5a5a5a5a5a5a5a5aULL;  // the old definition's sum differs
+            }),
+            Disposition::kAuditMatched);
+  const CoordinatorStatus s = c_->GetStatus();
+  EXPECT_EQ(s.audits_passed, 1u);
+  EXPECT_EQ(s.audits_failed, 0u);
+  for (const auto& w : c_->ListWorkers()) EXPECT_FALSE(w.w.flagged);
+}
+
+TEST_F(CoordinatorTest, AuditOfAnOlderVersionStillComparesTheTallies) {
+  EXPECT_EQ(AuditOfChangedResult([](UnitResult* r) {
+              r->work_hash_version = 1;
+              r->work_hash ^= 0x5a5a5a5a5a5a5a5aULL;
+              r->tally_sum += 7;
+            }),
+            Disposition::kAuditMismatch);
+}
+
+TEST_F(CoordinatorTest, AuditComparesWorkHashesOfTheSameVersion) {
+  EXPECT_EQ(AuditOfChangedResult([](UnitResult* r) { r->work_hash ^= 1; }), Disposition::kAuditMismatch);
+  EXPECT_EQ(c_->GetStatus().audits_failed, 1u);
 }
 
 // A submission from 1 is cut at 2^20 and then at the unit size (server/submission_units.h):

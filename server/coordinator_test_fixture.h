@@ -55,6 +55,7 @@ class CoordinatorFixture : public ::testing::Test {
     WorkerDescription d;
     d.host = "w";
     d.sieve_bits = 12;
+    d.work_hash_version = kWorkHashVersion;
     int64_t id = 0;
     EXPECT_TRUE(c_->Register(d, &id).ok());
     return id;

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/work_hash.h"
 #include "proto/wire.h"
 #include "server/worker_client.h"
 
@@ -111,6 +112,30 @@ TEST_F(ServicesTest, TokenIsRequiredForChangesButNotForQueries) {
   q.set_kind(v1::RECORD_KIND_DELAY);
   v1::QueryRecordsResponse qr;
   EXPECT_TRUE(admin_stub_->QueryRecords(&ctx, q, &qr).ok());
+}
+
+// A worker binary from before the work hash version sends none (0): refused at Register.
+TEST_F(ServicesTest, RegisterRefusesAnotherWorkHashVersion) {
+  auto stub = v1::Worker::NewStub(channel_);
+  v1::RegisterRequest req;
+  req.set_host("old");
+  req.set_backend("cpu");
+  req.set_sieve_bits(12);
+  v1::RegisterResponse resp;
+  {
+    grpc::ClientContext ctx;
+    AddToken(&ctx, kToken);
+    grpc::Status st = stub->Register(&ctx, req, &resp);
+    EXPECT_EQ(st.error_code(), StatusCode::FAILED_PRECONDITION);
+    EXPECT_NE(st.error_message().find("work hash version 0"), std::string::npos) << st.error_message();
+  }
+  EXPECT_TRUE(c_->ListWorkers().empty());
+  req.set_work_hash_version(kWorkHashVersion);
+  grpc::ClientContext ctx;
+  AddToken(&ctx, kToken);
+  ASSERT_TRUE(stub->Register(&ctx, req, &resp).ok());
+  ASSERT_EQ(c_->ListWorkers().size(), 1u);
+  EXPECT_EQ(c_->ListWorkers()[0].w.work_hash_version, kWorkHashVersion);
 }
 
 TEST_F(ServicesTest, BadRequestsGetPreciseCodes) {

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "core/work_hash.h"
 #include "proto/wire.h"
 #include "server/auth.h"
 
@@ -29,6 +30,7 @@ grpc::Status WorkerClient::Register(const WorkerIdentity& id) {
   req.set_binary_version(id.binary_version);
   req.set_backend(id.backend);
   req.set_sieve_bits(static_cast<uint32_t>(id.sieve_bits));
+  req.set_work_hash_version(kWorkHashVersion);
   v1::RegisterResponse resp;
   grpc::Status st = stub_->Register(&ctx, req, &resp);
   if (st.ok()) worker_id_ = resp.worker_id();

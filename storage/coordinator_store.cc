@@ -217,7 +217,7 @@ Status CoordinatorStore::LoadWorkers(std::vector<StoredWorker>* out) {
   SqliteStatement q;
   Status st = q.Prepare(db_,
                         "SELECT id, host, gpus, driver, binary_version, backend, sieve_bits, flagged, flag_reason, "
-                        "units_finished, numbers_finished, seconds FROM workers ORDER BY id");
+                        "units_finished, numbers_finished, seconds, work_hash_version FROM workers ORDER BY id");
   if (!st.ok()) return st;
   for (bool row; (st = q.Step(&row)).ok() && row;) {
     StoredWorker w;
@@ -233,6 +233,7 @@ Status CoordinatorStore::LoadWorkers(std::vector<StoredWorker>* out) {
     w.units_finished = static_cast<uint64_t>(q.ColumnInt64(9));
     if (!(st = Decode(q.ColumnText(10), &w.numbers_finished)).ok()) return st;
     w.seconds = q.ColumnDouble(11);
+    w.work_hash_version = static_cast<uint32_t>(q.ColumnInt64(12));
     out->push_back(std::move(w));
   }
   return st;
@@ -363,7 +364,9 @@ Status CoordinatorStore::DeleteUnit(int64_t id) {
 Status CoordinatorStore::InsertWorker(const StoredWorker& w, int64_t* id) {
   SqliteStatement* q;
   Status st = Prepared(
-      "INSERT INTO workers (host, gpus, driver, binary_version, backend, sieve_bits) VALUES (?1, ?2, ?3, ?4, ?5, ?6)", &q);
+      "INSERT INTO workers (host, gpus, driver, binary_version, backend, sieve_bits, work_hash_version) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+      &q);
   if (!st.ok()) return st;
   q->BindText(1, w.host);
   q->BindText(2, JoinGpus(w.gpus));
@@ -371,6 +374,7 @@ Status CoordinatorStore::InsertWorker(const StoredWorker& w, int64_t* id) {
   q->BindText(4, w.binary_version);
   q->BindText(5, w.backend);
   q->BindInt64(6, w.sieve_bits);
+  q->BindInt64(7, w.work_hash_version);
   if (!(st = q->Run()).ok()) return st;
   *id = sqlite3_last_insert_rowid(db_);
   return Status::Ok();
@@ -461,7 +465,7 @@ Status CoordinatorStore::StoreUnitResult(int64_t unit_id, const UnitResult& r, c
   SqliteStatement* q;
   Status st = Prepared(
       "INSERT INTO unit_results (unit_id, floor, open_holes, candidates, tally_count, tally_sum, work_hash, engine, "
-      "seconds) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+      "seconds, work_hash_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
       &q);
   if (!st.ok()) return st;
   q->BindInt64(1, unit_id);
@@ -473,6 +477,7 @@ Status CoordinatorStore::StoreUnitResult(int64_t unit_id, const UnitResult& r, c
   q->BindText(7, Hex16(r.work_hash));
   q->BindText(8, p.engine);
   q->BindDouble(9, p.seconds);
+  q->BindInt64(10, r.work_hash_version);
   if (!(st = q->Run()).ok()) return st;
   SqliteStatement* lad;
   if (!(st = Prepared("INSERT INTO unit_ladder (unit_id, n, delay) VALUES (?1, ?2, ?3)", &lad)).ok()) return st;

@@ -52,6 +52,9 @@ struct StoredWorker {
   std::vector<std::pair<std::string, std::string>> gpus;  // (model, uuid)
   std::string driver, binary_version, backend;
   int32_t sieve_bits = 0;
+  // The work hash version (core/work_hash.h) the worker registered with; 1 for workers
+  // registered before schema v4, whose binaries did not send it.
+  uint32_t work_hash_version = 0;
   bool flagged = false;
   std::string flag_reason;
   uint64_t units_finished = 0;

@@ -184,7 +184,7 @@ Status RecordDb::LoadFinishedUnits(std::vector<FinishedUnit>* out) {
   SqliteStatement stmt;
   Status st = stmt.Prepare(db_,
                            "SELECT u.id, u.begin_n, u.end_n, u.kinds, r.candidates, r.tally_count, r.tally_sum, "
-                           "r.work_hash FROM units u JOIN unit_results r ON r.unit_id = u.id "
+                           "r.work_hash, r.work_hash_version FROM units u JOIN unit_results r ON r.unit_id = u.id "
                            "WHERE u.state = 'finished' ORDER BY u.begin_n, u.id");
   if (!st.ok()) return st;
   bool row = false;
@@ -199,6 +199,12 @@ Status RecordDb::LoadFinishedUnits(std::vector<FinishedUnit>* out) {
     unit.result.tally_count = static_cast<uint64_t>(stmt.ColumnInt64(5));
     if (!(st = ParseU64Text(stmt.ColumnText(6), &unit.result.tally_sum)).ok()) return st;
     if (!(st = ParseHex16(stmt.ColumnText(7), &unit.result.work_hash)).ok()) return st;
+    // The version the hash was computed with (1 for rows older than schema v4), not this binary's.
+    const int64_t hash_version = stmt.ColumnInt64(8);
+    if (hash_version < 1 || hash_version > std::numeric_limits<uint32_t>::max()) {
+      return Status::Corruption("bad work hash version " + std::to_string(hash_version));
+    }
+    unit.result.work_hash_version = static_cast<uint32_t>(hash_version);
     index[stmt.ColumnInt64(0)] = out->size();
     out->push_back(std::move(unit));
   }
@@ -297,7 +303,8 @@ Status RecordDb::StoreFinishedUnit(const FinishedUnit& unit, const UnitProvenanc
   SqliteStatement res;
   if (!(st = res.Prepare(db_,
                          "INSERT INTO unit_results (unit_id, floor, open_holes, candidates, tally_count, tally_sum, "
-                         "work_hash, engine, seconds) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"))
+                         "work_hash, engine, seconds, work_hash_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
+                         "?10)"))
            .ok()) {
     return st;
   }
@@ -310,6 +317,7 @@ Status RecordDb::StoreFinishedUnit(const FinishedUnit& unit, const UnitProvenanc
   res.BindText(7, Hex16(r.work_hash));
   res.BindText(8, provenance.engine);
   res.BindDouble(9, provenance.seconds);
+  res.BindInt64(10, r.work_hash_version);
   if (!(st = res.Run()).ok()) return st;
 
   SqliteStatement lad;

@@ -3,6 +3,7 @@
 #include "storage/coordinator_schema.h"
 #include "storage/sqlite_statement.h"
 #include "storage/stats_schema.h"
+#include "storage/work_hash_schema.h"
 
 namespace collatz {
 
@@ -120,6 +121,7 @@ const std::vector<SchemaMigration>& SchemaMigrations() {
       {1, "units, unit results, imports, merged records, decimal views", kSchemaV1},
       {2, "coordinator: submissions, workers, unit bookkeeping, leases, attempts, audits", kCoordinatorSchemaV2},
       {3, "stats jobs: jobs, batch-aligned units with their results, leases, attempts", kStatsSchemaV3},
+      {4, "work hash version of unit results and workers", kWorkHashSchemaV4},
   };
   return kMigrations;
 }

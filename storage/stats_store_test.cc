@@ -52,14 +52,14 @@ class StatsStoreTest : public ::testing::Test {
 };
 
 TEST_F(StatsStoreTest, Version2DatabaseMigratesAndKeepsItsRows) {
-  ASSERT_EQ(LatestSchemaVersion(), 3);
+  ASSERT_GE(LatestSchemaVersion(), 3);
   MakeVersion2Database();
   std::unique_ptr<CoordinatorStore> store;
   Status st = CoordinatorStore::Open(path_, &store);
   ASSERT_TRUE(st.ok()) << st.ToString();
   int version = 0;
   ASSERT_TRUE(store->records().SchemaVersion(&version).ok());
-  EXPECT_EQ(version, 3);
+  EXPECT_EQ(version, LatestSchemaVersion());
   std::vector<StoredSubmission> subs;
   ASSERT_TRUE(store->LoadSubmissions(&subs).ok());
   ASSERT_EQ(subs.size(), 1u);

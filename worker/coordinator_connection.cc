@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "core/batch_stats.h"
+#include "core/work_hash.h"
 #include "proto/wire.h"
 #include "server/auth.h"
 
@@ -60,6 +61,7 @@ grpc::Status CoordinatorConnection::Register(Registration* out) {
   req.set_binary_version(identity_.binary_version);
   req.set_backend(identity_.backend);
   req.set_sieve_bits(static_cast<uint32_t>(identity_.sieve_bits));
+  req.set_work_hash_version(kWorkHashVersion);
   v1::RegisterResponse resp;
   grpc::Status st = stub_->Register(&ctx, req, &resp);
   if (!st.ok()) return st;
