@@ -8,47 +8,26 @@
 #include <filesystem>
 
 #include "storage/coordinator_store.h"
+#include "storage/old_schema_test_fixture.h"
 #include "storage/schema.h"
 
 namespace collatz {
 namespace {
 
-class StatsStoreTest : public ::testing::Test {
+class StatsStoreTest : public OldSchemaTest {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("stats_store_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-    path_ = (dir_ / "c.db").string();
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   // A database exactly as a binary of schema version 2 left it, with one submission,
   // one unit and one worker in it.
   void MakeVersion2Database() {
-    sqlite3* raw = nullptr;
-    ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
-    for (const SchemaMigration& m : SchemaMigrations()) {
-      if (m.to_version > 2) break;
-      ASSERT_EQ(sqlite3_exec(raw, m.sql, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(raw);
-    }
     const std::string n1 = std::string(38, '0') + "1", n2 = std::string(36, '0') + "100";
-    const std::string sql =
-        "PRAGMA application_id = " + std::to_string(kRecordDbApplicationId) + "; PRAGMA user_version = 2;"
-        "INSERT INTO submissions (begin_n, end_n, kinds, unit_size) VALUES ('" + n1 + "', '" + n2 + "', 'delay', '" +
-        n2 + "');"
-        "INSERT INTO units (begin_n, end_n, kinds, state) VALUES ('" + n1 + "', '" + n2 + "', 'delay', 'pending');"
-        "INSERT INTO unit_work (unit_id, submission_id, priority) VALUES (1, 1, 0);"
-        "INSERT INTO workers (host, gpus, driver, binary_version, backend, sieve_bits) "
-        "VALUES ('h', '', '', 'old', 'cpu', 19);";
-    ASSERT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(raw);
-    sqlite3_close(raw);
+    MakeDatabaseAtVersion(
+        2, "INSERT INTO submissions (begin_n, end_n, kinds, unit_size) VALUES ('" + n1 + "', '" + n2 +
+               "', 'delay', '" + n2 + "');"
+               "INSERT INTO units (begin_n, end_n, kinds, state) VALUES ('" + n1 + "', '" + n2 + "', 'delay', 'pending');"
+               "INSERT INTO unit_work (unit_id, submission_id, priority) VALUES (1, 1, 0);"
+               "INSERT INTO workers (host, gpus, driver, binary_version, backend, sieve_bits) "
+               "VALUES ('h', '', '', 'old', 'cpu', 19);");
   }
-
-  std::filesystem::path dir_;
-  std::string path_;
 };
 
 TEST_F(StatsStoreTest, Version2DatabaseMigratesAndKeepsItsRows) {

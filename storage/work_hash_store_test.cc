@@ -10,50 +10,29 @@
 
 #include "core/work_hash.h"
 #include "storage/coordinator_store.h"
+#include "storage/old_schema_test_fixture.h"
 #include "storage/record_db.h"
 #include "storage/schema.h"
 
 namespace collatz {
 namespace {
 
-class WorkHashStoreTest : public ::testing::Test {
+class WorkHashStoreTest : public OldSchemaTest {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("work_hash_store_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-    path_ = (dir_ / "c.db").string();
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   // A database exactly as a binary of schema version 3 left it: one finished unit
   // [1, 100) with its result (work hash 0123456789abcdef) and ladder, and one worker.
   void MakeVersion3Database() {
-    sqlite3* raw = nullptr;
-    ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
-    for (const SchemaMigration& m : SchemaMigrations()) {
-      if (m.to_version > 3) break;
-      ASSERT_EQ(sqlite3_exec(raw, m.sql, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(raw);
-    }
     const std::string n1 = std::string(38, '0') + "1", n2 = std::string(36, '0') + "100",
                       n27 = std::string(37, '0') + "27";
-    const std::string sql =
-        "PRAGMA application_id = " + std::to_string(kRecordDbApplicationId) + "; PRAGMA user_version = 3;"
-        "INSERT INTO units (begin_n, end_n, kinds, state, finished_at) VALUES ('" + n1 + "', '" + n2 +
-        "', 'delay', 'finished', '2024-01-01T00:00:00.000Z');"
-        "INSERT INTO unit_results (unit_id, floor, open_holes, candidates, tally_count, tally_sum, work_hash, engine, "
-        "seconds) VALUES (1, 0, 0, 50, 20, '1234', '0123456789abcdef', 'cpu', 1.5);"
-        "INSERT INTO unit_ladder (unit_id, n, delay) VALUES (1, '" + n27 + "', 111);"
-        "INSERT INTO workers (host, gpus, driver, binary_version, backend, sieve_bits) "
-        "VALUES ('h', '', '', 'old', 'cpu', 19);";
-    ASSERT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(raw);
-    sqlite3_close(raw);
+    MakeDatabaseAtVersion(
+        3, "INSERT INTO units (begin_n, end_n, kinds, state, finished_at) VALUES ('" + n1 + "', '" + n2 +
+               "', 'delay', 'finished', '2024-01-01T00:00:00.000Z');"
+               "INSERT INTO unit_results (unit_id, floor, open_holes, candidates, tally_count, tally_sum, work_hash, "
+               "engine, seconds) VALUES (1, 0, 0, 50, 20, '1234', '0123456789abcdef', 'cpu', 1.5);"
+               "INSERT INTO unit_ladder (unit_id, n, delay) VALUES (1, '" + n27 + "', 111);"
+               "INSERT INTO workers (host, gpus, driver, binary_version, backend, sieve_bits) "
+               "VALUES ('h', '', '', 'old', 'cpu', 19);");
   }
-
-  std::filesystem::path dir_;
-  std::string path_;
 };
 
 TEST_F(WorkHashStoreTest, Version3ResultsReadAsVersion1AndNewResultsKeepTheirVersion) {
