@@ -100,7 +100,11 @@ int BenchCommand(const BenchArgs& args) {
   const std::string delay_path = args.records.empty() ? DefaultPublishedRecordsPath() : args.records;
   const std::string class_path = args.class_records.empty() ? DefaultClassRecordsPath() : args.class_records;
   BenchUnit unit;
-  if (!(st = LoadBenchUnit(delay_path, class_path, at, numbers, kinds, &unit)).ok()) return Failure(cmd, st);
+  BenchUnitOptions unit_options;
+  unit_options.close_holes_by_members = !args.no_class_members;
+  if (!(st = LoadBenchUnit(delay_path, class_path, at, numbers, kinds, &unit, unit_options)).ok()) {
+    return Failure(cmd, st);
+  }
   if (unit.delay_complete_below < at) {
     spdlog::warn("{} is complete only up to {}; the range starts above the known records", delay_path,
                  ToDecimal(unit.delay_complete_below - 1));
@@ -137,8 +141,10 @@ int BenchCommand(const BenchArgs& args) {
   std::printf("imported: delay records complete below %s (%s), class records complete below %s (%s)\n",
               ToDecimal(unit.delay_complete_below).c_str(), delay_path.c_str(),
               ToDecimal(unit.class_complete_below).c_str(), class_path.c_str());
-  std::printf("spec: floor %u, %zu open holes, %zu known records (complete below %s)\n", spec.floor,
-              spec.open_holes.size(), spec.known_records.size(), ToDecimal(spec.records_complete_below).c_str());
+  std::printf("spec: floor %u, %zu open holes (%zu more closed by members found below --at), %zu known records "
+              "(complete below %s)\n",
+              spec.floor, spec.open_holes.size(), unit.holes_closed_by_members, spec.known_records.size(),
+              ToDecimal(spec.records_complete_below).c_str());
   std::printf("result: %llu numbers examined, %zu ladder entries, %zu class minima\n",
               static_cast<unsigned long long>(result.candidates), result.ladder.size(), result.class_minima.size());
   std::printf("tables built in %.2f s\n", build_seconds);

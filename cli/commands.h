@@ -38,6 +38,7 @@ struct BenchArgs {
   std::string records;         // empty: the compiled-in copy of the published delay records
   std::string class_records;   // empty: the compiled-in copy of the class records below 2^28
   std::string baseline_numbers = "2^28";  // GPU: numbers for the baseline kernel (0: none)
+  bool no_class_members = false;  // keep open the classes only a member search would close
 };
 int BenchCommand(const BenchArgs& args);
 

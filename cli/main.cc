@@ -60,6 +60,9 @@ int main(int argc, char** argv) {
                         "Published delay records CSV (default: " + DefaultPublishedRecordsPath() + ")");
   bench_cmd->add_option("--class-records", bench.class_records,
                         "Class records CSV, complete up to its largest n (default: " + DefaultClassRecordsPath() + ")");
+  bench_cmd->add_flag("--no-class-members", bench.no_class_members,
+                      "delay,class: do not close open classes with members found below --at in the inverse tree "
+                      "of the delay records (they stand in for published class records above 2^28)");
   bench_cmd->add_option("--baseline-numbers", bench.baseline_numbers,
                         "GPU: numbers for the plain baseline kernel timed in the same run (0: none)")
       ->capture_default_str();

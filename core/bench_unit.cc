@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "core/class_members.h"
 #include "core/delay.h"
 #include "core/merge.h"
 #include "core/records_csv.h"
@@ -68,7 +69,7 @@ std::vector<Record> Below(const std::vector<Record>& rows, u128 bound) {
 }  // namespace
 
 Status BuildBenchUnit(const std::vector<Record>& delay_records, const std::vector<Record>& class_records, u128 at,
-                      u128 numbers, Kinds kinds, BenchUnit* out) {
+                      u128 numbers, Kinds kinds, BenchUnit* out, const BenchUnitOptions& options) {
   if (at < 1) return Status::InvalidArgument("the bench range must start at 1 or above");
   if (numbers < 1 || numbers > kU128Max - at) {
     return Status::InvalidArgument("the bench range must be non-empty and end below 2^128");
@@ -96,7 +97,21 @@ Status BuildBenchUnit(const std::vector<Record>& delay_records, const std::vecto
       imports.push_back(std::move(classes));
     }
   }
-  const LeaseContext ctx = ComputeLeaseContext(MergeRecords(imports, {}), at, kinds);
+  LeaseContext ctx = ComputeLeaseContext(MergeRecords(imports, {}), at, kinds);
+  out->holes_closed_by_members = 0;
+  if (options.close_holes_by_members && !ctx.open_holes.empty()) {
+    // Seeds: every trusted row, at any height (its trajectory may pass below `at`).
+    std::vector<Record> seeds = delay_records;
+    seeds.insert(seeds.end(), class_records.begin(), class_records.end());
+    ClassMemberSearch search;
+    search.below = at;
+    search.max_delay = ctx.floor;
+    std::vector<Record> members;
+    if (!(st = FindClassMembers(seeds, search, &members)).ok()) return st;
+    const size_t before = ctx.open_holes.size();
+    CloseHoles(members, at, &ctx);
+    out->holes_closed_by_members = before - ctx.open_holes.size();
+  }
   out->delay_complete_below = delays.complete_below;
   out->spec = UnitSpec{};
   out->spec.begin = at;
@@ -110,12 +125,12 @@ Status BuildBenchUnit(const std::vector<Record>& delay_records, const std::vecto
 }
 
 Status LoadBenchUnit(const std::string& delay_csv, const std::string& class_csv, u128 at, u128 numbers, Kinds kinds,
-                     BenchUnit* out) {
+                     BenchUnit* out, const BenchUnitOptions& options) {
   std::vector<Record> delays, classes;
   Status st = ReadRecordsCsv(delay_csv, RecordCsvKind::kDelay, &delays);  // its errors name the file
   if (st.ok() && !class_csv.empty()) st = ReadRecordsCsv(class_csv, RecordCsvKind::kClass, &classes);
   if (!st.ok()) return st;
-  st = BuildBenchUnit(delays, classes, at, numbers, kinds, out);
+  st = BuildBenchUnit(delays, classes, at, numbers, kinds, out, options);
   if (st.ok()) return st;
   // Name the file whose rows are wrong.
   if (st.message().rfind("delay records:", 0) == 0) return Status::InvalidArgument(delay_csv + ": " + st.message());

@@ -19,6 +19,15 @@ struct BenchUnit {
   UnitSpec spec;                  // [at, at + numbers) with floor, open holes, record table
   u128 delay_complete_below = 1;  // the delay list was trusted below this: min(at, largest n + 1)
   u128 class_complete_below = 1;  // likewise the class list (1: none given)
+  size_t holes_closed_by_members = 0;  // holes the class-member search closed (delay+class only)
+};
+
+struct BenchUnitOptions {
+  // Delay+class units: close the holes that members found below `at` in the inverse tree of
+  // the delay records fill (core/class_members.h). This stands in for the published class
+  // records of a real frontier, which ../shared/data lacks above 2^28; without it nearly
+  // every class above delay 956 stays open and almost no number can stop early.
+  bool close_holes_by_members = true;
 };
 
 // delay_records: (n, delay), complete up to their largest n; must start at n = 1.
@@ -29,11 +38,11 @@ struct BenchUnit {
 // list that is no record list is InvalidArgument. Needs at >= 1, numbers >= 1 and
 // at + numbers <= 2^128 - 1.
 Status BuildBenchUnit(const std::vector<Record>& delay_records, const std::vector<Record>& class_records, u128 at,
-                      u128 numbers, Kinds kinds, BenchUnit* out);
+                      u128 numbers, Kinds kinds, BenchUnit* out, const BenchUnitOptions& options = {});
 
 // The same from CSV files (core/records_csv.h: delay_csv "n,delay", class_csv "delay,n";
 // an empty class_csv path: no class records). Errors name the file.
 Status LoadBenchUnit(const std::string& delay_csv, const std::string& class_csv, u128 at, u128 numbers, Kinds kinds,
-                     BenchUnit* out);
+                     BenchUnit* out, const BenchUnitOptions& options = {});
 
 }  // namespace collatz

@@ -61,10 +61,20 @@ TEST(BenchUnit, EqualsTheContextOfAFullySearchedPrefix) {
   EXPECT_TRUE(unit.spec.records_complete_below == at);
   EXPECT_TRUE(unit.delay_complete_below == at && unit.class_complete_below == at);
 
+  // Members found in the inverse tree never close a true hole: with or without the class
+  // records, the holes are the true ones or more.
+  BenchUnit members_only;
+  ASSERT_TRUE(BuildBenchUnit(lists.delays, {}, at, 1000, Kinds::kDelayAndClass, &members_only).ok());
+  EXPECT_TRUE(std::includes(members_only.spec.open_holes.begin(), members_only.spec.open_holes.end(), holes.begin(),
+                            holes.end()));
+  EXPECT_GT(members_only.holes_closed_by_members, 0u);
+
   // Without the class records the floor and record table are the same, but classes with
   // members below `at` stay open unless a delay record or its doubling closes them.
+  BenchUnitOptions no_members;
+  no_members.close_holes_by_members = false;
   BenchUnit no_classes;
-  ASSERT_TRUE(BuildBenchUnit(lists.delays, {}, at, 1000, Kinds::kDelayAndClass, &no_classes).ok());
+  ASSERT_TRUE(BuildBenchUnit(lists.delays, {}, at, 1000, Kinds::kDelayAndClass, &no_classes, no_members).ok());
   EXPECT_EQ(no_classes.spec.floor, floor);
   EXPECT_EQ(no_classes.spec.known_records, records);
   EXPECT_GT(no_classes.spec.open_holes.size(), holes.size());
@@ -86,9 +96,13 @@ TEST(BenchUnit, AtTheFrontierTheClassRecordsCloseClasses) {
   for (const Record& r : lists.delays) {
     if (r.n < Pow2(60)) floor = std::max(floor, r.delay), ++below;
   }
-  BenchUnit with, without;
-  ASSERT_TRUE(BuildBenchUnit(lists.delays, lists.classes, Pow2(60), Pow2(40), Kinds::kDelayAndClass, &with).ok());
-  ASSERT_TRUE(BuildBenchUnit(lists.delays, {}, Pow2(60), Pow2(40), Kinds::kDelayAndClass, &without).ok());
+  BenchUnitOptions no_members;
+  no_members.close_holes_by_members = false;
+  BenchUnit with, without, with_members;
+  ASSERT_TRUE(
+      BuildBenchUnit(lists.delays, lists.classes, Pow2(60), Pow2(40), Kinds::kDelayAndClass, &with, no_members).ok());
+  ASSERT_TRUE(BuildBenchUnit(lists.delays, {}, Pow2(60), Pow2(40), Kinds::kDelayAndClass, &without, no_members).ok());
+  ASSERT_TRUE(BuildBenchUnit(lists.delays, lists.classes, Pow2(60), Pow2(40), Kinds::kDelayAndClass, &with_members).ok());
   EXPECT_EQ(with.spec.floor, floor);
   EXPECT_EQ(with.spec.known_records.size(), below);
   u128 largest_class_n = 0;
@@ -99,8 +113,17 @@ TEST(BenchUnit, AtTheFrontierTheClassRecordsCloseClasses) {
     EXPECT_FALSE(std::binary_search(with.spec.open_holes.begin(), with.spec.open_holes.end(), r.delay)) << r.delay;
   }
   EXPECT_LT(with.spec.open_holes.size(), without.spec.open_holes.size());
-  std::printf("at 2^60: floor %u, %zu open holes with the class records below 2^28, %zu without\n", with.spec.floor,
-              with.spec.open_holes.size(), without.spec.open_holes.size());
+  // Members found below 2^60 close most of the rest; what stays open lies near the floor.
+  EXPECT_TRUE(std::includes(with.spec.open_holes.begin(), with.spec.open_holes.end(),
+                            with_members.spec.open_holes.begin(), with_members.spec.open_holes.end()));
+  EXPECT_EQ(with_members.holes_closed_by_members, with.spec.open_holes.size() - with_members.spec.open_holes.size());
+  EXPECT_LT(with_members.spec.open_holes.size(), with.spec.open_holes.size() / 4);
+  ASSERT_FALSE(with_members.spec.open_holes.empty());
+  EXPECT_GT(with_members.spec.open_holes.front(), floor - 300);
+  std::printf("at 2^60: floor %u, %zu open holes with the class records below 2^28, %zu without, %zu with members "
+              "(smallest %u)\n",
+              with.spec.floor, with.spec.open_holes.size(), without.spec.open_holes.size(),
+              with_members.spec.open_holes.size(), with_members.spec.open_holes.front());
 
   // Above the last published record nothing beyond it is claimed.
   BenchUnit high;

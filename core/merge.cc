@@ -43,6 +43,19 @@ std::vector<Record> DelayRecordsOf(std::vector<Record> points) {
   return records;
 }
 
+// Visits the delays of r.n, 2 r.n, 4 r.n, ... below `begin` (delay(2n) = delay(n) + 1);
+// r.n itself must be below begin.
+template <typename Visit>
+void ForEachDoubling(const Record& r, u128 begin, Visit&& visit) {
+  const u128 half = begin / 2 + (begin & 1);  // 2n < begin  <=>  n < half
+  u128 n = r.n;
+  for (uint32_t d = r.delay;; ++d) {
+    visit(d);
+    if (n >= half) break;
+    n *= 2;
+  }
+}
+
 }  // namespace
 
 MergedRecords MergeRecords(const std::vector<TrustedImport>& imports, const std::vector<FinishedUnit>& units) {
@@ -124,21 +137,13 @@ LeaseContext ComputeLeaseContext(const MergedRecords& merged, u128 begin, Kinds 
       if (r.n < begin) known.push_back(r);
     }
   }
-  // Doublings of known points are known too (delay(2n) = delay(n) + 1).
-  const u128 half = begin / 2 + (begin & 1);  // 2n < begin  <=>  n < half
-  auto for_each_doubling = [&](const Record& r, auto&& visit) {
-    u128 n = r.n;
-    for (uint32_t d = r.delay;; ++d) {
-      visit(d);
-      if (n >= half) break;
-      n *= 2;
-    }
-  };
-  for (const Record& r : known) for_each_doubling(r, [&](uint32_t d) { ctx.floor = std::max(ctx.floor, d); });
+  for (const Record& r : known) ForEachDoubling(r, begin, [&](uint32_t d) { ctx.floor = std::max(ctx.floor, d); });
   if (kinds == Kinds::kDelayAndClass) {
     // A class is closed when a member below begin is known.
     std::vector<bool> closed(static_cast<size_t>(ctx.floor) + 1, false);
-    for (const Record& r : known) for_each_doubling(r, [&](uint32_t d) { closed[d] = true; });
+    for (const Record& r : known) ForEachDoubling(r, begin, [&](uint32_t d) {
+      if (d <= ctx.floor) closed[d] = true;
+    });
     for (uint32_t d = 0; d <= ctx.floor; ++d) {
       if (!closed[d]) ctx.open_holes.push_back(d);
     }
@@ -148,6 +153,21 @@ LeaseContext ComputeLeaseContext(const MergedRecords& merged, u128 begin, Kinds 
     ctx.records_complete_below = merged.covered_prefix;
   }
   return ctx;
+}
+
+void CloseHoles(const std::vector<Record>& members, u128 begin, LeaseContext* ctx) {
+  std::vector<bool> closed(static_cast<size_t>(ctx->floor) + 1, false);
+  for (const Record& m : members) {
+    if (m.n == 0 || m.n >= begin) continue;
+    ForEachDoubling(m, begin, [&](uint32_t d) {
+      if (d <= ctx->floor) closed[d] = true;
+    });
+  }
+  std::vector<uint32_t> still_open;
+  for (uint32_t d : ctx->open_holes) {
+    if (!closed[d]) still_open.push_back(d);
+  }
+  ctx->open_holes.swap(still_open);
 }
 
 }  // namespace collatz

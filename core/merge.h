@@ -51,6 +51,10 @@ struct LeaseContext {
 };
 LeaseContext ComputeLeaseContext(const MergedRecords& merged, u128 begin, Kinds kinds);
 
+// Removes from ctx->open_holes every class that a member below `begin`, or a doubling of
+// one, fills (members: numbers with their exact delays, e.g. from FindClassMembers).
+void CloseHoles(const std::vector<Record>& members, u128 begin, LeaseContext* ctx);
+
 // The end of the contiguous covered prefix [1, P) of a set of half-open intervals.
 u128 CoveredPrefix(std::vector<std::pair<u128, u128>> intervals);
 

@@ -8,7 +8,7 @@
 //             [--verify-numbers 2^24] [--repeat 3] [--records path/delay_records.csv]
 //             [--global-steps] [--no-queue] [--queue-occupancy 1280] [--queue-block-threads 256] [--queue-columns 64]
 //             [--low-occupancy]
-//             [--bound-sub-bits 6] [--positions-per-launch N]
+//             [--bound-sub-bits 6] [--positions-per-launch N] [--no-class-members] [--class-plain]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -35,6 +35,7 @@ struct Args {
   std::string verify_numbers = "0";
   int repeat = 3;
   std::string records;
+  BenchUnitOptions unit;
 };
 
 int Fail(const std::string& what) {
@@ -77,6 +78,7 @@ int Main(int argc, char** argv) {
     else if (key == "--queue-block-threads") a.gpu.queue_block_threads = std::stoi(value());
     else if (key == "--queue-columns") a.gpu.queue_column_cycles = std::stoi(value());
     else if (key == "--no-groups") a.gpu.residue_groups = false;
+    else if (key == "--class-plain") a.gpu.class_walk_queue = false;
     else if (key == "--group-bits") a.gpu.group_bits = std::stoi(value());
     else if (key == "--group-min-members") a.gpu.group_min_members = std::stoi(value());
     else if (key == "--walk-rounds") a.gpu.group_walk_rounds = std::stoi(value());
@@ -86,6 +88,7 @@ int Main(int argc, char** argv) {
     else if (key == "--verify-numbers") a.verify_numbers = value();
     else if (key == "--repeat") a.repeat = std::stoi(value());
     else if (key == "--records") a.records = value();
+    else if (key == "--no-class-members") a.unit.close_holes_by_members = false;
     else return Fail("unknown argument " + key);
   }
   u128 at = 0, numbers = 0, baseline_numbers = 0, verify_numbers = 0;
@@ -113,14 +116,15 @@ int Main(int argc, char** argv) {
   // exhaustive class records (below 2^28, next to the delay file) imported as trusted.
   const std::string dir = a.records.substr(0, a.records.find_last_of('/') + 1);
   BenchUnit bench;
-  st = LoadBenchUnit(a.records, dir + "class_records_below_2p28.csv", at, numbers, kinds, &bench);
+  st = LoadBenchUnit(a.records, dir + "class_records_below_2p28.csv", at, numbers, kinds, &bench, a.unit);
   if (!st.ok()) return Fail(st.ToString());
   const UnitSpec& spec = bench.spec;
   std::printf("%s; sieve %d bits (%zu odd survivors), tables+engine %.2f s\n", engine->Describe().c_str(),
               a.sieve_bits, tables->sieve->size(), Seconds(t0, t1));
-  std::printf("unit [%s, %s) kinds %s floor %u open holes %zu records %zu (complete below %s)\n",
+  std::printf("unit [%s, %s) kinds %s floor %u open holes %zu (%zu closed by members) records %zu (complete below %s)\n",
               ToDecimal(spec.begin).c_str(), ToDecimal(spec.end).c_str(), a.kinds.c_str(), spec.floor,
-              spec.open_holes.size(), spec.known_records.size(), ToDecimal(spec.records_complete_below).c_str());
+              spec.open_holes.size(), bench.holes_closed_by_members, spec.known_records.size(),
+              ToDecimal(spec.records_complete_below).c_str());
 
   if (verify_numbers > 0) {
     UnitSpec small = spec;

@@ -55,9 +55,18 @@ struct Job {
   uint32_t cycles = 0;
 };
 
-// Sum of two delay-only results over interleaved sets of N: tallies add, the ladders are
-// merged by N and filtered again (an entry at or below the delay of a smaller N is off).
+// Sum of two results over interleaved sets of N: tallies add, the ladders are merged by N
+// and filtered again (an entry at or below the delay of a smaller N is off), and each
+// class keeps the smaller minimum.
 UnitResult MergeInterleaved(UnitResult a, const UnitResult& b, uint32_t floor) {
+  std::map<uint32_t, u128> minima;
+  for (const Record& r : a.class_minima) minima[r.delay] = r.n;
+  for (const Record& r : b.class_minima) {
+    auto it = minima.find(r.delay);
+    if (it == minima.end() || r.n < it->second) minima[r.delay] = r.n;
+  }
+  a.class_minima.clear();
+  for (const auto& [d, n] : minima) a.class_minima.push_back({n, d});
   a.candidates += b.candidates;
   a.tally_count += b.tally_count;
   a.tally_sum += b.tally_sum;
@@ -112,9 +121,18 @@ class GpuEngine : public SearchEngine {
   const GpuSearchStats& stats() const { return stats_; }
   bool SharedSteps() const { return options_.shared_step_table && options_.step_bits <= gpu::kMaxSharedStepBits; }
   bool QueueAllowed() const { return options_.walk_queue && !SharedSteps(); }
-  // Delay-only (in class searches nearly every number walks to the tail: measured 45%
-  // slower) and a floor above 0 (the kernel does not filter ladder entries by tile).
-  bool Queue() const { return QueueAllowed() && spec_.kinds == Kinds::kDelay && spec_.floor > 0; }
+  // A floor above 0 (the kernel does not filter ladder entries by tile); delay+class units
+  // only with class_walk_queue.
+  bool Queue() const {
+    return QueueAllowed() && spec_.floor > 0 && (spec_.kinds == Kinds::kDelay || ClassesStopEarly());
+  }
+  // With its smallest open class below 3/4 of the floor a class unit is faster on the plain
+  // kernel: at 2^60 with 700 holes from delay 957 up, 9.3e10 plain vs 5.8e10 queued; with
+  // 84 holes from 2077 up (floor 2283), 1.8e11 plain vs 8.4e11 queued (H100, lever 37).
+  bool ClassesStopEarly() const {
+    return options_.class_walk_queue &&
+           (spec_.open_holes.empty() || uint64_t{spec_.open_holes.front()} * 4 >= uint64_t{spec_.floor} * 3);
+  }
   // Residue groups need the queue, exact early termination and N < 2^100 (no 128-bit
   // overflow in a group's first k + G steps).
   bool Groups() const {
@@ -145,6 +163,9 @@ class GpuEngine : public SearchEngine {
   DeviceArray<uint16_t> bound_;
   DeviceArray<uint32_t> hole_prefix_;
   DeviceArray<ulonglong2> stop_below_;
+  // The residue groups' stop table: stop_below_'s, or in class searches the one for the
+  // smallest open class minus 1 (a group stops only when no member can reach an open class).
+  DeviceArray<ulonglong2> group_stop_below_;
   SieveCycle class_cycle_, delay_cycle_;
   Slot slots_[2];
   bool auto_ladder_ = true, auto_finish_ = true;
@@ -355,7 +376,8 @@ Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
   p.pos_begin = job.pos_begin;
   p.pos_end = job.pos_end;
   if (job.group) {
-    const SieveCycle& cycle = delay_cycle_;
+    const SieveCycle& cycle = spec_.kinds == Kinds::kDelay ? delay_cycle_ : class_cycle_;
+    p.tables.stop_below = group_stop_below_.get();
     const int k = tables_->sieve->bits();
     p.entries = cycle.entries.get();
     p.cycle_stride = static_cast<uint64_t>(cycle.modulus) << k;
@@ -379,11 +401,18 @@ Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
     const int grid = static_cast<int>(std::min<uint64_t>((rounds + warps_per_block - 1) / warps_per_block,
                                                          static_cast<uint64_t>(sm_count_) * group_blocks_per_sm_));
     CUDA_TRY(cudaMemsetAsync(slot.acc.get(), 0, sizeof(Accumulators), slot.stream));
+    if (spec_.kinds == Kinds::kDelayAndClass) {
+      CUDA_TRY(cudaMemsetAsync(slot.class_min.get(), 0xFF, gpu::kClassSlots * sizeof(unsigned long long), slot.stream));
+    }
     CUDA_TRY(cudaEventRecord(slot.start, slot.stream));
     CUDA_TRY(gpu::LaunchGroups(p, options_.queue_block_threads, grid, slot.stream));
     CUDA_TRY(cudaEventRecord(slot.stop, slot.stream));
     CUDA_TRY(cudaMemcpyAsync(slot.host_acc.get(), slot.acc.get(), sizeof(Accumulators), cudaMemcpyDeviceToHost,
                              slot.stream));
+    if (spec_.kinds == Kinds::kDelayAndClass) {
+      CUDA_TRY(cudaMemcpyAsync(slot.host_class_min.get(), slot.class_min.get(),
+                               gpu::kClassSlots * sizeof(unsigned long long), cudaMemcpyDeviceToHost, slot.stream));
+    }
     ++stats_.launches;
     ++stats_.group_launches;
     slot.busy = true;
@@ -493,8 +522,8 @@ Status GpuEngine::Collect(Slot& slot, const Job& job, UnitResult* part, bool* re
   for (const LadderEntry& e : ladder) entries.push_back({MakeU128(e.n_hi, e.n_lo), e.delay});
   std::map<uint32_t, u128> minima;
   if (classes) {
-    u128 base = 0;
-    if (job.sieved) {
+    u128 base = 0;  // class_min holds N - base (GroupNumber and PositionNumber's rel)
+    if (job.sieved || job.group) {
       const SieveCycle& cycle = class_cycle_;
       base = (job.cycle0 * cycle.modulus) << tables_->sieve->bits();
     }
@@ -599,23 +628,27 @@ Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
   std::vector<uint32_t> hole_prefix = et.hole_prefix();
   if (hole_prefix.size() != static_cast<size_t>(spec.floor) + 2) return Status::Internal("hole prefix size");
   STATUS_TRY(hole_prefix_.Upload(hole_prefix));
-  // stop_below[s] = least v with R(v) > floor - s: the first record above floor - s, or the
-  // end of the record table (R is known only below it).
-  // One more entry, 0 (nothing is below it), lets a kernel clamp s instead of testing it.
-  std::vector<ulonglong2> stop_below(static_cast<size_t>(spec.floor) + 2, ulonglong2{0, 0});
-  {
+  // stop_below[s] = least v with R(v) > limit - s: the first record above limit - s, or the
+  // end of the record table (R is known only below it); 0 (nothing stops) for s > limit.
+  // One more entry, 0, lets a kernel clamp s to floor + 1 instead of testing it.
+  auto stop_table = [&spec](int64_t limit) {
+    std::vector<ulonglong2> table(static_cast<size_t>(spec.floor) + 2, ulonglong2{0, 0});
     const u128 complete = spec.records_complete_below;
     size_t r = 0;  // records ascend in n and in delay
-    for (uint32_t t = 0; t <= spec.floor; ++t) {
+    for (int64_t t = 0; t <= limit; ++t) {
       while (r < spec.known_records.size() && spec.known_records[r].delay <= t) ++r;
       u128 v = complete;
       if (r < spec.known_records.size()) v = std::min(v, spec.known_records[r].n);
-      ulonglong2& e = stop_below[spec.floor - t];
+      ulonglong2& e = table[static_cast<size_t>(limit - t)];
       e.x = Lo64(v);
       e.y = Hi64(v);
     }
-  }
-  STATUS_TRY(stop_below_.Upload(stop_below));
+    return table;
+  };
+  STATUS_TRY(stop_below_.Upload(stop_table(spec.floor)));
+  const int64_t group_limit =
+      classes && !spec.open_holes.empty() ? static_cast<int64_t>(spec.open_holes.front()) - 1 : spec.floor;
+  STATUS_TRY(group_stop_below_.Upload(stop_table(group_limit)));
   // cudaMemcpy from pageable memory may return before its DMA lands, and the launches run
   // on non-blocking streams that do not wait for it: finish every upload first.
   CUDA_TRY(cudaDeviceSynchronize());

@@ -45,6 +45,13 @@ struct GpuEngineOptions {
   // queued number as soon as its own is done; the warp sets up its next 32 positions, with
   // every lane busy, whenever fewer than 32 are queued.
   bool walk_queue = true;
+  // Delay+class units take the walk queue and residue groups too when their smallest open
+  // class is at least 3/4 of the floor (open classes near the floor, as at a real frontier:
+  // most numbers stop within a few steps; with open classes far below the floor nearly every
+  // number walks to the tail and the plain kernel is faster: docs/PERFORMANCE.md, lever 37).
+  // Residue groups then stop a group only when s + R(v) stays below the smallest open
+  // class, a monotone form of the class test.
+  bool class_walk_queue = true;
   // Its threads per block (128, 256 or 512) and register cap, as resident threads per
   // SM: 0 (none), 1280, 1536 or 2048.
   int queue_block_threads = 256;

@@ -114,6 +114,13 @@ UnitSpec SpecWithRecords(u128 begin, u128 end, Kinds kinds, std::mt19937_64* rng
   return spec;
 }
 
+// Only the holes within 40 of the floor (a class unit at a real frontier).
+UnitSpec HolesNearTheFloor(UnitSpec spec) {
+  auto low = [&](uint32_t d) { return d + 40 < spec.floor; };
+  spec.open_holes.erase(std::remove_if(spec.open_holes.begin(), spec.open_holes.end(), low), spec.open_holes.end());
+  return spec;
+}
+
 void ExpectSame(SearchEngine& gpu, const UnitSpec& spec) {
   SCOPED_TRACE("unit [" + ToDecimal(spec.begin) + ", " + ToDecimal(spec.end) + ") floor " +
                std::to_string(spec.floor) + (spec.kinds == Kinds::kDelay ? " delay" : " delay+class") + " holes " +
@@ -213,7 +220,10 @@ TEST(GpuEngineTest, RandomUnitsHighFloorsWithRecordsAndHoles) {
     for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
       const u128 begin = Pow2(bits) + static_cast<u128>(rng()) % Pow2(bits - 2);
       const u128 end = begin + (uint64_t{1} << 22) + rng() % (uint64_t{1} << 22);
-      ExpectSame(*gpu, SpecWithRecords(begin, end, kinds, &rng));
+      const UnitSpec spec = SpecWithRecords(begin, end, kinds, &rng);
+      ExpectSame(*gpu, spec);
+      // Class units whose open classes lie near the floor take the walk queue.
+      if (kinds == Kinds::kDelayAndClass) ExpectSame(*gpu, HolesNearTheFloor(spec));
     }
   }
 }
@@ -300,6 +310,8 @@ TEST(GpuEngineTest, TuningVariantsAgree) {
   std::mt19937_64 rng(Seed() + 5);
   GpuEngineOptions a, b, c, d, h;  // default: walk queue for delay-only units
   h.walk_queue = false;
+  GpuEngineOptions plain_classes;  // delay+class units on the plain kernel
+  plain_classes.class_walk_queue = false;
   d.step_bits = 13;  // shared-memory step table, CPU-sized bound buckets
   d.full_occupancy = false;
   c.full_occupancy = false;
@@ -313,7 +325,7 @@ TEST(GpuEngineTest, TuningVariantsAgree) {
   c.early_termination = false;
   c.block_threads = 128;  // walk queue without a register cap
   c.queue_threads_per_sm = 0;
-  auto ga = MakeGpu(a), gb = MakeGpu(b), gc = MakeGpu(c), gd = MakeGpu(d), gh = MakeGpu(h);
+  auto ga = MakeGpu(a), gb = MakeGpu(b), gc = MakeGpu(c), gd = MakeGpu(d), gh = MakeGpu(h), gp = MakeGpu(plain_classes);
   for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
     const u128 begin = Pow2(60) + rng() % Pow2(58);
     const UnitSpec spec = SpecWithRecords(begin, begin + (uint64_t{1} << 22), kinds, &rng);
@@ -323,6 +335,7 @@ TEST(GpuEngineTest, TuningVariantsAgree) {
     EXPECT_EQ(GpuSearch(*gc, spec), cpu);
     EXPECT_EQ(GpuSearch(*gd, spec), cpu);
     EXPECT_EQ(GpuSearch(*gh, spec), cpu);
+    EXPECT_EQ(GpuSearch(*gp, spec), cpu);
   }
 }
 
@@ -348,7 +361,7 @@ TEST(GpuEngineTest, BaselineCountsEveryNumber) {
   EXPECT_EQ(detail.overflowed, 0u);
 }
 
-// Residue groups (delay-only units with a floor): a 12-bit sieve makes cycles short, so
+// Residue groups (units with a floor, both kinds): a 12-bit sieve makes cycles short, so
 // units of 2^26 numbers hold enough whole cycles for groups of every width tried.
 std::shared_ptr<const SearchTables> SmallSieveTables() { return TablesWithSieve(12); }
 
@@ -377,6 +390,12 @@ TEST(GpuEngineTest, ResidueGroupsMatchCpu) {
       const u128 end = begin + (uint64_t{1} << 26) + rng() % (uint64_t{1} << 20);
       ExpectSameOnTables(*SmallSieveTables(), *gpu, SpecWithRecords(begin, end, Kinds::kDelay, nullptr));
       EXPECT_GT(LastGpuSearchStats(*gpu).group_launches, 0u) << "height " << height;
+      // Class searches with open classes near the floor take the groups too.
+      ExpectSameOnTables(*SmallSieveTables(), *gpu,
+                         HolesNearTheFloor(SpecWithRecords(begin, end, Kinds::kDelayAndClass, &rng)));
+      EXPECT_GT(LastGpuSearchStats(*gpu).group_launches, 0u) << "height " << height << " delay+class";
+      // With a low hole as well they take the plain kernel.
+      ExpectSameOnTables(*SmallSieveTables(), *gpu, SpecWithRecords(begin, end, Kinds::kDelayAndClass, &rng));
     }
     // Units around published records (their ladders are not empty) and around
     // 1980976057694848447 (delay 1475; its trajectory passes 2^125).
@@ -385,9 +404,12 @@ TEST(GpuEngineTest, ResidueGroupsMatchCpu) {
       if (r.n > Pow2(44) && r.n % 2 == 1 && rng() % 4 == 0) centers.push_back(r.n);
     }
     for (u128 c : centers) {
-      const UnitSpec spec = SpecWithRecords(c - (uint64_t{1} << 25), c + (uint64_t{1} << 25), Kinds::kDelay, nullptr);
-      ExpectSameOnTables(*SmallSieveTables(), *gpu, spec);
-      EXPECT_GT(LastGpuSearchStats(*gpu).group_launches, 0u);
+      for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
+        const UnitSpec spec =
+            HolesNearTheFloor(SpecWithRecords(c - (uint64_t{1} << 25), c + (uint64_t{1} << 25), kinds, &rng));
+        ExpectSameOnTables(*SmallSieveTables(), *gpu, spec);
+        EXPECT_GT(LastGpuSearchStats(*gpu).group_launches, 0u);
+      }
     }
   }
 }
@@ -412,6 +434,14 @@ TEST(GpuEngineTest, ResidueGroupBufferOverflowIsRecovered) {
     spec.known_records.pop_back();
   }
   ExpectSameOnTables(*SmallSieveTables(), *gpu, spec);
+  EXPECT_GT(LastGpuSearchStats(*gpu).group_launches, 0u);
+  EXPECT_GT(LastGpuSearchStats(*gpu).split_launches, 0u);
+  // The same as a class search with holes just below the floor: class minima of split
+  // group launches are merged.
+  UnitSpec classes = spec;
+  classes.kinds = Kinds::kDelayAndClass;
+  for (uint32_t d = spec.floor - 20; d <= spec.floor; d += 3) classes.open_holes.push_back(d);
+  ExpectSameOnTables(*SmallSieveTables(), *gpu, classes);
   EXPECT_GT(LastGpuSearchStats(*gpu).group_launches, 0u);
   EXPECT_GT(LastGpuSearchStats(*gpu).split_launches, 0u);
   // Near 2^99 the trajectories that leave 128 bits fill the host-finish list.

@@ -299,7 +299,7 @@ long OpenHoles(const std::string& out) {
 TEST(CollatzctlBench, ClassBenchImportsTheClassRecordsBelow2p28) {
   TempDir dir;
   const std::vector<std::string> args = {"bench", "--at", "2^40", "--numbers", "2^20", "--threads", "1",
-                                         "--kinds", "delay,class"};
+                                         "--kinds", "delay,class", "--no-class-members"};
   Completed with = RunCollatzctl(args);
   ASSERT_EQ(with.exit_code, 0) << Describe(with);
   // The compiled-in copy of shared/data's class records (a verbatim copy), trusted up to
@@ -325,6 +325,15 @@ TEST(CollatzctlBench, ClassBenchImportsTheClassRecordsBelow2p28) {
   EXPECT_NE(without.out.find("class records complete below 1 ("), std::string::npos) << without.out;
   EXPECT_GT(OpenHoles(with.out), 0);
   EXPECT_LT(OpenHoles(with.out), OpenHoles(without.out)) << with.out << without.out;
+
+  // By default members found below --at in the inverse tree of the delay records close
+  // more of them; the bench says how many.
+  Completed members = RunCollatzctl({args.begin(), args.end() - 1});
+  ASSERT_EQ(members.exit_code, 0) << Describe(members);
+  const std::string closed = "open holes (" + std::to_string(OpenHoles(with.out) - OpenHoles(members.out)) +
+                             " more closed by members found below --at)";
+  EXPECT_LT(OpenHoles(members.out), OpenHoles(with.out)) << members.out;
+  EXPECT_NE(members.out.find(closed), std::string::npos) << members.out;
 
   // A wrong row is refused, naming the file; so is a usage error in --baseline-numbers.
   const std::string wrong = dir.File("wrong.csv");
