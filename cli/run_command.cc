@@ -15,6 +15,7 @@
 #include "cli/progress_line.h"
 #include "cli/unit_plan.h"
 #include "cli/verify_result.h"
+#include "core/class_members.h"
 #include "core/merge.h"
 #include "storage/record_db.h"
 
@@ -124,7 +125,10 @@ int RunCommand(const RunArgs& args) {
     ProgressLine progress(planned_numbers, ::isatty(STDERR_FILENO) == 1);
     for (size_t i = 0; i < plan.size(); ++i) {
       const PlannedUnit& p = plan[i];
-      const LeaseContext ctx = ComputeLeaseContext(merged, p.begin, kinds);
+      LeaseContext ctx = ComputeLeaseContext(merged, p.begin, kinds);
+      // As the coordinator does: members found below the unit close classes (safe to skip).
+      const Status closed = CloseHolesFromKnownPoints(merged, p.begin, &ctx);
+      if (!closed.ok()) spdlog::warn("unit at {}: holes left open: {}", ToDecimal(p.begin), closed.ToString());
       UnitSpec spec;
       spec.begin = p.begin;
       spec.end = p.end;

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/merge.h"
 #include "core/status.h"
 #include "core/unit.h"
 
@@ -23,7 +24,7 @@ namespace collatz {
 struct ClassMemberSearch {
   u128 below = 0;           // members must be < below
   uint32_t max_delay = 0;   // classes 0 .. max_delay are searched
-  size_t beam_width = 2048; // numbers kept per delay level (the smallest ones)
+  size_t beam_width = 512;  // numbers kept per delay level (the smallest ones; 2048 finds no more at 2^60)
   // Numbers up to below * 2^headroom_bits are climbed through too: (n - 1) / 3 steps bring
   // some of their predecessors below the bound.
   unsigned headroom_bits = 16;
@@ -34,5 +35,9 @@ struct ClassMemberSearch {
 // by delay. InvalidArgument for a seed whose delay is wrong or for below < 2.
 Status FindClassMembers(const std::vector<Record>& seeds, const ClassMemberSearch& search,
                         std::vector<Record>* members);
+
+// For a lease at `begin`: closes the holes of ctx that members found from every known point
+// of `merged` (records and candidates, at any height) fill. On error ctx is unchanged.
+Status CloseHolesFromKnownPoints(const MergedRecords& merged, u128 begin, LeaseContext* ctx);
 
 }  // namespace collatz

@@ -5,7 +5,9 @@
 # with the plain baseline kernel timed in the same run. Delay-only rows at sieve 19 verify
 # 2^34 numbers against the CPU engine (enough whole cycles for residue groups), and the
 # --no-groups rows print the walk queue's result for the same unit; --walk-step-bits rows
-# compare the group walk's step tables (0: the 19-bit table in L2). Logs under $OUT.
+# compare the group walk's step tables (0: the 19-bit table in L2); --class-plain and
+# --no-class-members rows show the class unit on the plain kernel and with the 700 holes
+# the records below 2^28 alone leave open. Logs under $OUT.
 set -o pipefail
 cd .carry/gpu || exit 1
 export LD_LIBRARY_PATH=$PWD COLLATZ_SHARED_DATA=$PWD
@@ -17,9 +19,9 @@ run() { timeout 150 ./gpu_bench --baseline-numbers 2^30 "$@" 2>&1 | tee -a "$OUT
 for sieve in 19 24; do
   verify=2^24; [[ $sieve == 19 ]] && verify=2^34
   run --at 2^60 --numbers 2^40 --kinds delay --sieve-bits $sieve --verify-numbers $verify
-  run --at 2^60 --numbers 2^38 --kinds delay,class --sieve-bits $sieve --verify-numbers 2^24
+  run --at 2^60 --numbers 2^38 --kinds delay,class --sieve-bits $sieve --verify-numbers 2^30
   run --at 2^66 --numbers 2^40 --kinds delay --sieve-bits $sieve --verify-numbers $verify
-  run --at 2^66 --numbers 2^38 --kinds delay,class --sieve-bits $sieve --verify-numbers 2^24
+  run --at 2^66 --numbers 2^38 --kinds delay,class --sieve-bits $sieve --verify-numbers 2^30
 done
 run --at 2^60 --numbers 2^40 --kinds delay --sieve-bits 26 --baseline-numbers 0 --verify-numbers 2^24
 run --at 2^60 --numbers 2^40 --kinds delay --sieve-bits 28 --baseline-numbers 0 --verify-numbers 2^24
@@ -27,5 +29,8 @@ run --at 2^60 --numbers 2^40 --kinds delay --sieve-bits 24 --no-queue --baseline
 run --at 2^60 --numbers 2^40 --kinds delay --sieve-bits 19 --walk-step-bits 0 --baseline-numbers 0
 run --at 2^60 --numbers 2^40 --kinds delay --sieve-bits 19 --walk-step-bits 13 --baseline-numbers 0
 run --at 2^60 --numbers 2^40 --kinds delay --sieve-bits 19 --walk-step-bits 11 --baseline-numbers 0
+run --at 2^60 --numbers 2^38 --kinds delay,class --sieve-bits 19 --class-plain --baseline-numbers 0
+run --at 2^60 --numbers 2^38 --kinds delay,class --sieve-bits 19 --no-groups --baseline-numbers 0
+run --at 2^60 --numbers 2^36 --kinds delay,class --sieve-bits 19 --no-class-members --baseline-numbers 0
 run --at 2^60 --numbers 2^40 --kinds delay --sieve-bits 19 --no-groups --baseline-numbers 0
 run --at 2^66 --numbers 2^40 --kinds delay --sieve-bits 19 --no-groups --baseline-numbers 0

@@ -507,5 +507,42 @@ TEST_F(CoordinatorTest, SearchOf2p20EqualsReferenceAcrossRestartsAndImports) {
   EXPECT_EQ(g.spec.known_records, d22);
 }
 
+// A class unit above imported delay records (no class records): classes with a member
+// below the unit found from the known points are not open, and no true hole is closed.
+TEST_F(CoordinatorTest, ClassLeasesLeaveOpenOnlyClassesWithoutAKnownMember) {
+  constexpr uint64_t kBegin = 1 << 22;
+  std::vector<Record> records;
+  ASSERT_TRUE(ReadRecordsCsv(std::string(COLLATZ_SHARED_DATA) + "/delay_records_below_2p28.csv",
+                             RecordCsvKind::kDelay, &records).ok());
+  std::erase_if(records, [](const Record& x) { return x.n >= kBegin; });
+  TrustedImport import;
+  import.complete_below = kBegin;
+  import.delay_records = records;
+  u128 covered = 0;
+  ASSERT_TRUE(c_->Import(import, "reference", &covered).ok());
+  SubmitOutcome out;
+  ASSERT_TRUE(c_->Submit(kBegin, kBegin + (1 << 14), Kinds::kDelayAndClass, 0, 0, &out).ok());
+  LeaseGrant g = LeaseOne(NewWorker());
+  ASSERT_TRUE(g.has_unit);
+
+  std::vector<bool> seen(g.spec.floor + 1, false);
+  for (uint64_t n = 1; n < kBegin; ++n) {
+    uint32_t d = 0;
+    for (uint64_t v = n; v != 1; ++d) v = (v & 1) ? 3 * v + 1 : v / 2;
+    if (d <= g.spec.floor) seen[d] = true;
+  }
+  std::vector<uint32_t> true_holes;
+  for (uint32_t d = 0; d <= g.spec.floor; ++d) {
+    if (!seen[d]) true_holes.push_back(d);
+  }
+  EXPECT_TRUE(std::includes(g.spec.open_holes.begin(), g.spec.open_holes.end(), true_holes.begin(), true_holes.end()));
+  const LeaseContext plain = ComputeLeaseContext(c_->Records(), kBegin, Kinds::kDelayAndClass);
+  EXPECT_LT(g.spec.open_holes.size(), plain.open_holes.size() / 2)
+      << g.spec.open_holes.size() << " holes leased, " << plain.open_holes.size() << " from the records alone, "
+      << true_holes.size() << " true";
+  std::printf("lease at 2^22: %zu open holes (%zu from the records alone, %zu true)\n", g.spec.open_holes.size(),
+              plain.open_holes.size(), true_holes.size());
+}
+
 }  // namespace
 }  // namespace collatz::server
