@@ -65,6 +65,14 @@ grpc::Status CoordinatorConnection::Register(Registration* out) {
   v1::RegisterResponse resp;
   grpc::Status st = stub_->Register(&ctx, req, &resp);
   if (!st.ok()) return st;
+  // An older server accepts this worker without looking at its version; results of
+  // another hash version would fail its audits, so stop here (the spool is kept).
+  if (resp.work_hash_version() != kWorkHashVersion) {
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                        "the server computes work hash version " + std::to_string(resp.work_hash_version()) +
+                            " (0: a server from before versions), this worker version " +
+                            std::to_string(kWorkHashVersion) + "; upgrade the server first");
+  }
   worker_id_ = resp.worker_id();
   if (resp.lease_duration_ms() > 0) lease_duration_ms_ = resp.lease_duration_ms();
   out->worker_id = resp.worker_id();
