@@ -579,8 +579,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
 // k + G steps stops the whole group at once. A group that fails both tests goes to a ring
 // of walking groups; a lane with nothing to walk takes one as its generator and walks its
 // members one after another, each produced by one 128-bit add in registers (no per-member
-// queue traffic). The work hash sums over every member's value after k steps in closed
-// form (core/work_hash.h), so results equal the other kernels' bit for bit.
+// queue traffic). The work hash sums over every number's value after k steps in closed
+// form, one progression per entry (core/work_hash.h), so results equal the other kernels'
+// bit for bit.
 struct GroupRing {
   uint64_t lo[kRing];
   uint64_t hi[kRing];
@@ -672,9 +673,10 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
         uint64_t w_hi = P.h_base_hi, w_lo = P.h_base_lo + (e.offset >> P.sieve_bits);
         w_hi += w_lo < P.h_base_lo ? 1 : 0;
         MulAdd(w_hi, w_lo, e.pow3, e.c);  // cannot overflow below 2^100
+        // Work hash over every number of the entry (values w0 + A1 c after k steps, c <
+        // group_cycles): one closed form, by the lane of the entry's group q = 0.
+        if (q == 0) hash += WorkHashProgression(w_lo, a1, P.group_cycles);
         AddProduct(w_hi, w_lo, a1, q);
-        // Work hash over every member (values w + (A1 2^G) t after k steps): closed form.
-        hash += WorkHashProgression(w_lo, a1 << G, n);
         candidates += n;
         // The last member after k steps, then after k + G.
         uint64_t last_hi = w_hi, last_lo = w_lo;
