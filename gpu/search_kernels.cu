@@ -622,22 +622,26 @@ __device__ __forceinline__ void FillSharedSteps(const StepEntry* table, int bits
   }
 }
 
-template <int kThreads, int kMinBlocks, bool kSharedWalk>
+// kWalk: 0 walks on the global (L2) step table; -1 on a shared-memory table of
+// P.walk_step_bits; a positive width on a shared-memory table of that many bits, known at
+// compile time (immediate shifts and masks: fewer instructions in the issue-bound walk).
+template <int kThreads, int kMinBlocks, int kWalk>
 __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THREADS_PER_SM
                                                 ? COLLATZ_THREADS_PER_SM / kThreads
                                                 : kMinBlocks) GroupKernel(const LaunchParams P) {
+  constexpr bool kSharedWalk = kWalk != 0;
   constexpr int kWarps = kThreads / 32;
   __shared__ LaunchParams shared_params;  // for the out-of-line rare paths
   extern __shared__ uint32_t shared_steps[];
   __shared__ uint32_t shared_pow3[32];
   if (threadIdx.x == 0) shared_params = P;
-  if (kSharedWalk) FillSharedSteps<kThreads>(P.walk_steps, P.walk_step_bits, shared_steps, shared_pow3);
+  if (kSharedWalk) FillSharedSteps<kThreads>(P.walk_steps, kWalk > 0 ? kWalk : P.walk_step_bits, shared_steps, shared_pow3);
   __syncthreads();
   __shared__ GroupRing group_rings[kWarps];
   const unsigned lane = threadIdx.x & 31;
   const unsigned lanes_below = (1u << lane) - 1;
   GroupRing& groups = group_rings[threadIdx.x / 32];
-  const int S = kSharedWalk ? P.walk_step_bits : P.tables.step_bits;
+  const int S = kWalk > 0 ? kWalk : kWalk < 0 ? P.walk_step_bits : P.tables.step_bits;
   const uint32_t step_mask = (1u << S) - 1;
   const int G = P.group_bits;
   const uint32_t group_mask = (1u << G) - 1;
@@ -782,12 +786,12 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
   AddTotals<kThreads>(P, candidates, 0, 0, hash);
 }
 
-template <int kThreads, bool kSharedWalk>
+template <int kThreads, int kWalk>
 cudaError_t GroupKernelFor(int threads_per_sm, void (**kernel)(LaunchParams)) {
   switch (threads_per_sm) {
-    case 0: *kernel = GroupKernel<kThreads, 1, kSharedWalk>; break;
-    case 1280: *kernel = GroupKernel<kThreads, (1280 / kThreads > 0 ? 1280 / kThreads : 1), kSharedWalk>; break;
-    case 1536: *kernel = GroupKernel<kThreads, 1536 / kThreads, kSharedWalk>; break;
+    case 0: *kernel = GroupKernel<kThreads, 1, kWalk>; break;
+    case 1280: *kernel = GroupKernel<kThreads, (1280 / kThreads > 0 ? 1280 / kThreads : 1), kWalk>; break;
+    case 1536: *kernel = GroupKernel<kThreads, 1536 / kThreads, kWalk>; break;
     default: *kernel = nullptr; return cudaErrorInvalidValue;
   }
   return cudaSuccess;
@@ -796,10 +800,16 @@ cudaError_t GroupKernelFor(int threads_per_sm, void (**kernel)(LaunchParams)) {
 // The group kernel of a block size, register cap and walk table (shared when walk_step_bits > 0).
 cudaError_t FindGroupKernel(int block_threads, int threads_per_sm, int walk_step_bits, void (**kernel)(LaunchParams)) {
   if (walk_step_bits < 0 || walk_step_bits > kMaxSharedStepBits) return cudaErrorInvalidValue;
-  const bool shared = walk_step_bits > 0;
+  // The default width (12) has its own instantiation; other shared widths read it at run time.
   switch (block_threads) {
-    case 128: return shared ? GroupKernelFor<128, true>(threads_per_sm, kernel) : GroupKernelFor<128, false>(threads_per_sm, kernel);
-    case 256: return shared ? GroupKernelFor<256, true>(threads_per_sm, kernel) : GroupKernelFor<256, false>(threads_per_sm, kernel);
+    case 128:
+      return walk_step_bits == 12 ? GroupKernelFor<128, 12>(threads_per_sm, kernel)
+             : walk_step_bits > 0 ? GroupKernelFor<128, -1>(threads_per_sm, kernel)
+                                  : GroupKernelFor<128, 0>(threads_per_sm, kernel);
+    case 256:
+      return walk_step_bits == 12 ? GroupKernelFor<256, 12>(threads_per_sm, kernel)
+             : walk_step_bits > 0 ? GroupKernelFor<256, -1>(threads_per_sm, kernel)
+                                  : GroupKernelFor<256, 0>(threads_per_sm, kernel);
     default: return cudaErrorInvalidValue;
   }
 }
