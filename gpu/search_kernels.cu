@@ -599,6 +599,31 @@ __device__ __forceinline__ void AddProduct(uint64_t& hi, uint64_t& lo, uint64_t 
   hi += p_hi + (lo < p_lo ? 1 : 0);
 }
 
+// (hi:lo) += a in one carry chain (the compiler's form, lo < a for the carry, costs five
+// instructions more).
+__device__ __forceinline__ void Add128(uint64_t& hi, uint64_t& lo, uint64_t a) {
+  asm("add.cc.u64 %0, %0, %2;\n\taddc.u64 %1, %1, 0;" : "+l"(lo), "+l"(hi) : "l"(a));
+}
+
+// (hi:lo) < (l_hi:l_lo) as the borrow of one subtraction chain (the compiler's
+// hi < l_hi || (hi == l_hi && lo < l_lo) costs seven compares and two branches).
+__device__ __forceinline__ bool Less128(uint64_t hi, uint64_t lo, uint64_t l_hi, uint64_t l_lo) {
+  uint32_t borrow;
+  asm("{\n\t.reg .u64 t;\n\tsub.cc.u64 t, %1, %3;\n\tsubc.cc.u64 t, %2, %4;\n\tsubc.u32 %0, 0, 0;\n\t}"
+      : "=r"(borrow)
+      : "l"(lo), "l"(hi), "l"(l_lo), "l"(l_hi));
+  return borrow != 0;
+}
+
+// A 32-bit load from a shared-memory address (no generic-to-shared conversion per load:
+// the compiler rebuilt the window address from the CTA id on every walk step). Volatile:
+// it must stay after the barrier that publishes the table.
+__device__ __forceinline__ uint32_t LoadShared(uint32_t address) {
+  uint32_t v;
+  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(address));
+  return v;
+}
+
 __device__ __forceinline__ bool Below(const LaunchParams& P, uint32_t s, uint64_t hi, uint64_t lo) {
   if (s > P.floor) return false;
   const ulonglong2 limit = __ldg(P.tables.stop_below + s);
@@ -655,12 +680,16 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
   uint32_t group_head = 0, group_queued = 0;  // warp-uniform
   // This lane's generator: the walking group whose members it walks one after another.
   uint64_t gen_lo = 0, gen_hi = 0, gen_step = 0;
-  uint32_t gen_rel = 0;  // the next member's position; the walking member's is 2^G less
+  // The position after the generator's last member: the walking member's is
+  // gen_end_rel - (gen_left + 1) 2^G (computed on the rare finishing paths only).
+  uint32_t gen_end_rel = 0;
   uint32_t gen_s = 0, gen_left = 0;
-  // The member this lane walks (flags as 32-bit words: bools cost byte-packing instructions).
-  uint32_t live = 0;
+  // The member this lane walks and its steps so far; s == 0: none (a member's s is at
+  // least k + G). One register less than a separate flag, and no copy per take.
   uint64_t hi = 0, lo = 0;
   uint32_t s = 0;
+  const uint32_t shared_steps_at = static_cast<uint32_t>(__cvta_generic_to_shared(shared_steps));
+  const uint32_t shared_pow3_at = static_cast<uint32_t>(__cvta_generic_to_shared(shared_pow3));
   const int walk_rounds = P.walk_rounds;
   while (true) {
     if (group_queued < 32 && round < rounds) {
@@ -714,19 +743,19 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
       }
     }
     // Lanes with nothing left to walk take the next walking groups.
-    const unsigned needy = __ballot_sync(0xFFFFFFFFu, (live | gen_left) == 0);
+    const unsigned needy = __ballot_sync(0xFFFFFFFFu, (s | gen_left) == 0);
     if (needy != 0 && group_queued != 0) {
       const uint32_t take = min(static_cast<uint32_t>(__popc(needy)), group_queued);
-      if ((live | gen_left) == 0) {
+      if ((s | gen_left) == 0) {
         const uint32_t rank = __popc(needy & lanes_below);
         if (rank < take) {
           const uint32_t slot = (group_head + rank) & (kRing - 1);
           gen_lo = groups.lo[slot];
           gen_hi = groups.hi[slot];
           gen_step = groups.step[slot];
-          gen_rel = groups.rel[slot];
           gen_s = groups.s[slot];
           gen_left = groups.n[slot];
+          gen_end_rel = groups.rel[slot] + (gen_left << G);
         }
       }
       group_head = (group_head + take) & (kRing - 1);
@@ -743,23 +772,20 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
     // warp-wide bookkeeping above over several steps.
     const uint32_t stop_clamp = P.floor + 1;
     for (int r = 0; r < walk_rounds; ++r) {
-      if (live == 0 && gen_left != 0) {
+      if (s == 0 && gen_left != 0) {
         hi = gen_hi;
         lo = gen_lo;
         s = gen_s;
-        live = 1;
         --gen_left;
-        gen_lo += gen_step;
-        gen_hi += gen_lo < gen_step ? 1 : 0;
-        gen_rel += group_mask + 1;
+        Add128(gen_hi, gen_lo, gen_step);
       }
-      if (live != 0) {
+      if (s != 0) {
         uint32_t c, m, steps_taken;
         if (kSharedWalk) {
-          const uint32_t e = shared_steps[static_cast<uint32_t>(lo) & step_mask];
+          const uint32_t e = LoadShared(shared_steps_at + ((static_cast<uint32_t>(lo) & step_mask) << 2));
           const uint32_t p = e >> 26;
           c = e & ((1u << 26) - 1);
-          m = shared_pow3[p];
+          m = LoadShared(shared_pow3_at + (p << 2));
           steps_taken = static_cast<uint32_t>(S) + p;
         } else {
           const uint4 e = __ldg(steps + (static_cast<uint32_t>(lo) & step_mask));
@@ -768,16 +794,17 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
           steps_taken = e.z;
         }
         if (!StepMulAdd(hi, lo, S, m, c)) {
-          FinishRel<kGroupRel>(&shared_params, gen_rel - (group_mask + 1), 0, true);
-          live = 0;
+          FinishRel<kGroupRel>(&shared_params, gen_end_rel - ((gen_left + 1) << G), 0, true);
+          s = 0;
         } else {
           s += steps_taken;
           const ulonglong2 limit = __ldg(P.tables.stop_below + min(s, stop_clamp));
-          if (hi < limit.y || (hi == limit.y && lo < limit.x)) {
-            live = 0;
-          } else if (hi == 0 && (lo >> P.tables.tail_bits) == 0) {
-            FinishRel<kGroupRel>(&shared_params, gen_rel - (group_mask + 1), s + __ldg(P.tables.tail + lo), false);
-            live = 0;
+          if (Less128(hi, lo, limit.y, limit.x)) {
+            s = 0;
+          } else if ((hi | (lo >> P.tables.tail_bits)) == 0) {
+            FinishRel<kGroupRel>(&shared_params, gen_end_rel - ((gen_left + 1) << G), s + __ldg(P.tables.tail + lo),
+                                 false);
+            s = 0;
           }
         }
       }
