@@ -166,6 +166,7 @@ class GpuEngine : public SearchEngine {
   // The residue groups' stop table: stop_below_'s, or in class searches the one for the
   // smallest open class minus 1 (a group stops only when no member can reach an open class).
   DeviceArray<ulonglong2> group_stop_below_;
+  uint32_t group_tail_from_ = 0;  // LaunchParams::walk_tail_from of group launches
   SieveCycle class_cycle_, delay_cycle_;
   Slot slots_[2];
   bool auto_ladder_ = true, auto_finish_ = true;
@@ -393,6 +394,7 @@ Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
     p.walk_rounds = options_.group_walk_rounds;
     p.walk_step_bits = options_.group_walk_step_bits;
     p.walk_steps = walk_steps_.get();
+    p.walk_tail_from = group_tail_from_;
     p.group_first_entry = job.entry0;
     p.group_entries = job.entries;
     p.group_cycles = job.cycles;
@@ -648,7 +650,18 @@ Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
   STATUS_TRY(stop_below_.Upload(stop_table(spec.floor)));
   const int64_t group_limit =
       classes && !spec.open_holes.empty() ? static_cast<int64_t>(spec.open_holes.front()) - 1 : spec.floor;
-  STATUS_TRY(group_stop_below_.Upload(stop_table(group_limit)));
+  const std::vector<ulonglong2> group_stop = stop_table(group_limit);
+  STATUS_TRY(group_stop_below_.Upload(group_stop));
+  // The group walk tests the tail only from the first s whose threshold is below 2^tail_bits
+  // (entry floor + 1 is 0, so there is one).
+  const u128 tail_end = u128{1} << options_.tail_bits;
+  group_tail_from_ = static_cast<uint32_t>(group_stop.size() - 1);
+  for (size_t s = 0; s < group_stop.size(); ++s) {
+    if ((u128{group_stop[s].y} << 64 | group_stop[s].x) < tail_end) {
+      group_tail_from_ = static_cast<uint32_t>(s);
+      break;
+    }
+  }
   // cudaMemcpy from pageable memory may return before its DMA lands, and the launches run
   // on non-blocking streams that do not wait for it: finish every upload first.
   CUDA_TRY(cudaDeviceSynchronize());

@@ -615,12 +615,13 @@ __device__ __forceinline__ bool Less128(uint64_t hi, uint64_t lo, uint64_t l_hi,
   return borrow != 0;
 }
 
-// A 32-bit load from a shared-memory address (no generic-to-shared conversion per load:
-// the compiler rebuilt the window address from the CTA id on every walk step). Volatile:
-// it must stay after the barrier that publishes the table.
+// A 32-bit load from shared-memory address + kOffset (no generic-to-shared conversion per
+// load: the compiler rebuilt the window address from the CTA id on every walk step).
+// Volatile: it must stay after the barrier that publishes the table.
+template <int kOffset = 0>
 __device__ __forceinline__ uint32_t LoadShared(uint32_t address) {
   uint32_t v;
-  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(address));
+  asm volatile("ld.shared.u32 %0, [%1+%2];" : "=r"(v) : "r"(address), "n"(kOffset));
   return v;
 }
 
@@ -631,7 +632,8 @@ __device__ __forceinline__ bool Below(const LaunchParams& P, uint32_t s, uint64_
 }
 
 // Copies a step table of `bits` <= kMaxSharedStepBits to shared memory as 4-byte entries
-// c | p << 26, with shared_pow3[p] = 3^p (c < 3^13 < 2^26).
+// c | p << 26 (c < 3^13 < 2^26), followed by shared_pow3[p] = 3^p (the group kernel keeps
+// both behind one base address).
 template <int kThreads>
 __device__ __forceinline__ void FillSharedSteps(const StepEntry* table, int bits, uint32_t* shared_steps,
                                                 uint32_t* shared_pow3) {
@@ -657,10 +659,10 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
   constexpr bool kSharedWalk = kWalk != 0;
   constexpr int kWarps = kThreads / 32;
   __shared__ LaunchParams shared_params;  // for the out-of-line rare paths
-  extern __shared__ uint32_t shared_steps[];
-  __shared__ uint32_t shared_pow3[32];
+  extern __shared__ uint32_t shared_steps[];  // then 3^p (GroupDynamicShared)
+  const int shared_bits = kWalk > 0 ? kWalk : P.walk_step_bits;
   if (threadIdx.x == 0) shared_params = P;
-  if (kSharedWalk) FillSharedSteps<kThreads>(P.walk_steps, kWalk > 0 ? kWalk : P.walk_step_bits, shared_steps, shared_pow3);
+  if (kSharedWalk) FillSharedSteps<kThreads>(P.walk_steps, shared_bits, shared_steps, shared_steps + (1u << shared_bits));
   __syncthreads();
   __shared__ GroupRing group_rings[kWarps];
   const unsigned lane = threadIdx.x & 31;
@@ -688,8 +690,14 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
   // least k + G). One register less than a separate flag, and no copy per take.
   uint64_t hi = 0, lo = 0;
   uint32_t s = 0;
-  const uint32_t shared_steps_at = static_cast<uint32_t>(__cvta_generic_to_shared(shared_steps));
-  const uint32_t shared_pow3_at = static_cast<uint32_t>(__cvta_generic_to_shared(shared_pow3));
+  // The shared table's address, opaque to the compiler so that it stays in a register (at
+  // the 48-register cap it was rebuilt from the CTA id on every step, 5 instructions).
+  uint32_t shared_steps_at = static_cast<uint32_t>(__cvta_generic_to_shared(shared_steps));
+  asm volatile("" : "+r"(shared_steps_at));
+  const uint32_t shared_pow3_at = shared_steps_at + (4u << shared_bits);
+  // Below this many steps stop_below[s] >= 2^tail_bits: a number that did not stop is not
+  // in the tail, and the walk skips the tail test.
+  const uint32_t tail_from = P.walk_tail_from;
   const int walk_rounds = P.walk_rounds;
   while (true) {
     if (group_queued < 32 && round < rounds) {
@@ -785,7 +793,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
           const uint32_t e = LoadShared(shared_steps_at + ((static_cast<uint32_t>(lo) & step_mask) << 2));
           const uint32_t p = e >> 26;
           c = e & ((1u << 26) - 1);
-          m = LoadShared(shared_pow3_at + (p << 2));
+          // Compile-time width: 3^p at an immediate offset from the same base register.
+          m = kWalk > 0 ? LoadShared<(4 << (kWalk > 0 ? kWalk : 0))>(shared_steps_at + (p << 2))
+                        : LoadShared(shared_pow3_at + (p << 2));
           steps_taken = static_cast<uint32_t>(S) + p;
         } else {
           const uint4 e = __ldg(steps + (static_cast<uint32_t>(lo) & step_mask));
@@ -801,7 +811,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
           const ulonglong2 limit = __ldg(P.tables.stop_below + min(s, stop_clamp));
           if (Less128(hi, lo, limit.y, limit.x)) {
             s = 0;
-          } else if ((hi | (lo >> P.tables.tail_bits)) == 0) {
+          } else if (s >= tail_from && (hi | (lo >> P.tables.tail_bits)) == 0) {
             FinishRel<kGroupRel>(&shared_params, gen_end_rel - ((gen_left + 1) << G), s + __ldg(P.tables.tail + lo),
                                  false);
             s = 0;
@@ -842,7 +852,7 @@ cudaError_t FindGroupKernel(int block_threads, int threads_per_sm, int walk_step
 }
 
 size_t GroupDynamicShared(int walk_step_bits) {
-  return walk_step_bits > 0 ? sizeof(uint32_t) << walk_step_bits : 0;
+  return walk_step_bits > 0 ? (sizeof(uint32_t) << walk_step_bits) + 32 * sizeof(uint32_t) : 0;
 }
 
 // The walk-queue kernel of a register cap (resident threads per SM; 0: none).

@@ -120,6 +120,9 @@ struct LaunchParams {
   // <= kMaxSharedStepBits whose table (walk_steps) each block copies to shared memory.
   int walk_step_bits = 0;
   const StepEntry* walk_steps = nullptr;
+  // The least s with stop_below[min(s, floor + 1)] < 2^tail_bits (stop_below is
+  // non-increasing): below it a walking number that did not stop is not in the tail.
+  uint32_t walk_tail_from = 0;
 
   Accumulators* acc = nullptr;
   LadderEntry* ladder = nullptr;
