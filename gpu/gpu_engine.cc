@@ -167,6 +167,8 @@ class GpuEngine : public SearchEngine {
   // smallest open class minus 1 (a group stops only when no member can reach an open class).
   DeviceArray<ulonglong2> group_stop_below_;
   uint32_t group_tail_from_ = 0;  // LaunchParams::walk_tail_from of group launches
+  // The group walk's check of a value with e trailing zeros: group_stop_below_[s + e] << e.
+  DeviceArray<ulonglong2> group_walk_stop_;
   SieveCycle class_cycle_, delay_cycle_;
   Slot slots_[2];
   bool auto_ladder_ = true, auto_finish_ = true;
@@ -395,6 +397,7 @@ Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
     p.walk_step_bits = options_.group_walk_step_bits;
     p.walk_steps = walk_steps_.get();
     p.walk_tail_from = group_tail_from_;
+    p.walk_stop = group_walk_stop_.get();
     p.group_first_entry = job.entry0;
     p.group_entries = job.entries;
     p.group_cycles = job.cycles;
@@ -652,8 +655,22 @@ Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
       classes && !spec.open_holes.empty() ? static_cast<int64_t>(spec.open_holes.front()) - 1 : spec.floor;
   const std::vector<ulonglong2> group_stop = stop_table(group_limit);
   STATUS_TRY(group_stop_below_.Upload(group_stop));
+  // The group walk checks v with e = min(trailing zeros, kWalkCheckMaxShift) against
+  // stop_below[s + e] << e: delay(v) = e + delay(v >> e), and v >> e < L <=> v < L 2^e.
+  // Saturated at 2^128 - 1 (then every even v < 2^128 stops, rightly).
+  std::vector<ulonglong2> walk_stop(group_stop.size() << gpu::kWalkCheckShiftBits);
+  for (size_t s = 0; s < group_stop.size(); ++s) {
+    for (uint32_t e = 0; e < (1u << gpu::kWalkCheckShiftBits); ++e) {
+      const ulonglong2 t = group_stop[std::min(s + e, group_stop.size() - 1)];
+      u128 v = u128{t.y} << 64 | t.x;
+      v = (e != 0 && (v >> (128 - e)) != 0) ? ~u128{0} : v << e;
+      walk_stop[(s << gpu::kWalkCheckShiftBits) | e] = ulonglong2{Lo64(v), Hi64(v)};
+    }
+  }
+  STATUS_TRY(group_walk_stop_.Upload(walk_stop));
   // The group walk tests the tail only from the first s whose threshold is below 2^tail_bits
-  // (entry floor + 1 is 0, so there is one).
+  // (entry floor + 1 is 0, so there is one), less the largest shift: before it, every value
+  // below 2^tail_bits stops whatever its trailing zeros.
   const u128 tail_end = u128{1} << options_.tail_bits;
   group_tail_from_ = static_cast<uint32_t>(group_stop.size() - 1);
   for (size_t s = 0; s < group_stop.size(); ++s) {
@@ -662,6 +679,8 @@ Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
       break;
     }
   }
+  const uint32_t max_shift = (1u << gpu::kWalkCheckShiftBits) - 1;
+  group_tail_from_ = group_tail_from_ > max_shift ? group_tail_from_ - max_shift : 0;
   // cudaMemcpy from pageable memory may return before its DMA lands, and the launches run
   // on non-blocking streams that do not wait for it: finish every upload first.
   CUDA_TRY(cudaDeviceSynchronize());

@@ -808,7 +808,11 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
           s = 0;
         } else {
           s += steps_taken;
-          const ulonglong2 limit = __ldg(P.tables.stop_below + min(s, stop_clamp));
+          // v with e trailing zeros has delay e + delay(v >> e): the check may count them
+          // (P.walk_stop). __ffs(0) - 1 wraps: 32 or more zeros count as the most.
+          const uint32_t e = min(static_cast<uint32_t>(__ffs(static_cast<int>(lo))) - 1u,
+                                 (1u << kWalkCheckShiftBits) - 1);
+          const ulonglong2 limit = __ldg(P.walk_stop + ((min(s, stop_clamp) << kWalkCheckShiftBits) | e));
           if (Less128(hi, lo, limit.y, limit.x)) {
             s = 0;
           } else if (s >= tail_from && (hi | (lo >> P.tables.tail_bits)) == 0) {

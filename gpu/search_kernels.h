@@ -55,6 +55,8 @@ constexpr int kMaxBoundSubBits = 8;
 constexpr int kBoundTableSize = 129 << kMaxBoundSubBits;
 // Widest step table kept in shared memory (4-byte entries, 32 KiB).
 constexpr int kMaxSharedStepBits = 13;
+// The group walk's check counts up to 2^kWalkCheckShiftBits - 1 trailing zeros.
+constexpr int kWalkCheckShiftBits = 2;
 
 struct DeviceTables {
   const StepEntry* steps = nullptr;
@@ -123,6 +125,10 @@ struct LaunchParams {
   // The least s with stop_below[min(s, floor + 1)] < 2^tail_bits (stop_below is
   // non-increasing): below it a walking number that did not stop is not in the tail.
   uint32_t walk_tail_from = 0;
+  // The group walk's stop table: entry (min(s, floor + 1) << kWalkCheckShiftBits) | e is
+  // stop_below[min(s + e, floor + 1)] << e (saturated), for a value with e trailing zeros
+  // (at most 2^kWalkCheckShiftBits - 1 counted).
+  const ulonglong2* walk_stop = nullptr;
 
   Accumulators* acc = nullptr;
   LadderEntry* ladder = nullptr;
