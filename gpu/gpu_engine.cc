@@ -655,16 +655,17 @@ Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
       classes && !spec.open_holes.empty() ? static_cast<int64_t>(spec.open_holes.front()) - 1 : spec.floor;
   const std::vector<ulonglong2> group_stop = stop_table(group_limit);
   STATUS_TRY(group_stop_below_.Upload(group_stop));
-  // The group walk checks v with e = min(trailing zeros, kWalkCheckMaxShift) against
-  // stop_below[s + e] << e: delay(v) = e + delay(v >> e), and v >> e < L <=> v < L 2^e.
-  // Saturated at 2^128 - 1 (then every even v < 2^128 stops, rightly).
-  std::vector<ulonglong2> walk_stop(group_stop.size() << gpu::kWalkCheckShiftBits);
+  // The group walk checks v = r (mod 2^kWalkCheckBits) with e = WalkCheckShift(r) trailing
+  // zeros against stop_below[s + e] << e: delay(v) = e + delay(v >> e), and v >> e < L <=>
+  // v < L 2^e. Saturated at 2^128 - 1 (then every even v < 2^128 stops, rightly).
+  std::vector<ulonglong2> walk_stop(group_stop.size() << gpu::kWalkCheckBits);
   for (size_t s = 0; s < group_stop.size(); ++s) {
-    for (uint32_t e = 0; e < (1u << gpu::kWalkCheckShiftBits); ++e) {
+    for (uint32_t r = 0; r < (1u << gpu::kWalkCheckBits); ++r) {
+      const uint32_t e = gpu::WalkCheckShift(r);
       const ulonglong2 t = group_stop[std::min(s + e, group_stop.size() - 1)];
       u128 v = u128{t.y} << 64 | t.x;
       v = (e != 0 && (v >> (128 - e)) != 0) ? ~u128{0} : v << e;
-      walk_stop[(s << gpu::kWalkCheckShiftBits) | e] = ulonglong2{Lo64(v), Hi64(v)};
+      walk_stop[(s << gpu::kWalkCheckBits) + r] = ulonglong2{Lo64(v), Hi64(v)};
     }
   }
   STATUS_TRY(group_walk_stop_.Upload(walk_stop));
@@ -679,7 +680,7 @@ Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
       break;
     }
   }
-  const uint32_t max_shift = (1u << gpu::kWalkCheckShiftBits) - 1;
+  const uint32_t max_shift = gpu::kWalkCheckBits;
   group_tail_from_ = group_tail_from_ > max_shift ? group_tail_from_ - max_shift : 0;
   // cudaMemcpy from pageable memory may return before its DMA lands, and the launches run
   // on non-blocking streams that do not wait for it: finish every upload first.

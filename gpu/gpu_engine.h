@@ -71,7 +71,7 @@ struct GpuEngineOptions {
   int group_min_members = 16;
   // Walk steps each lane takes (drawing its group's members from registers) between two
   // warp-wide hand-outs of walking groups.
-  int group_walk_rounds = 8;
+  int group_walk_rounds = 12;
   // Step table of the group walk: 0 uses the global (L2) table of step_bits; 5..13 a table
   // of that width which each block keeps in shared memory: more steps, but no L2 round
   // trip each (the 19-bit table's random reads kept the L2 80% busy; docs/PERFORMANCE.md).

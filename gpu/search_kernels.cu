@@ -599,10 +599,9 @@ __device__ __forceinline__ void AddProduct(uint64_t& hi, uint64_t& lo, uint64_t 
   hi += p_hi + (lo < p_lo ? 1 : 0);
 }
 
-// (hi:lo) += a in one carry chain (the compiler's form, lo < a for the carry, costs five
-// instructions more).
-__device__ __forceinline__ void Add128(uint64_t& hi, uint64_t& lo, uint64_t a) {
-  asm("add.cc.u64 %0, %0, %2;\n\taddc.u64 %1, %1, 0;" : "+l"(lo), "+l"(hi) : "l"(a));
+// (hi:lo) = (a_hi:a_lo) + b in one carry chain.
+__device__ __forceinline__ void Sum128(uint64_t& hi, uint64_t& lo, uint64_t a_hi, uint64_t a_lo, uint64_t b) {
+  asm("add.cc.u64 %0, %2, %4;\n\taddc.u64 %1, %3, 0;" : "=l"(lo), "=l"(hi) : "l"(a_lo), "l"(a_hi), "l"(b));
 }
 
 // (hi:lo) < (l_hi:l_lo) as the borrow of one subtraction chain (the compiler's
@@ -785,7 +784,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
         lo = gen_lo;
         s = gen_s;
         --gen_left;
-        Add128(gen_hi, gen_lo, gen_step);
+        // The next member from the copy (the in-place add made the compiler copy twice).
+        Sum128(gen_hi, gen_lo, hi, lo, gen_step);
       }
       if (s != 0) {
         uint32_t c, m, steps_taken;
@@ -808,11 +808,10 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
           s = 0;
         } else {
           s += steps_taken;
-          // v with e trailing zeros has delay e + delay(v >> e): the check may count them
-          // (P.walk_stop). __ffs(0) - 1 wraps: 32 or more zeros count as the most.
-          const uint32_t e = min(static_cast<uint32_t>(__ffs(static_cast<int>(lo))) - 1u,
-                                 (1u << kWalkCheckShiftBits) - 1);
-          const ulonglong2 limit = __ldg(P.walk_stop + ((min(s, stop_clamp) << kWalkCheckShiftBits) | e));
+          // v with e trailing zeros has delay e + delay(v >> e): the check counts those
+          // among v's low kWalkCheckBits bits (P.walk_stop).
+          const ulonglong2 limit = __ldg(P.walk_stop + (min(s, stop_clamp) << kWalkCheckBits) +
+                                         (static_cast<uint32_t>(lo) & ((1u << kWalkCheckBits) - 1)));
           if (Less128(hi, lo, limit.y, limit.x)) {
             s = 0;
           } else if (s >= tail_from && (hi | (lo >> P.tables.tail_bits)) == 0) {

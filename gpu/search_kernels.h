@@ -55,8 +55,13 @@ constexpr int kMaxBoundSubBits = 8;
 constexpr int kBoundTableSize = 129 << kMaxBoundSubBits;
 // Widest step table kept in shared memory (4-byte entries, 32 KiB).
 constexpr int kMaxSharedStepBits = 13;
-// The group walk's check counts up to 2^kWalkCheckShiftBits - 1 trailing zeros.
-constexpr int kWalkCheckShiftBits = 2;
+// The group walk's check looks at v mod 2^kWalkCheckBits: it counts the trailing zeros
+// among those bits (at most kWalkCheckBits; v = 0 mod 4 counts 2).
+constexpr int kWalkCheckBits = 2;
+// Trailing zeros the walk's check counts for v mod 2^kWalkCheckBits = r.
+constexpr uint32_t WalkCheckShift(uint32_t r) {
+  return r == 0 ? kWalkCheckBits : (r & 1) != 0 ? 0 : 1 + WalkCheckShift(r >> 1);
+}
 
 struct DeviceTables {
   const StepEntry* steps = nullptr;
@@ -125,9 +130,9 @@ struct LaunchParams {
   // The least s with stop_below[min(s, floor + 1)] < 2^tail_bits (stop_below is
   // non-increasing): below it a walking number that did not stop is not in the tail.
   uint32_t walk_tail_from = 0;
-  // The group walk's stop table: entry (min(s, floor + 1) << kWalkCheckShiftBits) | e is
-  // stop_below[min(s + e, floor + 1)] << e (saturated), for a value with e trailing zeros
-  // (at most 2^kWalkCheckShiftBits - 1 counted).
+  // The group walk's stop table: entry (min(s, floor + 1) << kWalkCheckBits) + r, for a
+  // value v = r (mod 2^kWalkCheckBits) with e = WalkCheckShift(r) trailing zeros counted,
+  // is stop_below[min(s + e, floor + 1)] << e (saturated): delay(v) = e + delay(v >> e).
   const ulonglong2* walk_stop = nullptr;
 
   Accumulators* acc = nullptr;
