@@ -18,6 +18,7 @@
 #include "gpu/bound_table.h"
 #include "gpu/cuda_memory.h"
 #include "gpu/search_kernels.h"
+#include "gpu/stop_tables.h"
 
 namespace collatz {
 namespace {
@@ -633,55 +634,16 @@ Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
   std::vector<uint32_t> hole_prefix = et.hole_prefix();
   if (hole_prefix.size() != static_cast<size_t>(spec.floor) + 2) return Status::Internal("hole prefix size");
   STATUS_TRY(hole_prefix_.Upload(hole_prefix));
-  // stop_below[s] = least v with R(v) > limit - s: the first record above limit - s, or the
-  // end of the record table (R is known only below it); 0 (nothing stops) for s > limit.
-  // One more entry, 0, lets a kernel clamp s to floor + 1 instead of testing it.
-  auto stop_table = [&spec](int64_t limit) {
-    std::vector<ulonglong2> table(static_cast<size_t>(spec.floor) + 2, ulonglong2{0, 0});
-    const u128 complete = spec.records_complete_below;
-    size_t r = 0;  // records ascend in n and in delay
-    for (int64_t t = 0; t <= limit; ++t) {
-      while (r < spec.known_records.size() && spec.known_records[r].delay <= t) ++r;
-      u128 v = complete;
-      if (r < spec.known_records.size()) v = std::min(v, spec.known_records[r].n);
-      ulonglong2& e = table[static_cast<size_t>(limit - t)];
-      e.x = Lo64(v);
-      e.y = Hi64(v);
-    }
-    return table;
-  };
-  STATUS_TRY(stop_below_.Upload(stop_table(spec.floor)));
+  // Exact stop thresholds (gpu/stop_tables.h): the unit's, and the residue groups' (in class
+  // searches the smallest open class less 1, the monotone form of the class test).
+  STATUS_TRY(stop_below_.Upload(BuildStopTable(spec, spec.floor)));
   const int64_t group_limit =
       classes && !spec.open_holes.empty() ? static_cast<int64_t>(spec.open_holes.front()) - 1 : spec.floor;
-  const std::vector<ulonglong2> group_stop = stop_table(group_limit);
+  const std::vector<ulonglong2> group_stop = BuildStopTable(spec, group_limit);
   STATUS_TRY(group_stop_below_.Upload(group_stop));
-  // The group walk checks v = r (mod 2^kWalkCheckBits) with e = WalkCheckShift(r) trailing
-  // zeros against stop_below[s + e] << e: delay(v) = e + delay(v >> e), and v >> e < L <=>
-  // v < L 2^e. Saturated at 2^128 - 1 (then every even v < 2^128 stops, rightly).
-  std::vector<ulonglong2> walk_stop(group_stop.size() << gpu::kWalkCheckBits);
-  for (size_t s = 0; s < group_stop.size(); ++s) {
-    for (uint32_t r = 0; r < (1u << gpu::kWalkCheckBits); ++r) {
-      const uint32_t e = gpu::WalkCheckShift(r);
-      const ulonglong2 t = group_stop[std::min(s + e, group_stop.size() - 1)];
-      u128 v = u128{t.y} << 64 | t.x;
-      v = (e != 0 && (v >> (128 - e)) != 0) ? ~u128{0} : v << e;
-      walk_stop[(s << gpu::kWalkCheckBits) + r] = ulonglong2{Lo64(v), Hi64(v)};
-    }
-  }
-  STATUS_TRY(group_walk_stop_.Upload(walk_stop));
-  // The group walk tests the tail only from the first s whose threshold is below 2^tail_bits
-  // (entry floor + 1 is 0, so there is one), less the largest shift: before it, every value
-  // below 2^tail_bits stops whatever its trailing zeros.
-  const u128 tail_end = u128{1} << options_.tail_bits;
-  group_tail_from_ = static_cast<uint32_t>(group_stop.size() - 1);
-  for (size_t s = 0; s < group_stop.size(); ++s) {
-    if ((u128{group_stop[s].y} << 64 | group_stop[s].x) < tail_end) {
-      group_tail_from_ = static_cast<uint32_t>(s);
-      break;
-    }
-  }
-  const uint32_t max_shift = gpu::kWalkCheckBits;
-  group_tail_from_ = group_tail_from_ > max_shift ? group_tail_from_ - max_shift : 0;
+  const WalkStopTable walk_stop = BuildWalkStopTable(group_stop, options_.tail_bits);
+  STATUS_TRY(group_walk_stop_.Upload(walk_stop.entries));
+  group_tail_from_ = walk_stop.tail_from;
   // cudaMemcpy from pageable memory may return before its DMA lands, and the launches run
   // on non-blocking streams that do not wait for it: finish every upload first.
   CUDA_TRY(cudaDeviceSynchronize());

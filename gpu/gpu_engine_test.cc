@@ -22,6 +22,8 @@
 #include "core/early_termination.h"
 #include "gpu/bound_table.h"
 #include "gpu/gpu_baseline.h"
+#include "gpu/search_kernels.h"
+#include "gpu/stop_tables.h"
 
 namespace collatz {
 namespace {
@@ -168,6 +170,73 @@ TEST(GpuBoundTableTest, MatchesEarlyTerminationAndStaysValid) {
       EXPECT_GE(bound, r) << ToDecimal(v);
     }
   }
+}
+
+u128 Value(const ulonglong2& e) { return u128{e.y} << 64 | e.x; }
+
+// The stop thresholds: v < stop_below[s] exactly when s + R(v) <= floor with R known (R
+// taken from the record list directly); the group walk's table, indexed by v mod 4, stops v
+// exactly when v >> e < stop_below[s + e] (e the zeros it counts), and before tail_from every
+// value in the tail stops.
+TEST(GpuStopTableTest, WalkCheckIsExactAndSkipsOnlyStoppedTailValues) {
+  std::mt19937_64 rng(Seed() + 11);
+  auto random_below = [&rng](unsigned bits) {
+    const u128 x = static_cast<u128>(rng()) << 64 | rng();
+    return bits >= 128 ? x : x % Pow2(bits);
+  };
+  for (unsigned bits : {30u, 60u, 66u}) {
+    const UnitSpec spec = SpecWithRecords(Pow2(bits) + 777, Pow2(bits) + 99999, Kinds::kDelay, &rng);
+    const std::vector<ulonglong2> stop = BuildStopTable(spec, spec.floor);
+    ASSERT_EQ(stop.size(), spec.floor + 2u);
+    EXPECT_EQ(Value(stop.back()), 0u);
+    for (size_t s = 1; s < stop.size(); ++s) ASSERT_LE(Value(stop[s]), Value(stop[s - 1])) << s;
+    for (int i = 0; i < 20000; ++i) {
+      const uint32_t s = static_cast<uint32_t>(rng() % (spec.floor + 1));
+      const u128 v = random_below(1 + rng() % (bits + 2));
+      uint32_t r = 0;  // R(v)
+      for (const Record& rec : spec.known_records) {
+        if (rec.n <= v) r = rec.delay;
+      }
+      const bool can_stop = v < spec.records_complete_below && s + r <= spec.floor;
+      EXPECT_EQ(v < Value(stop[s]), can_stop) << ToDecimal(v) << " s=" << s;
+    }
+    for (int tail_bits : {16, 24}) {
+      const WalkStopTable walk = BuildWalkStopTable(stop, tail_bits);
+      ASSERT_EQ(walk.entries.size(), stop.size() << gpu::kWalkCheckBits);
+      const uint32_t m = (1u << gpu::kWalkCheckBits) - 1;
+      for (int i = 0; i < 40000; ++i) {
+        const size_t s = rng() % stop.size();
+        // Values near a shifted threshold, and random ones.
+        const uint32_t e0 = static_cast<uint32_t>(rng() % 3);
+        u128 v = Value(stop[std::min(s + e0, stop.size() - 1)]) << e0;
+        v = (i % 3 == 0) ? random_below(1 + rng() % (bits + 4)) : v + rng() % 9;
+        if (i % 3 != 0 && v >= 4) v -= 4;
+        const uint32_t e = gpu::WalkCheckShift(static_cast<uint32_t>(v) & m);
+        ASSERT_EQ(v & ((u128{1} << e) - 1), 0u);  // v has those zeros
+        const bool walk_stops = v < Value(walk.entries[(s << gpu::kWalkCheckBits) + (static_cast<uint32_t>(v) & m)]);
+        EXPECT_EQ(walk_stops, (v >> e) < Value(stop[std::min(s + e, stop.size() - 1)])) << ToDecimal(v) << " s=" << s;
+      }
+      for (size_t s = 0; s < walk.tail_from; ++s) {
+        for (uint32_t r = 0; r <= m; ++r) {
+          ASSERT_GE(Value(walk.entries[(s << gpu::kWalkCheckBits) + r]), Pow2(tail_bits)) << s;
+        }
+      }
+      const size_t first_below = walk.tail_from + gpu::kWalkCheckBits;
+      if (walk.tail_from > 0 && first_below < stop.size()) EXPECT_LT(Value(stop[first_below]), Pow2(tail_bits));
+    }
+  }
+  // A threshold that drops far below the tail at s = 2: a value in the tail is not stopped at
+  // s = 1 when it counts a zero (2^20 << 1 < 2^24), so the walk must test the tail from s = 0.
+  const uint64_t big = uint64_t{1} << 40, small = uint64_t{1} << 20;
+  const std::vector<ulonglong2> drop = {{big, 0}, {big, 0}, {small, 0}, {small, 0}, {0, 0}};
+  EXPECT_EQ(BuildWalkStopTable(drop, 24).tail_from, 0u);
+  EXPECT_EQ(BuildWalkStopTable({{big, 0}, {big, 0}, {big, 0}, {big, 0}, {small, 0}, {0, 0}}, 24).tail_from, 2u);
+  // Saturation: a threshold that would leave 128 bits when shifted stops every even value.
+  const std::vector<ulonglong2> huge(4, ulonglong2{5, uint64_t{1} << 63});
+  const WalkStopTable walk = BuildWalkStopTable(huge, 24);
+  EXPECT_EQ(Value(walk.entries[2]), ~u128{0});  // r = 2: e = 1
+  EXPECT_EQ(Value(walk.entries[0]), ~u128{0});  // r = 0: e = 2
+  EXPECT_EQ(Value(walk.entries[1]), Value(huge[0]));
 }
 
 TEST(GpuEngineTest, FirstBlockAndSmallUnitsFloorZero) {
