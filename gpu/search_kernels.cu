@@ -803,15 +803,17 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
           m = e.y;
           steps_taken = e.z;
         }
-        if (!StepMulAdd(hi, lo, S, m, c)) {
+        const bool fits = StepMulAdd(hi, lo, S, m, c);
+        s += steps_taken;
+        // v with e trailing zeros has delay e + delay(v >> e): the check counts those among
+        // v's low kWalkCheckBits bits (P.walk_stop). Loaded before the overflow branch, so
+        // that the load overlaps the rest of the multiply (its latency was the largest stall).
+        const ulonglong2 limit = __ldg(P.walk_stop + (min(s, stop_clamp) << kWalkCheckBits) +
+                                       (static_cast<uint32_t>(lo) & ((1u << kWalkCheckBits) - 1)));
+        if (!fits) {
           FinishRel<kGroupRel>(&shared_params, gen_end_rel - ((gen_left + 1) << G), 0, true);
           s = 0;
         } else {
-          s += steps_taken;
-          // v with e trailing zeros has delay e + delay(v >> e): the check counts those
-          // among v's low kWalkCheckBits bits (P.walk_stop).
-          const ulonglong2 limit = __ldg(P.walk_stop + (min(s, stop_clamp) << kWalkCheckBits) +
-                                         (static_cast<uint32_t>(lo) & ((1u << kWalkCheckBits) - 1)));
           if (Less128(hi, lo, limit.y, limit.x)) {
             s = 0;
           } else if (s >= tail_from && (hi | (lo >> P.tables.tail_bits)) == 0) {
