@@ -157,7 +157,7 @@ class GpuEngine : public SearchEngine {
   int blocks_per_sm_ = 0;
   int queue_blocks_per_sm_ = 0;
   int group_blocks_per_sm_ = 0;
-  DeviceArray<StepEntry> group_steps_[17];  // the G-bit step table, G = 5 .. group_bits
+  DeviceArray<uint64_t> group_steps_[17];  // the G-bit step table, G = 5 .. group_bits (packed)
   DeviceArray<StepEntry> walk_steps_;       // the group walk's shared-memory table, if any
   DeviceArray<StepEntry> steps_;
   DeviceArray<uint16_t> tail_;
@@ -311,7 +311,14 @@ Status GpuEngine::Init() {
   };
   STATUS_TRY(steps_.Upload(step_entries(o.step_bits)));
   if (o.residue_groups && QueueAllowed()) {
-    for (int g = 5; g <= o.group_bits; ++g) STATUS_TRY(group_steps_[g].Upload(step_entries(g)));
+    for (int g = 5; g <= o.group_bits; ++g) {
+      const std::vector<StepEntry> entries = step_entries(g);
+      std::vector<uint64_t> packed(entries.size());
+      for (size_t i = 0; i < entries.size(); ++i) {
+        packed[i] = gpu::PackGroupStep(entries[i].c, entries[i].pow3, entries[i].steps);
+      }
+      STATUS_TRY(group_steps_[g].Upload(packed));
+    }
     if (o.group_walk_step_bits > 0) STATUS_TRY(walk_steps_.Upload(step_entries(o.group_walk_step_bits)));
     group_blocks_per_sm_ = o.blocks_per_sm;
     if (group_blocks_per_sm_ <= 0) {

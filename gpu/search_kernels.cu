@@ -627,7 +627,7 @@ __device__ __forceinline__ uint32_t LoadShared(uint32_t address) {
 __device__ __forceinline__ bool Below(const LaunchParams& P, uint32_t s, uint64_t hi, uint64_t lo) {
   if (s > P.floor) return false;
   const ulonglong2 limit = __ldg(P.tables.stop_below + s);
-  return hi < limit.y || (hi == limit.y && lo < limit.x);
+  return Less128(hi, lo, limit.y, limit.x);
 }
 
 // Copies a step table of `bits` <= kMaxSharedStepBits to shared memory as 4-byte entries
@@ -725,7 +725,11 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
         uint64_t b2_hi = 0, b2_lo = 0, a2 = 0;
         uint32_t s2 = 0;
         if (walks) {
-          const uint4 t2 = __ldg(reinterpret_cast<const uint4*>(P.group_steps) + (static_cast<uint32_t>(w_lo) & group_mask));
+          const uint64_t packed = __ldg(P.group_steps + (static_cast<uint32_t>(w_lo) & group_mask));
+          constexpr uint64_t kField = (uint64_t{1} << kGroupStepFieldBits) - 1;
+          const uint3 t2 = make_uint3(static_cast<uint32_t>(packed & kField),
+                                      static_cast<uint32_t>((packed >> kGroupStepFieldBits) & kField),
+                                      static_cast<uint32_t>(packed >> (2 * kGroupStepFieldBits)));
           b2_hi = w_hi >> G;
           b2_lo = (w_lo >> G) | (w_hi << (64 - G));
           MulAdd(b2_hi, b2_lo, t2.y, t2.x);  // cannot overflow below 2^100

@@ -37,6 +37,12 @@ struct HostFinishEntry {
   uint64_t n_lo, n_hi;
 };
 
+// The packed group step entry (LaunchParams::group_steps).
+constexpr int kGroupStepFieldBits = 26;
+inline uint64_t PackGroupStep(uint32_t c, uint32_t pow3, uint32_t steps) {
+  return uint64_t{c} | uint64_t{pow3} << kGroupStepFieldBits | uint64_t{steps} << (2 * kGroupStepFieldBits);
+}
+
 // Per-launch totals (atomically accumulated by blocks).
 struct Accumulators {
   unsigned long long candidates;
@@ -118,7 +124,9 @@ struct LaunchParams {
   // C, and its next group_bits T-steps depend on C mod 2^group_bits alone, so the whole
   // group is decided at once after k and after k + group_bits steps. Position (rel) of
   // entry e, cycle C: (e - group_first_entry) * group_cycles + C.
-  const StepEntry* group_steps = nullptr;  // the 2^group_bits-entry step table
+  // The 2^group_bits-entry step table, packed in 8 bytes (half the L1 footprint of a
+  // StepEntry): c | 3^p << 26 | (G + p) << 52 (G <= 16: c, 3^p < 3^16 < 2^26).
+  const uint64_t* group_steps = nullptr;
   int group_bits = 0;
   uint32_t group_first_entry = 0, group_entries = 0, group_cycles = 0;
   uint64_t h_base_lo = 0, h_base_hi = 0;  // base >> sieve_bits
