@@ -130,7 +130,7 @@ struct LaunchParams {
   int group_bits = 0;
   uint32_t group_first_entry = 0, group_entries = 0, group_cycles = 0;
   uint64_t h_base_lo = 0, h_base_hi = 0;  // base >> sieve_bits
-  int walk_rounds = 8;  // walk steps per lane between the warp's group hand-outs
+  int walk_rounds = 12;  // walk steps per lane between the warp's group hand-outs (GpuEngineOptions)
   // The group walk's step table: 0 (the global/L2 table of tables.step_bits) or a width
   // <= kMaxSharedStepBits whose table (walk_steps) each block copies to shared memory.
   int walk_step_bits = 0;
