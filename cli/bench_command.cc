@@ -1,38 +1,32 @@
 // collatzctl bench: a program, not a test. Builds the unit a real frontier search would
 // be leased at --at (core/bench_unit.h: the published delay records and the exhaustive
-// class records below 2^28 imported as trusted), searches [at, at + numbers), verifies
+// class records below 2^28 imported as trusted; by default the copies compiled into the
+// binary, cli/embedded_records.h), searches [at, at + numbers), verifies
 // the result and prints the speed counting every N of the range. With --backend gpu the
 // plain one-thread-per-number baseline kernel is timed in the same run.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/embedded_records.h"
 #include "cli/engine_factory.h"
 #include "cli/exit_codes.h"
 #include "cli/verify_result.h"
 #include "core/bench_unit.h"
+#include "core/records_csv.h"
 
 #if COLLATZ_WITH_GPU
 #include "gpu/gpu_baseline.h"
 #endif
 
-#ifndef COLLATZ_PUBLISHED_RECORDS
-#define COLLATZ_PUBLISHED_RECORDS "data/published_delay_records.csv"
-#endif
-#ifndef COLLATZ_CLASS_RECORDS
-#define COLLATZ_CLASS_RECORDS "data/class_records_below_2p28.csv"
-#endif
-
 namespace collatz::cli {
-
-std::string DefaultPublishedRecordsPath() { return COLLATZ_PUBLISHED_RECORDS; }
-std::string DefaultClassRecordsPath() { return COLLATZ_CLASS_RECORDS; }
-
 namespace {
 
 double SecondsSince(std::chrono::steady_clock::time_point t0) {
@@ -61,6 +55,32 @@ Status RunBaseline(const UnitSpec& spec, u128 count, double engine_rate) {
   (void)spec, (void)count, (void)engine_rate;
   return Status::FailedPrecondition("this build has no CUDA baseline");
 #endif
+}
+
+// One record list: the file at `path`, or with an empty path the compiled-in copy
+// `embedded` (named `embedded_name` in errors). Errors name their source.
+Status ReadRecordList(const std::string& path, const char* embedded, const char* embedded_name, RecordCsvKind kind,
+                      std::vector<Record>* out) {
+  if (!path.empty()) return ReadRecordsCsv(path, kind, out);  // its errors name the file
+  Status st = ParseRecordsCsv(embedded, kind, out);
+  if (!st.ok()) return Status::InvalidArgument(std::string(embedded_name) + ": " + st.message());
+  return st;
+}
+
+// The bench unit from --records and --class-records, each a file or (when empty) the
+// compiled-in copy; errors name their source.
+Status LoadUnit(const BenchArgs& args, const std::string& delay_source, const std::string& class_source, u128 at,
+                u128 numbers, Kinds kinds, const BenchUnitOptions& options, BenchUnit* unit) {
+  std::vector<Record> delays, classes;
+  Status st = ReadRecordList(args.records, EmbeddedPublishedDelayRecordsCsv(), kEmbeddedPublishedDelayRecordsName,
+                             RecordCsvKind::kDelay, &delays);
+  if (st.ok()) {
+    st = ReadRecordList(args.class_records, EmbeddedClassRecordsCsv(), kEmbeddedClassRecordsName,
+                        RecordCsvKind::kClass, &classes);
+  }
+  if (!st.ok()) return st;
+  return NameBenchUnitError(BuildBenchUnit(delays, classes, at, numbers, kinds, unit, options), delay_source,
+                            class_source);
 }
 
 }  // namespace
@@ -96,17 +116,18 @@ int BenchCommand(const BenchArgs& args) {
   std::string note;
   if (!(st = ResolveBackend(backend, &resolved, &note)).ok()) return Failure(cmd, st);
 
-  // The unit a frontier search would get at --at, from the trusted record lists.
-  const std::string delay_path = args.records.empty() ? DefaultPublishedRecordsPath() : args.records;
-  const std::string class_path = args.class_records.empty() ? DefaultClassRecordsPath() : args.class_records;
+  // The unit a frontier search would get at --at, from the trusted record lists: the
+  // files given, else the copies compiled into the binary (cli/embedded_records.h).
+  const std::string delay_source = args.records.empty() ? kEmbeddedPublishedDelayRecordsName : args.records;
+  const std::string class_source = args.class_records.empty() ? kEmbeddedClassRecordsName : args.class_records;
   BenchUnit unit;
   BenchUnitOptions unit_options;
   unit_options.close_holes_by_members = !args.no_class_members;
-  if (!(st = LoadBenchUnit(delay_path, class_path, at, numbers, kinds, &unit, unit_options)).ok()) {
+  if (!(st = LoadUnit(args, delay_source, class_source, at, numbers, kinds, unit_options, &unit)).ok()) {
     return Failure(cmd, st);
   }
   if (unit.delay_complete_below < at) {
-    spdlog::warn("{} is complete only up to {}; the range starts above the known records", delay_path,
+    spdlog::warn("{} is complete only up to {}; the range starts above the known records", delay_source,
                  ToDecimal(unit.delay_complete_below - 1));
   }
   const UnitSpec& spec = unit.spec;
@@ -139,8 +160,8 @@ int BenchCommand(const BenchArgs& args) {
   std::printf("range [%s, %s + %s) = [%s, %s)\n", FormatNumberShort(at).c_str(), FormatNumberShort(at).c_str(),
               FormatNumberShort(numbers).c_str(), ToDecimal(at).c_str(), ToDecimal(at + numbers).c_str());
   std::printf("imported: delay records complete below %s (%s), class records complete below %s (%s)\n",
-              ToDecimal(unit.delay_complete_below).c_str(), delay_path.c_str(),
-              ToDecimal(unit.class_complete_below).c_str(), class_path.c_str());
+              ToDecimal(unit.delay_complete_below).c_str(), delay_source.c_str(),
+              ToDecimal(unit.class_complete_below).c_str(), class_source.c_str());
   std::printf("spec: floor %u, %zu open holes (%zu more closed by members found below --at), %zu known records "
               "(complete below %s)\n",
               spec.floor, spec.open_holes.size(), unit.holes_closed_by_members, spec.known_records.size(),

@@ -35,16 +35,11 @@ struct BenchArgs {
   int threads = 0;
   int sieve_bits = 0;
   std::string sieve_file;
-  std::string records;         // empty: the compiled-in copy of the published delay records
+  std::string records;         // empty: the compiled-in copy of the published delay records (cli/embedded_records.h)
   std::string class_records;   // empty: the compiled-in copy of the class records below 2^28
   std::string baseline_numbers = "2^28";  // GPU: numbers for the baseline kernel (0: none)
   bool no_class_members = false;  // keep open the classes only a member search would close
 };
 int BenchCommand(const BenchArgs& args);
-
-// Where the published delay records were at build time (data/published_delay_records.csv).
-std::string DefaultPublishedRecordsPath();
-// Where the exhaustive class records below 2^28 were at build time (data/class_records_below_2p28.csv).
-std::string DefaultClassRecordsPath();
 
 }  // namespace collatz::cli

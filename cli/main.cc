@@ -57,9 +57,11 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--sieve", bench.sieve_file, "Sieve file made by collatz-sieve generate (checked on load)")
       ->excludes(bench_bits);
   bench_cmd->add_option("--records", bench.records,
-                        "Published delay records CSV (default: " + DefaultPublishedRecordsPath() + ")");
+                        "Published delay records CSV (default: the built-in copy of "
+                        "data/published_delay_records.csv, compiled into the binary)");
   bench_cmd->add_option("--class-records", bench.class_records,
-                        "Class records CSV, complete up to its largest n (default: " + DefaultClassRecordsPath() + ")");
+                        "Class records CSV, complete up to its largest n (default: the built-in copy of "
+                        "data/class_records_below_2p28.csv, compiled into the binary)");
   bench_cmd->add_flag("--no-class-members", bench.no_class_members,
                       "delay,class: do not close open classes with members found below --at in the inverse tree "
                       "of the delay records (they stand in for published class records above 2^28)");

@@ -130,11 +130,13 @@ Status LoadBenchUnit(const std::string& delay_csv, const std::string& class_csv,
   Status st = ReadRecordsCsv(delay_csv, RecordCsvKind::kDelay, &delays);  // its errors name the file
   if (st.ok() && !class_csv.empty()) st = ReadRecordsCsv(class_csv, RecordCsvKind::kClass, &classes);
   if (!st.ok()) return st;
-  st = BuildBenchUnit(delays, classes, at, numbers, kinds, out, options);
+  return NameBenchUnitError(BuildBenchUnit(delays, classes, at, numbers, kinds, out, options), delay_csv, class_csv);
+}
+
+Status NameBenchUnitError(const Status& st, const std::string& delay_source, const std::string& class_source) {
   if (st.ok()) return st;
-  // Name the file whose rows are wrong.
-  if (st.message().rfind("delay records:", 0) == 0) return Status::InvalidArgument(delay_csv + ": " + st.message());
-  if (st.message().rfind("class records:", 0) == 0) return Status::InvalidArgument(class_csv + ": " + st.message());
+  if (st.message().rfind("delay records:", 0) == 0) return Status::InvalidArgument(delay_source + ": " + st.message());
+  if (st.message().rfind("class records:", 0) == 0) return Status::InvalidArgument(class_source + ": " + st.message());
   return st;
 }
 

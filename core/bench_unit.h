@@ -45,4 +45,8 @@ Status BuildBenchUnit(const std::vector<Record>& delay_records, const std::vecto
 Status LoadBenchUnit(const std::string& delay_csv, const std::string& class_csv, u128 at, u128 numbers, Kinds kinds,
                      BenchUnit* out, const BenchUnitOptions& options = {});
 
+// BuildBenchUnit's error with the source of the list whose rows are wrong in front (the
+// file, or how a caller names a built-in copy); other errors and Ok unchanged.
+Status NameBenchUnitError(const Status& st, const std::string& delay_source, const std::string& class_source);
+
 }  // namespace collatz
