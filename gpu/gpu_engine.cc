@@ -94,6 +94,7 @@ struct Slot {
   DeviceArray<LadderEntry> ladder;
   DeviceArray<HostFinishEntry> host_finish;
   DeviceArray<unsigned long long> class_min;
+  DeviceArray<uint8_t> entry_stops;  // residue-group launches: LaunchParams::entry_stops
   PinnedArray<unsigned long long> host_class_min;
   bool busy = false;
   Job job;
@@ -409,6 +410,11 @@ Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
     p.group_first_entry = job.entry0;
     p.group_entries = job.entries;
     p.group_cycles = job.cycles;
+    if (slot.entry_stops.size() < job.entries) {
+      CUDA_TRY(cudaStreamSynchronize(slot.stream));  // an earlier launch of the slot may still read it
+      STATUS_TRY(slot.entry_stops.Allocate(job.entries));
+    }
+    p.entry_stops = slot.entry_stops.get();
     const uint64_t rounds = (static_cast<uint64_t>(job.entries) << job.group_bits) / 32;
     const uint64_t warps_per_block = static_cast<uint64_t>(options_.queue_block_threads) / 32;
     const int grid = static_cast<int>(std::min<uint64_t>((rounds + warps_per_block - 1) / warps_per_block,

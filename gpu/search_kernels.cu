@@ -630,6 +630,44 @@ __device__ __forceinline__ bool Below(const LaunchParams& P, uint32_t s, uint64_
   return Less128(hi, lo, limit.y, limit.x);
 }
 
+// (hi:lo) <- T(hi:lo), the T-step: (3v + 1) / 2 = v + (v >> 1) + 1 for odd v (the caller
+// keeps v below 2^127), v / 2 for even v; *s counts the Collatz steps.
+__device__ __forceinline__ void TStep(uint64_t& hi, uint64_t& lo, uint32_t* s) {
+  const uint64_t half_lo = (lo >> 1) | (hi << 63), half_hi = hi >> 1;
+  if ((lo & 1) != 0) {
+    asm("add.cc.u64 %0, %0, %2;\n\taddc.u64 %1, %1, %3;" : "+l"(lo), "+l"(hi) : "l"(half_lo + 1), "l"(half_hi));
+    *s += 2;
+  } else {
+    lo = half_lo;
+    hi = half_hi;
+    *s += 1;
+  }
+}
+
+// True if every number of a residue-group launch's sieve entry (offset) can stop within its
+// first k T-steps: then so can the entry's largest number here, N = base + 2^k modulus
+// (group_cycles - 1) + offset, after some j <= k steps, and conversely, because its value
+// after j <= k steps is 3^p_j (N >> j) + c_j, which grows with N while the threshold is fixed.
+// The decision after k steps alone misses the many numbers that dip below their threshold
+// early and climb back (docs/PERFORMANCE.md, lever 48). One T-step and a check a step.
+__device__ __forceinline__ bool EntryStops(const LaunchParams& P, uint64_t offset) {
+  const int k = P.sieve_bits;
+  uint64_t hi = P.h_base_hi, lo = P.h_base_lo;
+  const uint64_t top = P.column_modulus * (P.group_cycles - 1);  // < 2^64: the launch's cycles are few
+  lo += top;
+  hi += lo < top ? 1 : 0;
+  hi = (hi << k) | (lo >> (64 - k));  // 0 < k < 64
+  lo <<= k;
+  lo += offset;
+  hi += lo < offset ? 1 : 0;
+  uint32_t s = 0;
+  for (int j = 0; j < k; ++j) {
+    TStep(hi, lo, &s);
+    if (Below(P, s, hi, lo)) return true;
+  }
+  return false;
+}
+
 // Copies a step table of `bits` <= kMaxSharedStepBits to shared memory as 4-byte entries
 // c | p << 26 (c < 3^13 < 2^26), followed by shared_pow3[p] = 3^p (the group kernel keeps
 // both behind one base address).
@@ -721,7 +759,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
         // The last member after k steps, then after k + G.
         uint64_t last_hi = w_hi, last_lo = w_lo;
         AddProduct(last_hi, last_lo, a1, static_cast<uint64_t>(n - 1) << G);
-        bool walks = n != 0 && !Below(P, e.steps, last_hi, last_lo);
+        bool walks = n != 0 && P.entry_stops[entry] == 0 && !Below(P, e.steps, last_hi, last_lo);
         uint64_t b2_hi = 0, b2_lo = 0, a2 = 0;
         uint32_t s2 = 0;
         if (walks) {
@@ -830,6 +868,14 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
     }
   }
   AddTotals<kThreads>(P, candidates, 0, 0, hash);
+}
+
+// entry_stops[i] = EntryStops of the launch's entry i, ahead of the group kernel (inlined
+// there, its loop cost the walk registers: spills, and -7% in class units).
+__global__ void EntryStopKernel(const LaunchParams P, uint8_t* entry_stops) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < P.group_entries; i += gridDim.x * blockDim.x) {
+    entry_stops[i] = EntryStops(P, P.entries[P.group_first_entry + i].offset) ? 1 : 0;
+  }
 }
 
 template <int kThreads, int kWalk>
@@ -981,6 +1027,9 @@ cudaError_t SearchBlocksPerSm(int block_threads, bool shared_steps, int step_bit
 
 cudaError_t LaunchGroups(const LaunchParams& p, int block_threads, int grid_blocks, cudaStream_t stream) {
   (void)cudaGetLastError();
+  if (p.entry_stops == nullptr || p.group_entries == 0) return cudaErrorInvalidValue;
+  EntryStopKernel<<<(p.group_entries + 255) / 256, 256, 0, stream>>>(p, p.entry_stops);
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   void (*kernel)(LaunchParams) = nullptr;
   cudaError_t e = FindGroupKernel(block_threads, p.queue_threads_per_sm, p.walk_step_bits, &kernel);
   if (e != cudaSuccess) return e;

@@ -129,6 +129,11 @@ struct LaunchParams {
   const uint64_t* group_steps = nullptr;
   int group_bits = 0;
   uint32_t group_first_entry = 0, group_entries = 0, group_cycles = 0;
+  // Per entry of the launch (group_entries bytes, filled by LaunchGroups ahead of the group
+  // kernel): 1 if every number of the entry here can stop within its first k T-steps (its
+  // largest one can after some j <= k; values after j <= k steps grow with N), so that
+  // all of its groups stop without a look.
+  uint8_t* entry_stops = nullptr;
   uint64_t h_base_lo = 0, h_base_hi = 0;  // base >> sieve_bits
   int walk_rounds = 12;  // walk steps per lane between the warp's group hand-outs (GpuEngineOptions)
   // The group walk's step table: 0 (the global/L2 table of tables.step_bits) or a width
@@ -158,7 +163,8 @@ constexpr int kTilePositions = 32;
 // in shared memory (step_bits <= kMaxSharedStepBits) or in global memory.
 cudaError_t LaunchSearch(const LaunchParams& p, int block_threads, bool shared_steps, int grid_blocks,
                          cudaStream_t stream);
-// Launches the residue-group kernel (p.group_bits > 0) on `stream`.
+// Launches the residue-group kernel (p.group_bits > 0) on `stream`, after the kernel that
+// fills p.entry_stops.
 cudaError_t LaunchGroups(const LaunchParams& p, int block_threads, int grid_blocks, cudaStream_t stream);
 cudaError_t GroupBlocksPerSm(int block_threads, int threads_per_sm, int walk_step_bits, int* blocks);
 
