@@ -77,17 +77,21 @@ Status FindClassMembers(const std::vector<Record>& seeds, const ClassMemberSearc
   return Status::Ok();
 }
 
-Status CloseHolesFromKnownPoints(const MergedRecords& merged, u128 begin, LeaseContext* ctx) {
-  if (ctx->open_holes.empty() || begin < 2) return Status::Ok();
+std::vector<Record> ClassMemberSeeds(const MergedRecords& merged) {
   std::vector<Record> seeds;
   for (const auto* list : {&merged.delay_final, &merged.delay_candidates, &merged.class_final, &merged.class_candidates}) {
     seeds.insert(seeds.end(), list->begin(), list->end());
   }
+  return seeds;
+}
+
+Status CloseHolesFromKnownPoints(const MergedRecords& merged, u128 begin, LeaseContext* ctx) {
+  if (ctx->open_holes.empty() || begin < 2) return Status::Ok();
   ClassMemberSearch search;
   search.below = begin;
   search.max_delay = ctx->floor;
   std::vector<Record> members;
-  Status st = FindClassMembers(seeds, search, &members);
+  Status st = FindClassMembers(ClassMemberSeeds(merged), search, &members);
   if (!st.ok()) return st;
   CloseHoles(members, begin, ctx);
   return Status::Ok();

@@ -36,6 +36,9 @@ struct ClassMemberSearch {
 Status FindClassMembers(const std::vector<Record>& seeds, const ClassMemberSearch& search,
                         std::vector<Record>* members);
 
+// The seeds of a lease's search: every known point of `merged` (records and candidates).
+std::vector<Record> ClassMemberSeeds(const MergedRecords& merged);
+
 // For a lease at `begin`: closes the holes of ctx that members found from every known point
 // of `merged` (records and candidates, at any height) fill. On error ctx is unchanged.
 Status CloseHolesFromKnownPoints(const MergedRecords& merged, u128 begin, LeaseContext* ctx);

@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/class_members.h"
 #include "core/work_hash.h"
 #include "server/coordinator_util.h"
 #include "server/result_verifier.h"
@@ -264,9 +263,10 @@ grpc::Status Coordinator::Lease(int64_t worker_id, bool accepts_stats, LeaseGran
     unit = &units_[std::get<2>(*queue_.begin())];
     LeaseContext ctx = ComputeLeaseContext(merged_, unit->begin, unit->kinds);
     // Classes with a member below the unit are not open, even where no class record is
-    // known: members found from the known points close most holes near a frontier
-    // (tens of milliseconds; core/class_members.h).
-    const Status closed = CloseHolesFromKnownPoints(merged_, unit->begin, &ctx);
+    // known: members found from the known points close most holes near a frontier (tens
+    // of milliseconds a search near 2^60, so consecutive leases share one:
+    // core/class_member_cache.h).
+    const Status closed = member_cache_.CloseHoles(merged_, unit->begin, &ctx);
     if (!closed.ok()) spdlog::warn("lease of unit {}: holes left open: {}", unit->id, closed.ToString());
     floor = ctx.floor;
     holes = ctx.open_holes;

@@ -21,6 +21,7 @@
 #include <tuple>
 #include <vector>
 
+#include "core/class_member_cache.h"
 #include "core/merge.h"
 #include "core/unit.h"
 #include "core/unit_search.h"
@@ -277,6 +278,7 @@ class Coordinator {
   std::map<int64_t, FinishedUnit> finished_;
   std::vector<TrustedImport> imports_;
   MergedRecords merged_;
+  ClassMemberCache member_cache_;  // the class-member search of the last frontier lease
   bool merged_dirty_ = false, merged_written_ = false;
   int64_t last_merge_ms_ = 0;
   uint64_t audits_passed_ = 0, audits_failed_ = 0;

@@ -1,8 +1,10 @@
 // Leases plus completions per second over loopback: an in-process collatz.v1 server on
 // 127.0.0.1 and W simulated workers (one channel each) that lease tiny delay-only units
 // above an imported prefix, search them for real with the CPU engine, and complete them.
-// Also reports the database bytes per million units.
-//   coordinator_bench [--workers W] [--units K] [--unit-size S] [--db PATH]
+// Also reports the database bytes per million units. --at 2^60 --kinds delay,class leases
+// class units at a frontier instead (the published delay records below --at imported, as
+// collatzctl bench does): each lease then closes open classes with a class-member search.
+//   coordinator_bench [--workers W] [--units K] [--unit-size S] [--db PATH] [--at X] [--kinds K]
 #include <grpcpp/grpcpp.h>
 #include <spdlog/spdlog.h>
 
@@ -23,11 +25,20 @@ int main(int argc, char** argv) {
   CLI::App app{"coordinator_bench"};
   int workers = 16, units = 20000, unit_size = 64;
   std::string db = "/tmp/coordinator_bench.db", records = std::string(COLLATZ_SHARED_DATA) + "/delay_records_below_2p28.csv";
+  std::string at_text = "2^28", kinds_text = "delay";
   app.add_option("--workers", workers)->capture_default_str();
   app.add_option("--units", units)->capture_default_str();
   app.add_option("--unit-size", unit_size)->capture_default_str();
   app.add_option("--db", db)->capture_default_str();
+  app.add_option("--at", at_text, "First unit's start; above 2^28 the published delay records below it are imported")
+      ->capture_default_str();
+  app.add_option("--kinds", kinds_text, "delay or delay,class")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  u128 begin = 0;
+  if (!ParseU128(at_text, &begin).ok() || begin < Pow2(28) || (kinds_text != "delay" && kinds_text != "delay,class")) {
+    std::fprintf(stderr, "--at must be 2^28 or above, --kinds delay or delay,class\n");
+    return 2;
+  }
   spdlog::set_level(spdlog::level::warn);
   std::filesystem::remove(db);
   std::filesystem::remove(db + "-wal");
@@ -50,9 +61,21 @@ int main(int argc, char** argv) {
   if (!ReadRecordsCsv(records, RecordCsvKind::kDelay, &imp.delay_records).ok()) return 1;
   u128 covered;
   if (!c->Import(imp, "bench", &covered).ok()) return 1;
+  if (begin > Pow2(28)) {
+    TrustedImport high;
+    high.complete_below = begin;
+    std::vector<Record> published;
+    if (!ReadRecordsCsv(std::string(COLLATZ_SHARED_DATA) + "/delay_records.csv", RecordCsvKind::kDelay, &published).ok()) {
+      return 1;
+    }
+    for (const Record& r : published) {
+      if (r.n < begin) high.delay_records.push_back(r);
+    }
+    if (!c->Import(high, "bench-published", &covered).ok()) return 1;
+  }
+  const Kinds kinds = kinds_text == "delay" ? Kinds::kDelay : Kinds::kDelayAndClass;
   SubmitOutcome out;
-  const u128 begin = Pow2(28);
-  if (grpc::Status st = c->Submit(begin, begin + static_cast<u128>(units) * unit_size, Kinds::kDelay, unit_size, 0, &out);
+  if (grpc::Status st = c->Submit(begin, begin + static_cast<u128>(units) * unit_size, kinds, unit_size, 0, &out);
       !st.ok()) {
     std::fprintf(stderr, "%s\n", st.error_message().c_str());
     return 1;
@@ -105,6 +128,7 @@ int main(int argc, char** argv) {
   const CoordinatorStatus s = c->GetStatus();
   c.reset();
   const double bytes = static_cast<double>(std::filesystem::file_size(db));
+  std::printf("%s units at %s: ", kinds_text.c_str(), at_text.c_str());
   std::printf("%d workers, %d units of %d numbers: %.2f s, %.0f leases+completions/s (%.0f RPCs/s), %d failures, "
               "finished %llu, covered prefix %s\n",
               workers, done.load(), unit_size, secs, done / secs, 2 * done / secs, failures.load(),

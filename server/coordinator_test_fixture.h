@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -24,9 +25,10 @@ class CoordinatorFixture : public ::testing::Test {
   static void SetUpTestSuite() { ASSERT_TRUE(SearchTables::Build(12, 12, 16, &tables_).ok()); }
 
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           (dir_prefix_ + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    // Parameterized tests are named "Name/0": flattened, so that TearDown removes it all.
+    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::replace(name.begin(), name.end(), '/', '_');
+    dir_ = std::filesystem::temp_directory_path() / (dir_prefix_ + std::to_string(::getpid()) + "_" + name);
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
     db_ = (dir_ / "c.db").string();
