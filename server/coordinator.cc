@@ -220,6 +220,54 @@ grpc::Status Coordinator::Register(const WorkerDescription& d, int64_t* worker_i
 }
 
 grpc::Status Coordinator::Lease(int64_t worker_id, bool accepts_stats, LeaseGrant* out) {
+  const grpc::Status st = LeaseImpl(worker_id, accepts_stats, out);
+  if (st.ok() && out->has_unit) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++(out->stats ? counters_.leases_stats : out->purpose == LeasePurpose::kAudit ? counters_.leases_audit
+                                                                                   : counters_.leases_search);
+  }
+  return st;
+}
+
+grpc::Status Coordinator::Complete(int64_t worker_id, int64_t unit_id, const std::string& token,
+                                   const UnitResult& result, double seconds, const std::string& engine,
+                                   Disposition* disposition) {
+  const grpc::Status st = CompleteImpl(worker_id, unit_id, token, result, seconds, engine, disposition);
+  CountResult(st, disposition);
+  return st;
+}
+
+grpc::Status Coordinator::CompleteStats(int64_t worker_id, int64_t unit_id, const std::string& token,
+                                        const std::string& stats_file, double seconds, const std::string& engine,
+                                        Disposition* disposition) {
+  const grpc::Status st = CompleteStatsImpl(worker_id, unit_id, token, stats_file, seconds, engine, disposition);
+  CountResult(st, disposition);
+  return st;
+}
+
+void Coordinator::CountResult(const grpc::Status& st, const Disposition* disposition) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!st.ok()) {
+    ++counters_.results_refused;
+    return;
+  }
+  switch (*disposition) {
+    case Disposition::kAccepted: ++counters_.results_accepted; break;
+    case Disposition::kDuplicate: ++counters_.results_duplicate; break;
+    case Disposition::kAuditMatched: ++counters_.results_audit_matched; break;
+    case Disposition::kAuditMismatch: ++counters_.results_audit_mismatched; break;
+  }
+}
+
+CoordinatorCounters Coordinator::Counters() {
+  std::lock_guard<std::mutex> lock(mu_);
+  CoordinatorCounters c = counters_;
+  c.member_searches = member_cache_.searches();
+  c.member_search_reuses = member_cache_.reuses();
+  return c;
+}
+
+grpc::Status Coordinator::LeaseImpl(int64_t worker_id, bool accepts_stats, LeaseGrant* out) {
   *out = LeaseGrant();
   WriteLock lock(this);
   WorkerMem* worker;
@@ -418,6 +466,7 @@ grpc::Status Coordinator::ExpireLocked(int64_t now, int* expired) {
   grpc::Status st = ExpireSearchLocked(now, &search);
   if (st.ok()) st = ExpireStatsLocked(now, &stats);
   *expired = search + stats;
+  counters_.leases_expired += static_cast<uint64_t>(*expired);
   return st;
 }
 
@@ -552,9 +601,9 @@ grpc::Status Coordinator::FlagWorker(int64_t worker_id, const std::string& reaso
   return grpc::Status::OK;
 }
 
-grpc::Status Coordinator::Complete(int64_t worker_id, int64_t unit_id, const std::string& token,
-                                   const UnitResult& result, double seconds, const std::string& engine,
-                                   Disposition* disposition) {
+grpc::Status Coordinator::CompleteImpl(int64_t worker_id, int64_t unit_id, const std::string& token,
+                                       const UnitResult& result, double seconds, const std::string& engine,
+                                       Disposition* disposition) {
   WriteLock lock(this);
   UnitMem* unit;
   StoredLease* lease;

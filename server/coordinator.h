@@ -117,6 +117,17 @@ struct CoordinatorStatus {
   std::vector<StatsJob> stats_jobs;
 };
 
+// Events since the process started (the server's /metrics counters, server/metrics.h).
+struct CoordinatorCounters {
+  uint64_t leases_search = 0, leases_audit = 0, leases_stats = 0;
+  uint64_t leases_expired = 0;
+  // Results handed in (search, audit and stats units), by what became of them; refused:
+  // answered with an error (failed verification, stale or foreign lease, flagged worker...).
+  uint64_t results_accepted = 0, results_duplicate = 0, results_audit_matched = 0, results_audit_mismatched = 0,
+           results_refused = 0;
+  uint64_t member_searches = 0, member_search_reuses = 0;  // ClassMemberCache
+};
+
 struct WorkerReport {
   StoredWorker w;
   double numbers_per_second = 0;
@@ -136,6 +147,7 @@ class Coordinator {
   // A worker that accepts_stats may be given a stats unit (out->stats).
   grpc::Status Lease(int64_t worker_id, LeaseGrant* out) { return Lease(worker_id, false, out); }
   grpc::Status Lease(int64_t worker_id, bool accepts_stats, LeaseGrant* out);
+  CoordinatorCounters Counters();
   grpc::Status Heartbeat(int64_t worker_id, int64_t unit_id, const std::string& token, uint64_t numbers_done,
                          int64_t* deadline_ms, bool* stop);
   grpc::Status Complete(int64_t worker_id, int64_t unit_id, const std::string& token, const UnitResult& result,
@@ -182,6 +194,14 @@ class Coordinator {
   int64_t retry_after_ms() const { return options_.retry_after_ms; }
 
  private:
+  grpc::Status LeaseImpl(int64_t worker_id, bool accepts_stats, LeaseGrant* out);
+  grpc::Status CompleteImpl(int64_t worker_id, int64_t unit_id, const std::string& token, const UnitResult& result,
+                               double seconds, const std::string& engine, Disposition* disposition);
+  grpc::Status CompleteStatsImpl(int64_t worker_id, int64_t unit_id, const std::string& token,
+                                    const std::string& stats_file, double seconds, const std::string& engine,
+                                    Disposition* disposition);
+  void CountResult(const grpc::Status& st, const Disposition* disposition);
+
   struct UnitMem : StoredUnit {
     std::string search_token;  // the active search lease, if leased
     std::string audit_token;   // the active audit lease, if any
@@ -279,6 +299,7 @@ class Coordinator {
   std::vector<TrustedImport> imports_;
   MergedRecords merged_;
   ClassMemberCache member_cache_;  // the class-member search of the last frontier lease
+  CoordinatorCounters counters_;   // under mu_
   bool merged_dirty_ = false, merged_written_ = false;
   int64_t last_merge_ms_ = 0;
   uint64_t audits_passed_ = 0, audits_failed_ = 0;

@@ -454,9 +454,9 @@ grpc::Status Coordinator::FlagWorkerStats(int64_t worker_id, int64_t now) {
   return grpc::Status::OK;
 }
 
-grpc::Status Coordinator::CompleteStats(int64_t worker_id, int64_t unit_id, const std::string& token,
-                                        const std::string& stats_file, double seconds, const std::string& engine,
-                                        Disposition* disposition) {
+grpc::Status Coordinator::CompleteStatsImpl(int64_t worker_id, int64_t unit_id, const std::string& token,
+                                            const std::string& stats_file, double seconds, const std::string& engine,
+                                            Disposition* disposition) {
   if (!std::isfinite(seconds) || seconds < 0) return grpc::Status(StatusCode::INVALID_ARGUMENT, "seconds must be >= 0");
   // The range and the batches to audit, under the lock; the audit itself runs without it
   // (a large batch takes a while) and everything is checked again afterwards.

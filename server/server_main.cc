@@ -19,6 +19,7 @@
 #include "platform/systemd_notify.h"
 #include "server/auth.h"
 #include "server/coordinator.h"
+#include "server/metrics.h"
 #include "server/services.h"
 #include "storage/coordinator_store.h"
 
@@ -39,7 +40,7 @@ int main(int argc, char** argv) {
   using namespace collatz::server;
   CLI::App app{"collatz-server: the coordinator of a distributed Collatz delay-record search"};
   std::string listen = "127.0.0.1:50051", db_path, token_file, tls_cert, tls_key, unit_size_text = "2^46";
-  std::string log_level = "info", stats_unit_size_text = "2^30";
+  std::string log_level = "info", stats_unit_size_text = "2^30", metrics_listen;
   double lease_seconds = 600, audit_fraction = 0;
   int max_failures = 3, sieve_bits = 19, stats_audit_batches = 4;
   app.add_option("--listen", listen, "Address to listen on (host:port)")->capture_default_str();
@@ -58,6 +59,8 @@ int main(int argc, char** argv) {
   app.add_option("--stats-audit-batches", stats_audit_batches,
                  "Batches of every stats result recomputed on the server (first, last, the rest at random)")
       ->capture_default_str();
+  app.add_option("--metrics-listen", metrics_listen,
+                 "Serve Prometheus /metrics on this address (host:port; port 0 picks one); none: not served");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
@@ -126,6 +129,17 @@ int main(int argc, char** argv) {
     return 1;
   }
 
+  // Destroyed before the coordinator: a scrape reads it.
+  std::unique_ptr<ServerMetrics> metrics;
+  if (!metrics_listen.empty()) {
+    metrics = std::make_unique<ServerMetrics>(coordinator.get());
+    if (Status st = metrics->Listen(metrics_listen); !st.ok()) {
+      spdlog::error("{}", st.message());
+      return 1;
+    }
+    spdlog::info("metrics on {} (port {})", metrics_listen, metrics->port());
+  }
+
   TokenAuth auth(token);
   WorkerService worker_service(coordinator.get(), &auth);
   AdminService admin_service(coordinator.get(), &auth);
@@ -186,6 +200,7 @@ int main(int argc, char** argv) {
   }
   cv.notify_all();
   sweeper.join();
+  metrics.reset();
   coordinator.reset();  // closes the database
   spdlog::info("collatz-server stopped cleanly");
   return 0;

@@ -1,10 +1,7 @@
 // End to end: the real collatz-server and collatz-worker (CPU backend) on 127.0.0.1.
 // Every search is compared with the exhaustive reference records in shared/data.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,10 +11,13 @@
 #include <thread>
 
 #include "core/records_csv.h"
+#include "tests/support/http_get.h"
 #include "worker/e2e_support.h"
 
 namespace collatz::worker::e2e {
 namespace {
+
+using testing_support::HttpGet;
 
 constexpr int kKilled = 128 + SIGKILL;
 
@@ -63,24 +63,6 @@ void ExpectRecordsEqualReference(Server& server, u128 expected_prefix) {
   EXPECT_EQ(got_delay, want_delay);
   EXPECT_GT(want_class.size(), 300u);
   EXPECT_EQ(got_class, want_class);
-}
-
-std::string HttpGet(int port, const std::string& path) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string out;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
-    const std::string req = "GET " + path + " HTTP/1.0\r\nHost: localhost\r\n\r\n";
-    if (write(fd, req.data(), req.size()) == static_cast<ssize_t>(req.size())) {
-      char buf[4096];
-      for (ssize_t r; (r = read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(r));
-    }
-  }
-  close(fd);
-  return out;
 }
 
 TEST(WorkerEndToEnd, SearchesARangeExactlyWithJsonLogsAndMetrics) {
