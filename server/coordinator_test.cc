@@ -26,15 +26,6 @@ class CoordinatorTest : public CoordinatorFixture {
  protected:
   CoordinatorTest() : CoordinatorFixture("coord_test_") {}
 
-  UnitResult Search(const UnitSpec& spec) {
-    CpuEngineOptions eo;
-    eo.threads = 1;
-    CpuEngine engine(tables_, eo);
-    UnitResult r;
-    EXPECT_TRUE(engine.Search(spec, &r).ok());
-    return r;
-  }
-
   // Worker a finishes [2^14, 2^15) with its honest result changed by `change`; after a
   // restart (so the stored result is what the database holds), worker b audits it honestly.
   Disposition AuditOfChangedResult(const std::function<void(UnitResult*)>& change) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <utility>
 
+#include "core/cpu_engine.h"
 #include "server/clock.h"
 #include "server/coordinator.h"
 
@@ -51,6 +52,16 @@ class CoordinatorFixture : public ::testing::Test {
     std::unique_ptr<CoordinatorStore> store;
     ASSERT_TRUE(CoordinatorStore::Open(db_, &store).ok());
     ASSERT_TRUE(Coordinator::Open(std::move(store), tables_, &clock_, options_, &c_).ok());
+  }
+
+  // An honest result: the unit searched with the CPU engine.
+  UnitResult Search(const UnitSpec& spec) {
+    CpuEngineOptions eo;
+    eo.threads = 1;
+    CpuEngine engine(tables_, eo);
+    UnitResult r;
+    EXPECT_TRUE(engine.Search(spec, &r).ok());
+    return r;
   }
 
   int64_t NewWorker() {

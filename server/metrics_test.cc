@@ -5,7 +5,6 @@
 
 #include <string>
 
-#include "core/cpu_engine.h"
 #include "server/coordinator_test_fixture.h"
 #include "tests/support/http_get.h"
 
@@ -15,15 +14,6 @@ namespace {
 class ServerMetricsTest : public CoordinatorFixture {
  protected:
   ServerMetricsTest() : CoordinatorFixture("metrics_test_") {}
-
-  UnitResult Search(const UnitSpec& spec) {
-    CpuEngineOptions eo;
-    eo.threads = 1;
-    CpuEngine engine(tables_, eo);
-    UnitResult r;
-    EXPECT_TRUE(engine.Search(spec, &r).ok());
-    return r;
-  }
 };
 
 bool Has(const std::string& text, const std::string& line) { return text.find(line + "\n") != std::string::npos; }
