@@ -26,8 +26,8 @@ namespace {
 using wire::FromWire;
 using wire::ToWire;
 
-const char* const kCommands[] = {"submit", "cancel", "status",        "workers",    "import",
-                                 "export", "backup", "server-records", "stats-fetch"};
+const char* const kCommands[] = {"submit", "cancel", "requeue",        "status",     "workers", "import",
+                                 "export", "backup",  "server-records", "stats-fetch"};
 
 struct Connection {
   std::string server;
@@ -194,6 +194,32 @@ int Cancel(const CancelArgs& a) {
   std::printf("%s %llu cancelled: %llu unfinished units removed (finished units are kept)\n",
               a.stats_job != 0 ? "stats job" : "submission", static_cast<unsigned long long>(a.id ? a.id : a.stats_job),
               static_cast<unsigned long long>(resp.units_removed()));
+  return kExitOk;
+}
+
+struct RequeueArgs {
+  Connection c;
+  uint64_t unit = 0;
+  uint64_t stats_unit = 0;
+  bool all = false;
+};
+int Requeue(const RequeueArgs& a) {
+  if ((a.unit != 0) + (a.stats_unit != 0) + (a.all ? 1 : 0) != 1) {
+    return UsageError("requeue", "give one of --unit, --stats-unit or --all-quarantined");
+  }
+  Client client;
+  if (int rc = Connect("requeue", a.c, &client)) return rc;
+  v1::RequeueRequest req;
+  req.set_unit_id(a.unit);
+  req.set_stats_unit_id(a.stats_unit);
+  req.set_all_quarantined(a.all);
+  v1::RequeueResponse resp;
+  grpc::ClientContext ctx;
+  client.Prepare(&ctx);
+  grpc::Status gs = client.stub->Requeue(&ctx, req, &resp);
+  if (!gs.ok()) return RpcError("requeue", client, gs);
+  std::printf("%llu quarantined unit(s) queued again, their failure counts reset\n",
+              static_cast<unsigned long long>(resp.units_requeued()));
   return kExitOk;
 }
 
@@ -570,6 +596,14 @@ void RegisterAdminCommands(CLI::App& app) {
   c->add_option("--id", cancel.id, "Submission id (from submit or status)");
   c->add_option("--stats-job", cancel.stats_job, "Stats job id instead (from submit --kind stats or status)");
   c->callback([] { std::exit(Cancel(cancel)); });
+
+  static RequeueArgs requeue;
+  CLI::App* rq = app.add_subcommand("requeue", "Queue quarantined units again once their cause is fixed");
+  AddConnectionFlags(rq, &requeue.c);
+  rq->add_option("--unit", requeue.unit, "A quarantined unit (status lists them)");
+  rq->add_option("--stats-unit", requeue.stats_unit, "A quarantined stats unit instead");
+  rq->add_flag("--all-quarantined", requeue.all, "Every quarantined unit, search and stats");
+  rq->callback([] { std::exit(Requeue(requeue)); });
 
   static StatusArgs status;
   CLI::App* st = app.add_subcommand("status", "Progress, covered prefix, units by state, speed, ETA, quarantine");

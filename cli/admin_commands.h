@@ -1,4 +1,4 @@
-// collatzctl's client commands for a running collatz-server: submit, cancel, status,
+// collatzctl's client commands for a running collatz-server: submit, cancel, requeue, status,
 // workers, import, export, backup and server-records. Each talks gRPC (collatz.v1.Admin);
 // the server address comes from --server or $COLLATZ_SERVER, the token from --token-file
 // or $COLLATZ_TOKEN. gRPC status codes become clear messages; exit codes as in exit_codes.h.

@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
   plot_cmd->add_option("--width", plot.width, "Width in pixels")->capture_default_str();
   plot_cmd->add_option("--height", plot.height, "Height in pixels")->capture_default_str();
 
-  RegisterAdminCommands(app);  // submit, cancel, status, workers, import, export, backup, server-records (a server)
+  RegisterAdminCommands(app);  // submit, cancel, requeue, status, workers, import, export, backup, ... (a server)
 
   // CLI11 would only say "A subcommand is required" for a misspelt command; name it.
   if (argc > 1 && argv[1][0] != '-') {

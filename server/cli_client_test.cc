@@ -1,6 +1,6 @@
 // collatzctl's client commands against the real collatz-server binary on 127.0.0.1:
 // exit codes and messages for refused input, a missing token and an unreachable server;
-// import, status, server-records, export, backup and cancel.
+// import, status, server-records, export, backup, requeue and cancel.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -100,6 +100,15 @@ TEST(CollatzctlClient, CommandsAgainstTheRealServer) {
   r = Ctl("backup --out " + dir.File("backup.db") + t);
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("already exists"), std::string::npos) << r.out;
+  // Nothing is quarantined here: the requeue of everything finds nothing, of one unit refuses.
+  r = Ctl("requeue --all-quarantined" + t);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("0 quarantined unit(s) queued again"), std::string::npos) << r.out;
+  r = Ctl("requeue --unit 1" + t);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("is not quarantined"), std::string::npos) << r.out;
+  r = Ctl("requeue --unit 1 --all-quarantined" + t);
+  EXPECT_EQ(r.code, 2) << r.out;
   r = Ctl("cancel --id 1" + t);
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("16 unfinished units removed"), std::string::npos) << r.out;

@@ -934,6 +934,68 @@ grpc::Status Coordinator::Cancel(int64_t submission_id, uint64_t* units_removed)
   return grpc::Status::OK;
 }
 
+grpc::Status Coordinator::RequeueQuarantined(int64_t unit_id, int64_t stats_unit_id, bool all, uint64_t* requeued) {
+  *requeued = 0;
+  if (static_cast<int>(unit_id != 0) + static_cast<int>(stats_unit_id != 0) + static_cast<int>(all) != 1) {
+    return grpc::Status(StatusCode::INVALID_ARGUMENT, "give one unit, one stats unit, or all");
+  }
+  WriteLock lock(this);
+  std::vector<int64_t> units, stats_units;
+  auto pick = [&](auto& map, int64_t id, const char* what, std::vector<int64_t>* out) -> grpc::Status {
+    auto it = map.find(id);
+    if (it == map.end()) return grpc::Status(StatusCode::NOT_FOUND, std::string("unknown ") + what + " " + std::to_string(id));
+    if (!it->second.quarantined) {
+      return grpc::Status(StatusCode::FAILED_PRECONDITION, std::string(what) + " " + std::to_string(id) + " is not quarantined");
+    }
+    out->push_back(id);
+    return grpc::Status::OK;
+  };
+  if (all) {
+    for (const auto& [id, u] : units_) {
+      if (u.quarantined) units.push_back(id);
+    }
+    for (const auto& [id, u] : stats_units_) {
+      if (u.quarantined) stats_units.push_back(id);
+    }
+  } else if (grpc::Status st = unit_id != 0 ? pick(units_, unit_id, "unit", &units)
+                                            : pick(stats_units_, stats_unit_id, "stats unit", &stats_units);
+             !st.ok()) {
+    return st;
+  }
+  // Write first, then change memory.
+  auto txn = store_->Begin();
+  RETURN_IF_DB_ERROR(txn->status(), "requeue");
+  for (int64_t id : units) {
+    StoredUnit u = units_[id];
+    u.failures = 0;
+    u.quarantined = false;
+    RETURN_IF_DB_ERROR(store_->UpdateUnit(u), "requeue");
+  }
+  for (int64_t id : stats_units) {
+    StoredStatsUnit u = stats_units_[id];
+    u.failures = 0;
+    u.quarantined = false;
+    RETURN_IF_DB_ERROR(store_->UpdateStatsUnit(u), "requeue");
+  }
+  RETURN_IF_DB_ERROR(txn->Commit(), "requeue");
+  for (int64_t id : units) {
+    UnitMem& u = units_[id];
+    u.failures = 0;
+    u.quarantined = false;
+    if (u.state == StoredUnitState::kPending) queue_.insert({-u.priority, u.begin, u.id});
+    spdlog::info("unit={} requeued after quarantine (last error: {})", id, u.last_error);
+  }
+  for (int64_t id : stats_units) {
+    StatsUnitMem& u = stats_units_[id];
+    u.failures = 0;
+    u.quarantined = false;
+    if (u.state == StoredUnitState::kPending) stats_queue_.insert({-u.priority, u.begin, u.id});
+    spdlog::info("stats unit={} requeued after quarantine (last error: {})", id, u.last_error);
+  }
+  *requeued = units.size() + stats_units.size();
+  return grpc::Status::OK;
+}
+
 grpc::Status Coordinator::Import(const TrustedImport& import, const std::string& source, u128* covered_prefix) {
   if (import.complete_below < 2) return grpc::Status(StatusCode::INVALID_ARGUMENT, "import bound must be at least 2");
   for (int k = 0; k < 2; ++k) {

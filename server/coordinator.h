@@ -171,6 +171,12 @@ class Coordinator {
   grpc::Status SubmitStats(u128 begin, u128 end, uint32_t batch, u128 unit_size, int32_t priority,
                            StatsSubmitOutcome* out);
   grpc::Status CancelStats(int64_t job_id, uint64_t* units_removed);
+  // Gives quarantined units another chance once their cause (a GPU, a driver) is fixed: the
+  // failure count restarts at 0 and the unit is queued again (its last error is kept). One
+  // search unit (unit_id), one stats unit (stats_unit_id), or with `all` every quarantined
+  // unit of both kinds. NOT_FOUND for an unknown id, FAILED_PRECONDITION for a unit that is
+  // not quarantined.
+  grpc::Status RequeueQuarantined(int64_t unit_id, int64_t stats_unit_id, bool all, uint64_t* requeued);
   // FAILED_PRECONDITION while units remain; max_batches 0: kMaxStatsPageBatches.
   grpc::Status FetchStats(int64_t job_id, uint64_t first_batch, uint64_t max_batches, StatsPage* out);
   static constexpr uint64_t kMaxStatsPageBatches = uint64_t{1} << 18;  // 3 MiB: under gRPC's 4 MiB default

@@ -266,6 +266,33 @@ TEST_F(CoordinatorTest, ReleasedTokenIsStaleAndFailuresQuarantine) {
   Reopen();
   EXPECT_EQ(c_->GetStatus().quarantined, 1u);
   EXPECT_FALSE(LeaseOne(w).has_unit);
+
+  // Requeued once the cause is fixed: the failure count restarts, it is leased, finished,
+  // and the covered prefix moves on; the requeue survives a restart.
+  const int64_t id = s.quarantined_units[0].id;
+  uint64_t requeued = 0;
+  EXPECT_EQ(c_->RequeueQuarantined(id + 1000, 0, false, &requeued).error_code(), StatusCode::NOT_FOUND);
+  EXPECT_EQ(c_->RequeueQuarantined(0, 0, false, &requeued).error_code(), StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(c_->RequeueQuarantined(id, 0, true, &requeued).error_code(), StatusCode::INVALID_ARGUMENT);
+  ASSERT_TRUE(c_->RequeueQuarantined(id, 0, false, &requeued).ok());
+  EXPECT_EQ(requeued, 1u);
+  EXPECT_EQ(c_->RequeueQuarantined(id, 0, false, &requeued).error_code(), StatusCode::FAILED_PRECONDITION);
+  Reopen();
+  s = c_->GetStatus();
+  EXPECT_EQ(s.quarantined, 0u);
+  EXPECT_EQ(s.pending, 1u);
+  g = LeaseOne(w);
+  ASSERT_TRUE(g.has_unit);
+  EXPECT_EQ(g.unit_id, id);
+  ASSERT_TRUE(c_->Release(w, g.unit_id, g.token, true, "out of memory").ok());  // 1 failure of 3 now
+  g = LeaseOne(w);
+  ASSERT_TRUE(g.has_unit);
+  ASSERT_TRUE(c_->Complete(w, g.unit_id, g.token, Search(g.spec), 1, "cpu", &d).ok());
+  EXPECT_EQ(d, Disposition::kAccepted);
+  EXPECT_TRUE(c_->GetStatus().covered_prefix == 4096);
+  // Nothing quarantined: --all-quarantined requeues nothing.
+  ASSERT_TRUE(c_->RequeueQuarantined(0, 0, true, &requeued).ok());
+  EXPECT_EQ(requeued, 0u);
 }
 
 class LyingWorkerTest : public CoordinatorTest,

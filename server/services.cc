@@ -156,6 +156,15 @@ grpc::Status AdminService::Cancel(grpc::ServerContext* ctx, const v1::CancelRequ
   return grpc::Status::OK;
 }
 
+grpc::Status AdminService::Requeue(grpc::ServerContext* ctx, const v1::RequeueRequest* req, v1::RequeueResponse* resp) {
+  CHECK_AUTH(ctx);
+  uint64_t requeued = 0;
+  grpc::Status st = c_->RequeueQuarantined(Id(req->unit_id()), Id(req->stats_unit_id()), req->all_quarantined(), &requeued);
+  if (!st.ok()) return st;
+  resp->set_units_requeued(requeued);
+  return grpc::Status::OK;
+}
+
 grpc::Status AdminService::Status(grpc::ServerContext*, const v1::StatusRequest*, v1::StatusResponse* resp) {
   const CoordinatorStatus s = c_->GetStatus();  // read-only: no token needed
   ToWire(s.covered_prefix, resp->mutable_covered_prefix());

@@ -27,6 +27,7 @@ class AdminService final : public v1::Admin::Service {
   AdminService(Coordinator* c, const TokenAuth* auth) : c_(c), auth_(auth) {}
   grpc::Status Submit(grpc::ServerContext*, const v1::SubmitRequest*, v1::SubmitResponse*) override;
   grpc::Status Cancel(grpc::ServerContext*, const v1::CancelRequest*, v1::CancelResponse*) override;
+  grpc::Status Requeue(grpc::ServerContext*, const v1::RequeueRequest*, v1::RequeueResponse*) override;
   grpc::Status Status(grpc::ServerContext*, const v1::StatusRequest*, v1::StatusResponse*) override;
   grpc::Status ListWorkers(grpc::ServerContext*, const v1::ListWorkersRequest*, v1::ListWorkersResponse*) override;
   grpc::Status QueryRecords(grpc::ServerContext*, const v1::QueryRecordsRequest*, v1::QueryRecordsResponse*) override;

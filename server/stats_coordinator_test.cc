@@ -244,6 +244,18 @@ TEST_F(StatsCoordinatorTest, DamagedOrMisfittingResultsAreRejected) {
   StatsPage p;
   grpc::Status st = c_->FetchStats(out.job_id, 0, 0, &p);
   EXPECT_NE(st.error_message().find("1 quarantined"), std::string::npos) << st.error_message();
+  // Requeued (all quarantined units): leased again, an honest result completes the job.
+  uint64_t requeued = 0;
+  ASSERT_TRUE(c_->RequeueQuarantined(0, 0, true, &requeued).ok());
+  EXPECT_EQ(requeued, 1u);
+  EXPECT_EQ(c_->GetStatus().stats_jobs[0].units_quarantined, 0u);
+  LeaseGrant g = LeaseStats(w);
+  ASSERT_TRUE(g.stats);
+  Disposition d;
+  ASSERT_TRUE(Complete(w, g, Honest(g.stats_spec), &d).ok());
+  EXPECT_EQ(d, Disposition::kAccepted);
+  EXPECT_EQ(c_->RequeueQuarantined(0, g.unit_id, false, &requeued).error_code(), StatusCode::FAILED_PRECONDITION);
+  EXPECT_TRUE(c_->FetchStats(out.job_id, 0, 0, &p).ok());
 }
 
 TEST_F(StatsCoordinatorTest, ExpiredLeaseIsLeasedAgainAndTheLateResultCountsOnce) {
