@@ -99,6 +99,19 @@ int RpcError(const std::string& cmd, const Client& client, const grpc::Status& s
   return usage ? kExitUsage : kExitFailure;
 }
 
+// Connects and makes one call: 0, or the exit code after printing why it failed.
+template <typename Request, typename Response>
+int Call(const std::string& cmd, const Connection& c,
+         grpc::Status (v1::Admin::Stub::*method)(grpc::ClientContext*, const Request&, Response*), const Request& req,
+         Response* resp) {
+  Client client;
+  if (int rc = Connect(cmd, c, &client)) return rc;
+  grpc::ClientContext ctx;
+  client.Prepare(&ctx);
+  const grpc::Status gs = (client.stub.get()->*method)(&ctx, req, resp);
+  return gs.ok() ? 0 : RpcError(cmd, client, gs);
+}
+
 std::string Dec(const v1::U128& x) { return ToDecimal(FromWire(x)); }
 
 // ------------------------------------------------------------------------ commands
@@ -181,16 +194,11 @@ struct CancelArgs {
 };
 int Cancel(const CancelArgs& a) {
   if ((a.id == 0) == (a.stats_job == 0)) return UsageError("cancel", "give one of --id or --stats-job");
-  Client client;
-  if (int rc = Connect("cancel", a.c, &client)) return rc;
   v1::CancelRequest req;
   req.set_submission_id(a.id);
   req.set_stats_job_id(a.stats_job);
   v1::CancelResponse resp;
-  grpc::ClientContext ctx;
-  client.Prepare(&ctx);
-  grpc::Status gs = client.stub->Cancel(&ctx, req, &resp);
-  if (!gs.ok()) return RpcError("cancel", client, gs);
+  if (int rc = Call("cancel", a.c, &v1::Admin::Stub::Cancel, req, &resp)) return rc;
   std::printf("%s %llu cancelled: %llu unfinished units removed (finished units are kept)\n",
               a.stats_job != 0 ? "stats job" : "submission", static_cast<unsigned long long>(a.id ? a.id : a.stats_job),
               static_cast<unsigned long long>(resp.units_removed()));
@@ -207,17 +215,12 @@ int Requeue(const RequeueArgs& a) {
   if ((a.unit != 0) + (a.stats_unit != 0) + (a.all ? 1 : 0) != 1) {
     return UsageError("requeue", "give one of --unit, --stats-unit or --all-quarantined");
   }
-  Client client;
-  if (int rc = Connect("requeue", a.c, &client)) return rc;
   v1::RequeueRequest req;
   req.set_unit_id(a.unit);
   req.set_stats_unit_id(a.stats_unit);
   req.set_all_quarantined(a.all);
   v1::RequeueResponse resp;
-  grpc::ClientContext ctx;
-  client.Prepare(&ctx);
-  grpc::Status gs = client.stub->Requeue(&ctx, req, &resp);
-  if (!gs.ok()) return RpcError("requeue", client, gs);
+  if (int rc = Call("requeue", a.c, &v1::Admin::Stub::Requeue, req, &resp)) return rc;
   std::printf("%llu quarantined unit(s) queued again, their failure counts reset\n",
               static_cast<unsigned long long>(resp.units_requeued()));
   return kExitOk;

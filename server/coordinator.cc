@@ -963,35 +963,25 @@ grpc::Status Coordinator::RequeueQuarantined(int64_t unit_id, int64_t stats_unit
     return st;
   }
   // Write first, then change memory.
+  auto cleared = [](auto u) {
+    u.failures = 0;
+    u.quarantined = false;
+    return u;
+  };
   auto txn = store_->Begin();
   RETURN_IF_DB_ERROR(txn->status(), "requeue");
-  for (int64_t id : units) {
-    StoredUnit u = units_[id];
-    u.failures = 0;
-    u.quarantined = false;
-    RETURN_IF_DB_ERROR(store_->UpdateUnit(u), "requeue");
-  }
+  for (int64_t id : units) RETURN_IF_DB_ERROR(store_->UpdateUnit(cleared(StoredUnit(units_[id]))), "requeue");
   for (int64_t id : stats_units) {
-    StoredStatsUnit u = stats_units_[id];
-    u.failures = 0;
-    u.quarantined = false;
-    RETURN_IF_DB_ERROR(store_->UpdateStatsUnit(u), "requeue");
+    RETURN_IF_DB_ERROR(store_->UpdateStatsUnit(cleared(StoredStatsUnit(stats_units_[id]))), "requeue");
   }
   RETURN_IF_DB_ERROR(txn->Commit(), "requeue");
-  for (int64_t id : units) {
-    UnitMem& u = units_[id];
-    u.failures = 0;
-    u.quarantined = false;
-    if (u.state == StoredUnitState::kPending) queue_.insert({-u.priority, u.begin, u.id});
-    spdlog::info("unit={} requeued after quarantine (last error: {})", id, u.last_error);
-  }
-  for (int64_t id : stats_units) {
-    StatsUnitMem& u = stats_units_[id];
-    u.failures = 0;
-    u.quarantined = false;
-    if (u.state == StoredUnitState::kPending) stats_queue_.insert({-u.priority, u.begin, u.id});
-    spdlog::info("stats unit={} requeued after quarantine (last error: {})", id, u.last_error);
-  }
+  auto requeue = [&](auto& u, std::set<QueueKey>* queue, const char* what) {
+    u = cleared(u);
+    if (u.state == StoredUnitState::kPending) queue->insert({-u.priority, u.begin, u.id});
+    spdlog::info("{}={} requeued after quarantine (last error: {})", what, u.id, u.last_error);
+  };
+  for (int64_t id : units) requeue(units_[id], &queue_, "unit");
+  for (int64_t id : stats_units) requeue(stats_units_[id], &stats_queue_, "stats unit");
   *requeued = units.size() + stats_units.size();
   return grpc::Status::OK;
 }
