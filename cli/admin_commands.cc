@@ -226,6 +226,22 @@ int Requeue(const RequeueArgs& a) {
   return kExitOk;
 }
 
+// Quarantined units (search or stats) for `status`: collatzctl requeue takes their ids.
+nlohmann::json QuarantinedJson(const google::protobuf::RepeatedPtrField<v1::QuarantinedUnit>& units) {
+  nlohmann::json q = nlohmann::json::array();
+  for (const auto& u : units) {
+    q.push_back({{"unit", u.unit_id()}, {"begin", Dec(u.begin())}, {"end", Dec(u.end())}, {"failures", u.failures()},
+                 {"last_error", u.last_error()}});
+  }
+  return q;
+}
+void PrintQuarantined(const char* what, const google::protobuf::RepeatedPtrField<v1::QuarantinedUnit>& units) {
+  for (const auto& u : units) {
+    std::printf("QUARANTINED %s %llu [%s, %s): %u failures, last: %s\n", what, static_cast<unsigned long long>(u.unit_id()),
+                Dec(u.begin()).c_str(), Dec(u.end()).c_str(), u.failures(), u.last_error().c_str());
+  }
+}
+
 struct StatusArgs {
   Connection c;
   std::string format = "table";
@@ -293,18 +309,13 @@ int StatusCmd(const StatusArgs& a) {
                       {"cancelled", sub.cancelled()}});
     }
     j["submissions"] = subs;
-    nlohmann::json q = nlohmann::json::array();
-    for (const auto& u : s.quarantined()) {
-      q.push_back({{"unit", u.unit_id()}, {"begin", Dec(u.begin())}, {"end", Dec(u.end())}, {"failures", u.failures()},
-                   {"last_error", u.last_error()}});
-    }
-    j["quarantined"] = q;
+    j["quarantined"] = QuarantinedJson(s.quarantined());
     nlohmann::json jobs = nlohmann::json::array();
     for (const auto& sj : s.stats_jobs()) {
       jobs.push_back({{"id", sj.job_id()}, {"begin", Dec(sj.begin())}, {"end", Dec(sj.end())}, {"batch", sj.batch()},
                       {"priority", sj.priority()}, {"units", sj.units_total()}, {"finished", sj.units_finished()},
                       {"leased", sj.units_leased()}, {"quarantined", sj.units_quarantined()},
-                      {"cancelled", sj.cancelled()}});
+                      {"quarantined_units", QuarantinedJson(sj.quarantined())}, {"cancelled", sj.cancelled()}});
     }
     j["stats_jobs"] = jobs;
     std::printf("%s\n", j.dump(2).c_str());
@@ -328,10 +339,7 @@ int StatusCmd(const StatusArgs& a) {
                 sub.priority(), static_cast<unsigned long long>(sub.units_finished()),
                 static_cast<unsigned long long>(sub.units_total()), sub.cancelled() ? " (cancelled)" : "");
   }
-  for (const auto& u : s.quarantined()) {
-    std::printf("QUARANTINED unit %llu [%s, %s): %u failures, last: %s\n", static_cast<unsigned long long>(u.unit_id()),
-                Dec(u.begin()).c_str(), Dec(u.end()).c_str(), u.failures(), u.last_error().c_str());
-  }
+  PrintQuarantined("unit", s.quarantined());
   for (const auto& sj : s.stats_jobs()) {
     const bool complete = sj.units_finished() == sj.units_total();
     std::printf("stats job %llu    [%s, %s) batch %u priority %d: %llu/%llu units finished, %llu leased%s%s\n",
@@ -340,6 +348,7 @@ int StatusCmd(const StatusArgs& a) {
                 static_cast<unsigned long long>(sj.units_total()), static_cast<unsigned long long>(sj.units_leased()),
                 sj.units_quarantined() > 0 ? (", " + std::to_string(sj.units_quarantined()) + " QUARANTINED").c_str() : "",
                 sj.cancelled() ? " (cancelled)" : complete ? " (complete: collatzctl stats-fetch)" : "");
+    PrintQuarantined("stats unit", sj.quarantined());
   }
   return kExitOk;
 }

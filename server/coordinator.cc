@@ -1081,8 +1081,12 @@ CoordinatorStatus Coordinator::GetStatus() {
     if (it == jobs.end()) continue;
     ++it->second.units_total;
     if (u.state == StoredUnitState::kFinished) ++it->second.units_finished;
-    else if (u.quarantined) ++it->second.units_quarantined;
-    else if (u.state == StoredUnitState::kLeased) ++it->second.units_leased;
+    else if (u.quarantined) {
+      ++it->second.units_quarantined;
+      it->second.quarantined_units.push_back(u);
+    } else if (u.state == StoredUnitState::kLeased) {
+      ++it->second.units_leased;
+    }
   }
   for (auto& [id, job] : jobs) s.stats_jobs.push_back(job);
   s.audits_passed = audits_passed_;

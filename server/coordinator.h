@@ -113,6 +113,7 @@ struct CoordinatorStatus {
   struct StatsJob {
     StoredStatsJob job;
     uint64_t units_total = 0, units_finished = 0, units_leased = 0, units_quarantined = 0;
+    std::vector<StoredStatsUnit> quarantined_units;
   };
   std::vector<StatsJob> stats_jobs;
 };

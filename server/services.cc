@@ -27,6 +27,16 @@ grpc::Status CheckToken(const std::string& token) {
   return grpc::Status::OK;
 }
 
+// A quarantined search or stats unit.
+template <typename Unit>
+void QuarantinedToWire(const Unit& u, v1::QuarantinedUnit* q) {
+  q->set_unit_id(static_cast<uint64_t>(u.id));
+  ToWire(u.begin, q->mutable_begin());
+  ToWire(u.end, q->mutable_end());
+  q->set_failures(static_cast<uint32_t>(u.failures));
+  q->set_last_error(u.last_error);
+}
+
 }  // namespace
 
 grpc::Status WorkerService::Register(grpc::ServerContext* ctx, const v1::RegisterRequest* req, v1::RegisterResponse* resp) {
@@ -191,14 +201,7 @@ grpc::Status AdminService::Status(grpc::ServerContext*, const v1::StatusRequest*
     w->set_units_finished(sub.units_finished);
     w->set_cancelled(sub.s.cancelled);
   }
-  for (const auto& u : s.quarantined_units) {
-    v1::QuarantinedUnit* q = resp->add_quarantined();
-    q->set_unit_id(static_cast<uint64_t>(u.id));
-    ToWire(u.begin, q->mutable_begin());
-    ToWire(u.end, q->mutable_end());
-    q->set_failures(static_cast<uint32_t>(u.failures));
-    q->set_last_error(u.last_error);
-  }
+  for (const auto& u : s.quarantined_units) QuarantinedToWire(u, resp->add_quarantined());
   resp->set_draining(s.draining);
   for (const auto& j : s.stats_jobs) {
     v1::StatsJobStatus* w = resp->add_stats_jobs();
@@ -212,6 +215,7 @@ grpc::Status AdminService::Status(grpc::ServerContext*, const v1::StatusRequest*
     w->set_units_leased(j.units_leased);
     w->set_units_quarantined(j.units_quarantined);
     w->set_cancelled(j.job.cancelled);
+    for (const auto& u : j.quarantined_units) QuarantinedToWire(u, w->add_quarantined());
   }
   return grpc::Status::OK;
 }

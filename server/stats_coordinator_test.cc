@@ -239,13 +239,17 @@ TEST_F(StatsCoordinatorTest, DamagedOrMisfittingResultsAreRejected) {
   // Five rejections of the one unit: quarantined after max_failures (5).
   const CoordinatorStatus s = c_->GetStatus();
   EXPECT_EQ(s.stats_jobs[0].units_quarantined, 1u);
+  ASSERT_EQ(s.stats_jobs[0].quarantined_units.size(), 1u);  // its id, for collatzctl requeue --stats-unit
+  EXPECT_EQ(s.stats_jobs[0].quarantined_units[0].failures, 5);
   const int64_t w = NewWorker();
   EXPECT_FALSE(LeaseStats(w).has_unit);
   StatsPage p;
   grpc::Status st = c_->FetchStats(out.job_id, 0, 0, &p);
   EXPECT_NE(st.error_message().find("1 quarantined"), std::string::npos) << st.error_message();
-  // Requeued (all quarantined units): leased again, an honest result completes the job.
+  // Requeued (every quarantined unit): leased again, an honest result completes the job.
   uint64_t requeued = 0;
+  EXPECT_EQ(c_->RequeueQuarantined(0, s.stats_jobs[0].quarantined_units[0].id + 1000, false, &requeued).error_code(),
+            StatusCode::NOT_FOUND);
   ASSERT_TRUE(c_->RequeueQuarantined(0, 0, true, &requeued).ok());
   EXPECT_EQ(requeued, 1u);
   EXPECT_EQ(c_->GetStatus().stats_jobs[0].units_quarantined, 0u);
