@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "platform/metrics_endpoint.h"
 #include "server/coordinator.h"
 
 namespace collatz::server {
@@ -97,20 +98,10 @@ ServerMetrics::ServerMetrics(Coordinator* coordinator) : snapshot_(std::make_sha
 ServerMetrics::~ServerMetrics() = default;
 
 Status ServerMetrics::Listen(const std::string& address) {
-  try {
-    exposer_ = std::make_unique<prometheus::Exposer>(address);
-  } catch (const std::exception& e) {
-    return Status::IOError("cannot serve metrics on " + address + ": " + e.what());
-  }
-  exposer_->RegisterCollectable(snapshot_);
-  return Status::Ok();
+  return platform::ServeMetrics(address, snapshot_, &exposer_);
 }
 
-int ServerMetrics::port() const {
-  if (!exposer_) return 0;
-  const auto ports = exposer_->GetListeningPorts();
-  return ports.empty() ? 0 : ports.front();
-}
+int ServerMetrics::port() const { return platform::MetricsPort(exposer_.get()); }
 
 std::string ServerMetrics::Text() const { return prometheus::TextSerializer().Serialize(snapshot_->Collect()); }
 

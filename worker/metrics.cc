@@ -6,6 +6,8 @@
 #include <prometheus/gauge.h>
 #include <prometheus/registry.h>
 
+#include "platform/metrics_endpoint.h"
+
 namespace collatz::worker {
 
 struct WorkerMetrics::Device {
@@ -47,20 +49,10 @@ WorkerMetrics::WorkerMetrics() : registry_(std::make_shared<prometheus::Registry
 WorkerMetrics::~WorkerMetrics() = default;
 
 Status WorkerMetrics::Listen(const std::string& address) {
-  try {
-    exposer_ = std::make_unique<prometheus::Exposer>(address);
-  } catch (const std::exception& e) {
-    return Status::IOError("cannot serve metrics on " + address + ": " + e.what());
-  }
-  exposer_->RegisterCollectable(registry_);
-  return Status::Ok();
+  return platform::ServeMetrics(address, registry_, &exposer_);
 }
 
-int WorkerMetrics::port() const {
-  if (!exposer_) return 0;
-  const auto ports = exposer_->GetListeningPorts();
-  return ports.empty() ? 0 : ports.front();
-}
+int WorkerMetrics::port() const { return platform::MetricsPort(exposer_.get()); }
 
 WorkerMetrics::Device& WorkerMetrics::For(const std::string& device) {
   std::lock_guard<std::mutex> lock(mu_);
