@@ -9,6 +9,7 @@
 //             [--global-steps] [--no-queue] [--queue-occupancy 1280] [--queue-block-threads 256] [--queue-columns 64]
 //             [--low-occupancy]
 //             [--bound-sub-bits 6] [--positions-per-launch N] [--no-class-members] [--class-plain]
+//             [--walk-rounds 12] [--walk-step-bits 12] [--walk-round-steps 2]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -83,6 +84,7 @@ int Main(int argc, char** argv) {
     else if (key == "--group-min-members") a.gpu.group_min_members = std::stoi(value());
     else if (key == "--walk-rounds") a.gpu.group_walk_rounds = std::stoi(value());
     else if (key == "--walk-step-bits") a.gpu.group_walk_step_bits = std::stoi(value());
+    else if (key == "--walk-round-steps") a.gpu.group_walk_round_steps = std::stoi(value());
     else if (key == "--bound-sub-bits") a.gpu.bound_sub_bits = std::stoi(value());
     else if (key == "--baseline-numbers") a.baseline_numbers = value();
     else if (key == "--verify-numbers") a.verify_numbers = value();

@@ -52,6 +52,7 @@ struct Job {
   // from cycle0; positions [0, entries * cycles).
   bool group = false;
   int group_bits = 0;
+  int walk_round_steps = 1;
   uint32_t entry0 = 0, entries = 0;
   uint32_t cycles = 0;
 };
@@ -135,6 +136,15 @@ class GpuEngine : public SearchEngine {
     return options_.class_walk_queue &&
            (spec_.open_holes.empty() || uint64_t{spec_.open_holes.front()} * 4 >= uint64_t{spec_.floor} * 3);
   }
+  // Two table steps a group walk round: the compile-time 12-bit shared table, and a tail
+  // that every value left walking after a check is beyond, at least 2^(2S).
+  bool UsesTwoStepRounds() const {
+    return options_.group_walk_round_steps == 2 && options_.group_walk_step_bits == gpu::kPairStepBits &&
+           options_.tail_bits >= 2 * gpu::kPairStepBits;
+  }
+  int GroupBlockThreads(int round_steps) const {
+    return round_steps == 2 ? gpu::kPairWalkBlockThreads : options_.queue_block_threads;
+  }
   // Residue groups need the queue, exact early termination and N < 2^100 (no 128-bit
   // overflow in a group's first k + G steps).
   bool Groups() const {
@@ -157,7 +167,7 @@ class GpuEngine : public SearchEngine {
   int sm_count_ = 0;
   int blocks_per_sm_ = 0;
   int queue_blocks_per_sm_ = 0;
-  int group_blocks_per_sm_ = 0;
+  int group_blocks_per_sm_[3] = {0, 0, 0};  // by steps a walk round (1, 2)
   DeviceArray<uint64_t> group_steps_[17];  // the G-bit step table, G = 5 .. group_bits (packed)
   DeviceArray<StepEntry> walk_steps_;       // the group walk's shared-memory table, if any
   DeviceArray<StepEntry> steps_;
@@ -169,6 +179,7 @@ class GpuEngine : public SearchEngine {
   // smallest open class minus 1 (a group stops only when no member can reach an open class).
   DeviceArray<ulonglong2> group_stop_below_;
   uint32_t group_tail_from_ = 0;  // LaunchParams::walk_tail_from of group launches
+  uint32_t group_walk_stop_last_ = 0;  // LaunchParams::walk_stop_last
   // The group walk's check of a value with e trailing zeros: group_stop_below_[s + e] << e.
   DeviceArray<ulonglong2> group_walk_stop_;
   SieveCycle class_cycle_, delay_cycle_;
@@ -267,6 +278,9 @@ Status GpuEngine::Init() {
   if (o.group_walk_rounds < 1 || o.group_walk_rounds > 64) {
     return Status::InvalidArgument("group walk rounds must be in 1..64");
   }
+  if (o.group_walk_round_steps != 1 && o.group_walk_round_steps != 2) {
+    return Status::InvalidArgument("group walk round steps must be 1 or 2");
+  }
   if (o.group_min_members < 1 || o.group_min_members > 4096) {
     return Status::InvalidArgument("group min members must be in 1..4096");
   }
@@ -306,7 +320,8 @@ Status GpuEngine::Init() {
     std::vector<StepEntry> entries(size_t{1} << bits);
     for (size_t i = 0; i < entries.size(); ++i) {
       const uint32_t p = steps.p(i);
-      entries[i] = StepEntry{steps.c(i), static_cast<uint32_t>(kPow3[p]), static_cast<uint32_t>(bits) + p, 0};
+      entries[i] = StepEntry{steps.c(i), static_cast<uint32_t>(kPow3[p]), static_cast<uint32_t>(bits) + p,
+                             gpu::StepMakesTwoMod3(p, steps.c(i))};
     }
     return entries;
   };
@@ -321,12 +336,15 @@ Status GpuEngine::Init() {
       STATUS_TRY(group_steps_[g].Upload(packed));
     }
     if (o.group_walk_step_bits > 0) STATUS_TRY(walk_steps_.Upload(step_entries(o.group_walk_step_bits)));
-    group_blocks_per_sm_ = o.blocks_per_sm;
-    if (group_blocks_per_sm_ <= 0) {
-      CUDA_TRY(gpu::GroupBlocksPerSm(o.queue_block_threads, o.queue_threads_per_sm, o.group_walk_step_bits,
-                                     &group_blocks_per_sm_));
+    for (int round_steps = 1; round_steps <= 2; ++round_steps) {
+      int& blocks = group_blocks_per_sm_[round_steps];
+      blocks = o.blocks_per_sm;
+      if (blocks <= 0 && (round_steps == 1 || UsesTwoStepRounds())) {
+        CUDA_TRY(gpu::GroupBlocksPerSm(GroupBlockThreads(round_steps), o.queue_threads_per_sm, o.group_walk_step_bits,
+                                       round_steps, &blocks));
+      }
+      if (blocks <= 0) blocks = 1;
     }
-    if (group_blocks_per_sm_ <= 0) group_blocks_per_sm_ = 1;
   }
   STATUS_TRY(BuildTail());
   STATUS_TRY(BuildSieveCycle(1, &class_cycle_));
@@ -407,6 +425,8 @@ Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
     p.walk_steps = walk_steps_.get();
     p.walk_tail_from = group_tail_from_;
     p.walk_stop = group_walk_stop_.get();
+    p.walk_stop_last = group_walk_stop_last_;
+    p.walk_round_steps = job.walk_round_steps;
     p.group_first_entry = job.entry0;
     p.group_entries = job.entries;
     p.group_cycles = job.cycles;
@@ -416,15 +436,17 @@ Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
     }
     p.entry_stops = slot.entry_stops.get();
     const uint64_t rounds = (static_cast<uint64_t>(job.entries) << job.group_bits) / 32;
-    const uint64_t warps_per_block = static_cast<uint64_t>(options_.queue_block_threads) / 32;
+    const int block_threads = GroupBlockThreads(job.walk_round_steps);
+    const uint64_t warps_per_block = static_cast<uint64_t>(block_threads) / 32;
     const int grid = static_cast<int>(std::min<uint64_t>((rounds + warps_per_block - 1) / warps_per_block,
-                                                         static_cast<uint64_t>(sm_count_) * group_blocks_per_sm_));
+                                                         static_cast<uint64_t>(sm_count_) *
+                                                             group_blocks_per_sm_[job.walk_round_steps]));
     CUDA_TRY(cudaMemsetAsync(slot.acc.get(), 0, sizeof(Accumulators), slot.stream));
     if (spec_.kinds == Kinds::kDelayAndClass) {
       CUDA_TRY(cudaMemsetAsync(slot.class_min.get(), 0xFF, gpu::kClassSlots * sizeof(unsigned long long), slot.stream));
     }
     CUDA_TRY(cudaEventRecord(slot.start, slot.stream));
-    CUDA_TRY(gpu::LaunchGroups(p, options_.queue_block_threads, grid, slot.stream));
+    CUDA_TRY(gpu::LaunchGroups(p, block_threads, grid, slot.stream));
     CUDA_TRY(cudaEventRecord(slot.stop, slot.stream));
     CUDA_TRY(cudaMemcpyAsync(slot.host_acc.get(), slot.acc.get(), sizeof(Accumulators), cudaMemcpyDeviceToHost,
                              slot.stream));
@@ -657,6 +679,7 @@ Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
   const WalkStopTable walk_stop = BuildWalkStopTable(group_stop, options_.tail_bits);
   STATUS_TRY(group_walk_stop_.Upload(walk_stop.entries));
   group_tail_from_ = walk_stop.tail_from;
+  group_walk_stop_last_ = walk_stop.last_row;
   // cudaMemcpy from pageable memory may return before its DMA lands, and the launches run
   // on non-blocking streams that do not wait for it: finish every upload first.
   CUDA_TRY(cudaDeviceSynchronize());
@@ -746,6 +769,10 @@ Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
         }
       }
     }
+    // Two table steps a walk round when every member is at least 2^(2S) after k + G steps.
+    const int round_steps =
+        group_bits != 0 && UsesTwoStepRounds() && start >= Pow2(static_cast<unsigned>(k + group_bits + 2 * walk_bits)) ? 2
+                                                                                                                     : 1;
     if (group_bits == 0) {
       position_jobs(first, last);
     } else {
@@ -759,6 +786,7 @@ Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
           Job j;
           j.group = true;
           j.group_bits = group_bits;
+          j.walk_round_steps = round_steps;
           j.cycle0 = q0 + c;
           j.cycles = cycles;
           j.entry0 = static_cast<uint32_t>(e);

@@ -69,9 +69,14 @@ struct GpuEngineOptions {
   bool residue_groups = true;
   int group_bits = 13;
   int group_min_members = 16;
-  // Walk steps each lane takes (drawing its group's members from registers) between two
+  // Walk rounds each lane takes (drawing its group's members from registers) between two
   // warp-wide hand-outs of walking groups.
   int group_walk_rounds = 12;
+  // Table steps a walk round takes before its check (1 or 2). Two halve the checks and the
+  // member hand-overs per T-step at the price of checking each member half as often
+  // (docs/PERFORMANCE.md, lever 53); they need the 12-bit shared walk table, tail_bits >= 24
+  // and N >= 2^(k + G + 24), else a launch takes one.
+  int group_walk_round_steps = 2;
   // Step table of the group walk: 0 uses the global (L2) table of step_bits; 5..13 a table
   // of that width which each block keeps in shared memory: more steps, but no L2 round
   // trip each (the 19-bit table's random reads kept the L2 80% busy; docs/PERFORMANCE.md).

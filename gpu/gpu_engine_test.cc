@@ -176,8 +176,9 @@ u128 Value(const ulonglong2& e) { return u128{e.y} << 64 | e.x; }
 
 // The stop thresholds: v < stop_below[s] exactly when s + R(v) <= floor with R known (R
 // taken from the record list directly); the group walk's table, indexed by v mod 4, stops v
-// exactly when v >> e < stop_below[s + e] (e the zeros it counts), and before tail_from every
-// value in the tail stops.
+// exactly when v >> e < stop_below[s + e] (e the zeros it counts), or, for v = 2 (mod 3),
+// also when (2v - 1) / 3 < stop_below[s - 2]; it never stops a value whose true delay is too
+// long; and before tail_from every value in the tail stops.
 TEST(GpuStopTableTest, WalkCheckIsExactAndSkipsOnlyStoppedTailValues) {
   std::mt19937_64 rng(Seed() + 11);
   auto random_below = [&rng](unsigned bits) {
@@ -202,27 +203,49 @@ TEST(GpuStopTableTest, WalkCheckIsExactAndSkipsOnlyStoppedTailValues) {
     }
     for (int tail_bits : {16, 24}) {
       const WalkStopTable walk = BuildWalkStopTable(stop, tail_bits);
-      ASSERT_EQ(walk.entries.size(), stop.size() << gpu::kWalkCheckBits);
+      const size_t rows = stop.size() + gpu::kWalkExtraRows;
+      ASSERT_EQ(walk.entries.size(), rows << gpu::kWalkRowBits);
+      ASSERT_EQ(walk.last_row, rows - 1);
       const uint32_t m = (1u << gpu::kWalkCheckBits) - 1;
+      auto entry = [&](size_t s, bool two_mod_3, u128 v) {
+        const size_t row = std::min<size_t>(s, walk.last_row);
+        return Value(walk.entries[(row << gpu::kWalkRowBits) + (two_mod_3 ? 1u << gpu::kWalkCheckBits : 0) +
+                                  (static_cast<uint32_t>(v) & m)]);
+      };
       for (int i = 0; i < 40000; ++i) {
-        const size_t s = rng() % stop.size();
-        // Values near a shifted threshold, and random ones.
+        const size_t s = rng() % (rows + 3);  // rows past the last one read it
+        // Values near a shifted threshold, near a predecessor threshold, and random ones.
         const uint32_t e0 = static_cast<uint32_t>(rng() % 3);
         u128 v = Value(stop[std::min(s + e0, stop.size() - 1)]) << e0;
+        if (i % 3 == 1 && s >= 2) v = 3 * Value(stop[std::min(s - 2, stop.size() - 1)]) / 2;
         v = (i % 3 == 0) ? random_below(1 + rng() % (bits + 4)) : v + rng() % 9;
         if (i % 3 != 0 && v >= 4) v -= 4;
         const uint32_t e = gpu::WalkCheckShift(static_cast<uint32_t>(v) & m);
         ASSERT_EQ(v & ((u128{1} << e) - 1), 0u);  // v has those zeros
-        const bool walk_stops = v < Value(walk.entries[(s << gpu::kWalkCheckBits) + (static_cast<uint32_t>(v) & m)]);
-        EXPECT_EQ(walk_stops, (v >> e) < Value(stop[std::min(s + e, stop.size() - 1)])) << ToDecimal(v) << " s=" << s;
+        const bool by_zeros = (v >> e) < Value(stop[std::min(s + e, stop.size() - 1)]);
+        EXPECT_EQ(v < entry(s, false, v), by_zeros) << ToDecimal(v) << " s=" << s;
+        if (v % 3 == 2 && v >= 5) {
+          const bool by_predecessor = s >= 2 && (2 * v - 1) / 3 < Value(stop[std::min(s - 2, stop.size() - 1)]);
+          EXPECT_EQ(v < entry(s, true, v), by_zeros || by_predecessor) << ToDecimal(v) << " s=" << s;
+        }
       }
       for (size_t s = 0; s < walk.tail_from; ++s) {
-        for (uint32_t r = 0; r <= m; ++r) {
-          ASSERT_GE(Value(walk.entries[(s << gpu::kWalkCheckBits) + r]), Pow2(tail_bits)) << s;
+        for (uint32_t r = 0; r < (1u << gpu::kWalkRowBits); ++r) {
+          ASSERT_GE(Value(walk.entries[(s << gpu::kWalkRowBits) + r]), Pow2(tail_bits)) << s;
         }
       }
       const size_t first_below = walk.tail_from + gpu::kWalkCheckBits;
       if (walk.tail_from > 0 && first_below < stop.size()) EXPECT_LT(Value(stop[first_below]), Pow2(tail_bits));
+      // Soundness against true delays: a value the check stops after s steps has s + delay(v)
+      // <= floor (v small enough to compute; v = 2 (mod 3) at least 5, as the walk's are).
+      for (int i = 0; i < 3000; ++i) {
+        const size_t s = rng() % (rows + 3);
+        const u128 v = 5 + random_below(1 + rng() % std::min(bits, 40u));
+        const bool two_mod_3 = v % 3 == 2 && rng() % 2 == 0;
+        if (v < entry(s, two_mod_3, v)) {
+          EXPECT_LE(s + SlowDelay(v), spec.floor) << ToDecimal(v) << " s=" << s << " two_mod_3=" << two_mod_3;
+        }
+      }
     }
   }
   // A threshold that drops far below the tail at s = 2: a value in the tail is not stopped at
@@ -447,12 +470,15 @@ TEST(GpuEngineTest, ResidueGroupsMatchCpu) {
   REQUIRE_GPU();
   std::mt19937_64 rng(Seed() + 7);
   SCOPED_TRACE("seed " + std::to_string(Seed()));
-  for (int bits : {5, 8, 11}) {
+  for (int bits : {5, 8, 9, 11}) {
     GpuEngineOptions o;
     o.group_bits = bits;
     o.group_min_members = 4;
     o.positions_per_launch = uint64_t{1} << (18 + bits % 3);  // several launches, uneven entry ranges
-    o.group_walk_step_bits = bits == 8 ? 12 : bits == 11 ? 7 : 0;  // the walk's table in shared memory, or L2
+    // The walk's table in shared memory (12 bits: two steps a round from 2^44 up, or one),
+    // or in L2.
+    o.group_walk_step_bits = bits == 8 || bits == 9 ? 12 : bits == 11 ? 7 : 0;
+    o.group_walk_round_steps = bits == 9 ? 1 : 2;
     auto gpu = MakeGpu(o, SmallSieveTables());
     for (unsigned height : {40u, 52u, 60u, 63u, 64u, 70u, 99u}) {
       const u128 begin = Pow2(height) + static_cast<u128>(rng()) % Pow2(height - 3);
@@ -513,11 +539,24 @@ TEST(GpuEngineTest, ResidueGroupBufferOverflowIsRecovered) {
   ExpectSameOnTables(*SmallSieveTables(), *gpu, classes);
   EXPECT_GT(LastGpuSearchStats(*gpu).group_launches, 0u);
   EXPECT_GT(LastGpuSearchStats(*gpu).split_launches, 0u);
-  // Near 2^99 the trajectories that leave 128 bits fill the host-finish list.
+  // A unit near 2^99, far above the record table: every member walks long.
   spec = SpecWithRecords(Pow2(99) + rng() % Pow2(90), Pow2(99), Kinds::kDelay, nullptr);
   spec.end = spec.begin + (uint64_t{1} << 24);
   ExpectSameOnTables(*SmallSieveTables(), *gpu, spec);
   EXPECT_GT(LastGpuSearchStats(*gpu).group_launches, 0u);
+  // 2^99 + 2^70 - 1 takes 70 odd T-steps in a row: past 2^128 after 51 of them (the end of
+  // the third 11-bit walk step, k + G = 18) and after 66 (the end of the first two-step
+  // round of the 12-bit walk table). A table step is exact whenever its result fits, so
+  // only a value at a step's end can leave 128 bits.
+  const u128 wide = Pow2(99) + Pow2(70) - 1;
+  spec = SpecWithRecords(wide - (uint64_t{1} << 23), wide + (uint64_t{1} << 23), Kinds::kDelay, nullptr);
+  ExpectSameOnTables(*SmallSieveTables(), *gpu, spec);
+  EXPECT_GT(LastGpuSearchStats(*gpu).host_finished, 0u);
+  tiny.group_walk_step_bits = 12;
+  auto two_steps = MakeGpu(tiny, SmallSieveTables());
+  ExpectSameOnTables(*SmallSieveTables(), *two_steps, spec);
+  EXPECT_GT(LastGpuSearchStats(*two_steps).group_launches, 0u);
+  EXPECT_GT(LastGpuSearchStats(*two_steps).host_finished, 0u);
 }
 
 // The whole [1, 2^32) on the GPU equals the CPU result (opt-in: minutes of CPU time).

@@ -624,6 +624,13 @@ __device__ __forceinline__ uint32_t LoadShared(uint32_t address) {
   return v;
 }
 
+// A 64-bit load from shared-memory address (see LoadShared).
+__device__ __forceinline__ uint2 LoadShared64(uint32_t address) {
+  uint2 v;
+  asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "r"(address));
+  return v;
+}
+
 __device__ __forceinline__ bool Below(const LaunchParams& P, uint32_t s, uint64_t hi, uint64_t lo) {
   if (s > P.floor) return false;
   const ulonglong2 limit = __ldg(P.tables.stop_below + s);
@@ -668,16 +675,19 @@ __device__ __forceinline__ bool EntryStops(const LaunchParams& P, uint64_t offse
   return false;
 }
 
+// Bit of a shared-memory step entry that holds StepEntry::two_mod_3.
+constexpr int kSharedTwoMod3Bit = 25;
+
 // Copies a step table of `bits` <= kMaxSharedStepBits to shared memory as 4-byte entries
-// c | p << 26 (c < 3^13 < 2^26), followed by shared_pow3[p] = 3^p (the group kernel keeps
-// both behind one base address).
+// c | two_mod_3 << 25 | p << 26 (c < 3^13 < 2^25), followed by shared_pow3[p] = 3^p (the
+// group kernel keeps both behind one base address).
 template <int kThreads>
 __device__ __forceinline__ void FillSharedSteps(const StepEntry* table, int bits, uint32_t* shared_steps,
                                                 uint32_t* shared_pow3) {
   const uint32_t n = 1u << bits;
   for (uint32_t i = threadIdx.x; i < n; i += kThreads) {
     const uint4 e = __ldg(reinterpret_cast<const uint4*>(table) + i);
-    shared_steps[i] = e.x | ((e.z - static_cast<uint32_t>(bits)) << 26);
+    shared_steps[i] = e.x | (e.w << kSharedTwoMod3Bit) | ((e.z - static_cast<uint32_t>(bits)) << 26);
   }
   if (threadIdx.x < 32) {
     uint32_t m = 1;
@@ -686,20 +696,111 @@ __device__ __forceinline__ void FillSharedSteps(const StepEntry* table, int bits
   }
 }
 
+// One S-bit step of the group walk: (hi:lo) <- 3^p ((hi:lo) >> S) + c, s += S + p, and
+// *row_bit = two_mod_3 << kWalkCheckBits (the stop-table entry it selects); false if the
+// value would leave 128 bits.
+template <int kWalk>
+__device__ __forceinline__ bool GroupWalkStep(const uint4* steps, uint32_t shared_steps_at, uint32_t shared_pow3_at,
+                                              int S, uint32_t step_mask, uint64_t& hi, uint64_t& lo, uint32_t& s,
+                                              uint32_t* row_bit) {
+  uint32_t c, m, steps_taken;
+  if (kWalk != 0) {
+    const uint32_t e = LoadShared(shared_steps_at + ((static_cast<uint32_t>(lo) & step_mask) << 2));
+    const uint32_t p = e >> 26;
+    c = e & ((1u << kSharedTwoMod3Bit) - 1);
+    // Compile-time width: 3^p at an immediate offset from the same base register.
+    m = kWalk > 0 ? LoadShared<(4 << (kWalk > 0 ? kWalk : 0))>(shared_steps_at + (p << 2))
+                  : LoadShared(shared_pow3_at + (p << 2));
+    steps_taken = static_cast<uint32_t>(S) + p;
+    *row_bit = (e >> (kSharedTwoMod3Bit - kWalkCheckBits)) & (1u << kWalkCheckBits);
+  } else {
+    const uint4 e = __ldg(steps + (static_cast<uint32_t>(lo) & step_mask));
+    c = e.x;
+    m = e.y;
+    steps_taken = e.z;
+    *row_bit = e.w << kWalkCheckBits;
+  }
+  const bool fits = StepMulAdd(hi, lo, S, m, c);
+  s += steps_taken;
+  return fits;
+}
+
+// The walk table of two-step rounds (kPairStepBits = 12) in shared memory: 8-byte entries
+// {steps | two_mod_3 << 7 | c << 8, 3^p} (steps = 12 + p <= 24, c < 3^12 < 2^20).
+template <int kThreads>
+__device__ __forceinline__ void FillSharedPairSteps(const StepEntry* table, uint2* shared_steps) {
+  for (uint32_t i = threadIdx.x; i < (1u << kPairStepBits); i += kThreads) {
+    const uint4 e = __ldg(reinterpret_cast<const uint4*>(table) + i);
+    shared_steps[i] = make_uint2(e.z | (e.w << 7) | (e.x << 8), e.y);
+  }
+}
+
+// Two 12-bit steps of the group walk with one wide multiply. With v = 2^24 H + 2^12 L + i1
+// and (c1, m1) the entry of i1, the first step makes v1 = m1 (2^12 H + L) + c1: its low 12
+// bits i2 and v1 >> 12 = m1 H + q follow from t = m1 L + c1 < 2^32 alone (q = t >> 12); the
+// second makes m2 (m1 H + q) + c2 = (m1 m2) H + (m2 q + c2): one 128 x 32-bit product when
+// m1 m2 < 2^32 (p1 + p2 <= 20, nearly always), else the two steps one by one. s += both
+// steps' counts, *row_bit as GroupWalkStep's for the second; false if v would leave 128 bits.
+__device__ __forceinline__ bool GroupWalkPairStep(uint32_t table_at, uint64_t& hi, uint64_t& lo, uint32_t& s,
+                                                  uint32_t* row_bit) {
+  constexpr uint32_t kMask = (1u << kPairStepBits) - 1;
+  const uint32_t v0 = static_cast<uint32_t>(lo);
+  const uint2 e1 = LoadShared64(table_at + ((v0 & kMask) << 3));
+  const uint32_t t = e1.y * ((v0 >> kPairStepBits) & kMask) + (e1.x >> 8);
+  const uint2 e2 = LoadShared64(table_at + ((t & kMask) << 3));
+  s += (e1.x & 0x7F) + (e2.x & 0x7F);
+  *row_bit = (e2.x >> (7 - kWalkCheckBits)) & (1u << kWalkCheckBits);
+  const uint32_t m_hi = __umulhi(e1.y, e2.y);
+  if (m_hi != 0) {
+    const bool fits = StepMulAdd(hi, lo, kPairStepBits, e1.y, e1.x >> 8);
+    return StepMulAdd(hi, lo, kPairStepBits, e2.y, e2.x >> 8) && fits;
+  }
+  const uint32_t m = e1.y * e2.y;
+  const uint64_t a = static_cast<uint64_t>(e2.y) * (t >> kPairStepBits) + (e2.x >> 8);
+  const uint32_t v1 = static_cast<uint32_t>(lo >> 32);
+  const uint32_t v2 = static_cast<uint32_t>(hi), v3 = static_cast<uint32_t>(hi >> 32);
+  const uint32_t h0 = __funnelshift_r(v0, v1, 2 * kPairStepBits), h1 = __funnelshift_r(v1, v2, 2 * kPairStepBits);
+  const uint32_t h2 = __funnelshift_r(v2, v3, 2 * kPairStepBits), h3 = v3 >> (2 * kPairStepBits);
+  uint32_t r0, r1, r2, r3, r4;
+  asm("mad.lo.cc.u32 %0, %5, %9, %10;\n\t"
+      "madc.lo.cc.u32 %1, %6, %9, %11;\n\t"
+      "madc.lo.cc.u32 %2, %7, %9, 0;\n\t"
+      "madc.lo.cc.u32 %3, %8, %9, 0;\n\t"
+      "addc.u32 %4, 0, 0;\n\t"
+      "mad.hi.cc.u32 %1, %5, %9, %1;\n\t"
+      "madc.hi.cc.u32 %2, %6, %9, %2;\n\t"
+      "madc.hi.cc.u32 %3, %7, %9, %3;\n\t"
+      "madc.hi.u32 %4, %8, %9, %4;"
+      : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3), "=r"(r4)
+      : "r"(h0), "r"(h1), "r"(h2), "r"(h3), "r"(m), "r"(static_cast<uint32_t>(a)),
+        "r"(static_cast<uint32_t>(a >> 32)));
+  lo = (static_cast<uint64_t>(r1) << 32) | r0;
+  hi = (static_cast<uint64_t>(r3) << 32) | r2;
+  return r4 == 0;
+}
+
 // kWalk: 0 walks on the global (L2) step table; -1 on a shared-memory table of
 // P.walk_step_bits; a positive width on a shared-memory table of that many bits, known at
 // compile time (immediate shifts and masks: fewer instructions in the issue-bound walk).
-template <int kThreads, int kMinBlocks, int kWalk>
+// kRoundSteps: table steps per walk round (P.walk_round_steps), each round ending in one
+// check and one chance to take the next member.
+template <int kThreads, int kMinBlocks, int kWalk, int kRoundSteps>
 __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THREADS_PER_SM
                                                 ? COLLATZ_THREADS_PER_SM / kThreads
                                                 : kMinBlocks) GroupKernel(const LaunchParams P) {
+  static_assert(kRoundSteps == 1 || kRoundSteps == 2, "one or two table steps a round");
   constexpr bool kSharedWalk = kWalk != 0;
   constexpr int kWarps = kThreads / 32;
   __shared__ LaunchParams shared_params;  // for the out-of-line rare paths
-  extern __shared__ uint32_t shared_steps[];  // then 3^p (GroupDynamicShared)
+  // The walk's step table, then 3^p; or the table of two-step rounds (GroupDynamicShared).
+  extern __shared__ uint32_t shared_steps[];
   const int shared_bits = kWalk > 0 ? kWalk : P.walk_step_bits;
   if (threadIdx.x == 0) shared_params = P;
-  if (kSharedWalk) FillSharedSteps<kThreads>(P.walk_steps, shared_bits, shared_steps, shared_steps + (1u << shared_bits));
+  if (kRoundSteps == 2) {
+    FillSharedPairSteps<kThreads>(P.walk_steps, reinterpret_cast<uint2*>(shared_steps));
+  } else if (kSharedWalk) {
+    FillSharedSteps<kThreads>(P.walk_steps, shared_bits, shared_steps, shared_steps + (1u << shared_bits));
+  }
   __syncthreads();
   __shared__ GroupRing group_rings[kWarps];
   const unsigned lane = threadIdx.x & 31;
@@ -814,12 +915,15 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
       break;  // nothing walks, no group is queued and (see above) none is left to decide
     }
     // Walk rounds: an idle lane takes its generator's next member (registers only), then
-    // every live lane steps its member and checks it: it stops (s + R(v) <= floor),
-    // finishes in the tail, or walks on. A member needs no check before its first step: it
-    // is at least 2^S (the engine plans groups only for N >= 2^(k + G + S)), and walking
-    // a number that could stop changes no result. Several rounds per pass spread the
-    // warp-wide bookkeeping above over several steps.
-    const uint32_t stop_clamp = P.floor + 1;
+    // every live lane takes kRoundSteps steps of its member and checks it: it stops (s +
+    // R(v) <= floor), finishes in the tail, or walks on. A member needs no check before its
+    // first round: it is at least 2^(kRoundSteps S) (the engine plans groups so), and
+    // walking a number that could stop changes no result. Nor does a value need one
+    // between the steps of a round: one that did not stop or finish in the tail at the last
+    // check is at least 2^tail_bits >= 2^(2S), so both steps are valid (h >= 1), and a value
+    // the first step takes into the tail is finished by the check after the second.
+    // Several rounds per pass spread the warp-wide bookkeeping above over several steps.
+    const uint32_t stop_last = P.walk_stop_last;
     for (int r = 0; r < walk_rounds; ++r) {
       if (s == 0 && gen_left != 0) {
         hi = gen_hi;
@@ -830,28 +934,18 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
         Sum128(gen_hi, gen_lo, hi, lo, gen_step);
       }
       if (s != 0) {
-        uint32_t c, m, steps_taken;
-        if (kSharedWalk) {
-          const uint32_t e = LoadShared(shared_steps_at + ((static_cast<uint32_t>(lo) & step_mask) << 2));
-          const uint32_t p = e >> 26;
-          c = e & ((1u << 26) - 1);
-          // Compile-time width: 3^p at an immediate offset from the same base register.
-          m = kWalk > 0 ? LoadShared<(4 << (kWalk > 0 ? kWalk : 0))>(shared_steps_at + (p << 2))
-                        : LoadShared(shared_pow3_at + (p << 2));
-          steps_taken = static_cast<uint32_t>(S) + p;
-        } else {
-          const uint4 e = __ldg(steps + (static_cast<uint32_t>(lo) & step_mask));
-          c = e.x;
-          m = e.y;
-          steps_taken = e.z;
-        }
-        const bool fits = StepMulAdd(hi, lo, S, m, c);
-        s += steps_taken;
-        // v with e trailing zeros has delay e + delay(v >> e): the check counts those among
-        // v's low kWalkCheckBits bits (P.walk_stop). Loaded before the overflow branch, so
-        // that the load overlaps the rest of the multiply (its latency was the largest stall).
-        const ulonglong2 limit = __ldg(P.walk_stop + (min(s, stop_clamp) << kWalkCheckBits) +
-                                       (static_cast<uint32_t>(lo) & ((1u << kWalkCheckBits) - 1)));
+        uint32_t row_bit;
+        const bool fits =
+            kRoundSteps == 2
+                ? GroupWalkPairStep(shared_steps_at, hi, lo, s, &row_bit)
+                : GroupWalkStep<kWalk>(steps, shared_steps_at, shared_pow3_at, S, step_mask, hi, lo, s, &row_bit);
+        // v with e trailing zeros has delay e + delay(v >> e), and v = 2 (mod 3) has the
+        // smaller predecessor (2v - 1) / 3: the check selects its threshold by both
+        // (P.walk_stop). Loaded before the overflow branch, so that the load overlaps the
+        // rest of the multiply (its latency was the largest stall).
+        const ulonglong2 limit =
+            __ldg(P.walk_stop + (min(s, stop_last) << kWalkRowBits) + row_bit +
+                  (static_cast<uint32_t>(lo) & ((1u << kWalkCheckBits) - 1)));
         if (!fits) {
           FinishRel<kGroupRel>(&shared_params, gen_end_rel - ((gen_left + 1) << G), 0, true);
           s = 0;
@@ -878,35 +972,44 @@ __global__ void EntryStopKernel(const LaunchParams P, uint8_t* entry_stops) {
   }
 }
 
-template <int kThreads, int kWalk>
+template <int kThreads, int kWalk, int kRoundSteps>
 cudaError_t GroupKernelFor(int threads_per_sm, void (**kernel)(LaunchParams)) {
   switch (threads_per_sm) {
-    case 0: *kernel = GroupKernel<kThreads, 1, kWalk>; break;
-    case 1280: *kernel = GroupKernel<kThreads, (1280 / kThreads > 0 ? 1280 / kThreads : 1), kWalk>; break;
-    case 1536: *kernel = GroupKernel<kThreads, 1536 / kThreads, kWalk>; break;
+    case 0: *kernel = GroupKernel<kThreads, 1, kWalk, kRoundSteps>; break;
+    case 1280: *kernel = GroupKernel<kThreads, (1280 / kThreads > 0 ? 1280 / kThreads : 1), kWalk, kRoundSteps>; break;
+    case 1536: *kernel = GroupKernel<kThreads, 1536 / kThreads, kWalk, kRoundSteps>; break;
     default: *kernel = nullptr; return cudaErrorInvalidValue;
   }
   return cudaSuccess;
 }
 
-// The group kernel of a block size, register cap and walk table (shared when walk_step_bits > 0).
-cudaError_t FindGroupKernel(int block_threads, int threads_per_sm, int walk_step_bits, void (**kernel)(LaunchParams)) {
-  if (walk_step_bits < 0 || walk_step_bits > kMaxSharedStepBits) return cudaErrorInvalidValue;
+template <int kThreads>
+cudaError_t GroupKernelSized(int threads_per_sm, int walk_step_bits, void (**kernel)(LaunchParams)) {
   // The default width (12) has its own instantiation; other shared widths read it at run time.
+  return walk_step_bits == 12 ? GroupKernelFor<kThreads, 12, 1>(threads_per_sm, kernel)
+         : walk_step_bits > 0 ? GroupKernelFor<kThreads, -1, 1>(threads_per_sm, kernel)
+                              : GroupKernelFor<kThreads, 0, 1>(threads_per_sm, kernel);
+}
+
+// The group kernel of a block size, register cap, walk table (shared when walk_step_bits >
+// 0) and steps a walk round (two: kPairStepBits-bit table, kPairWalkBlockThreads threads).
+cudaError_t FindGroupKernel(int block_threads, int threads_per_sm, int walk_step_bits, int round_steps,
+                            void (**kernel)(LaunchParams)) {
+  if (walk_step_bits < 0 || walk_step_bits > kMaxSharedStepBits) return cudaErrorInvalidValue;
+  if (round_steps == 2) {
+    if (walk_step_bits != kPairStepBits || block_threads != kPairWalkBlockThreads) return cudaErrorInvalidValue;
+    return GroupKernelFor<kPairWalkBlockThreads, kPairStepBits, 2>(threads_per_sm, kernel);
+  }
+  if (round_steps != 1) return cudaErrorInvalidValue;
   switch (block_threads) {
-    case 128:
-      return walk_step_bits == 12 ? GroupKernelFor<128, 12>(threads_per_sm, kernel)
-             : walk_step_bits > 0 ? GroupKernelFor<128, -1>(threads_per_sm, kernel)
-                                  : GroupKernelFor<128, 0>(threads_per_sm, kernel);
-    case 256:
-      return walk_step_bits == 12 ? GroupKernelFor<256, 12>(threads_per_sm, kernel)
-             : walk_step_bits > 0 ? GroupKernelFor<256, -1>(threads_per_sm, kernel)
-                                  : GroupKernelFor<256, 0>(threads_per_sm, kernel);
+    case 128: return GroupKernelSized<128>(threads_per_sm, walk_step_bits, kernel);
+    case 256: return GroupKernelSized<256>(threads_per_sm, walk_step_bits, kernel);
     default: return cudaErrorInvalidValue;
   }
 }
 
-size_t GroupDynamicShared(int walk_step_bits) {
+size_t GroupDynamicShared(int walk_step_bits, int round_steps) {
+  if (round_steps == 2) return sizeof(uint2) << kPairStepBits;
   return walk_step_bits > 0 ? (sizeof(uint32_t) << walk_step_bits) + 32 * sizeof(uint32_t) : 0;
 }
 
@@ -1031,25 +1134,27 @@ cudaError_t LaunchGroups(const LaunchParams& p, int block_threads, int grid_bloc
   EntryStopKernel<<<(p.group_entries + 255) / 256, 256, 0, stream>>>(p, p.entry_stops);
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   void (*kernel)(LaunchParams) = nullptr;
-  cudaError_t e = FindGroupKernel(block_threads, p.queue_threads_per_sm, p.walk_step_bits, &kernel);
+  cudaError_t e = FindGroupKernel(block_threads, p.queue_threads_per_sm, p.walk_step_bits, p.walk_round_steps, &kernel);
   if (e != cudaSuccess) return e;
   // More than 48 KiB of shared memory a block (a 13-bit walk table and the rings) must be
   // allowed explicitly.
   e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           static_cast<int>(GroupDynamicShared(p.walk_step_bits)));
+                           static_cast<int>(GroupDynamicShared(p.walk_step_bits, p.walk_round_steps)));
   if (e != cudaSuccess) return e;
-  kernel<<<grid_blocks, block_threads, GroupDynamicShared(p.walk_step_bits), stream>>>(p);
+  kernel<<<grid_blocks, block_threads, GroupDynamicShared(p.walk_step_bits, p.walk_round_steps), stream>>>(p);
   return cudaGetLastError();
 }
 
-cudaError_t GroupBlocksPerSm(int block_threads, int threads_per_sm, int walk_step_bits, int* blocks) {
+cudaError_t GroupBlocksPerSm(int block_threads, int threads_per_sm, int walk_step_bits, int walk_round_steps,
+                             int* blocks) {
   void (*kernel)(LaunchParams) = nullptr;
-  cudaError_t e = FindGroupKernel(block_threads, threads_per_sm, walk_step_bits, &kernel);
+  cudaError_t e = FindGroupKernel(block_threads, threads_per_sm, walk_step_bits, walk_round_steps, &kernel);
   if (e != cudaSuccess) return e;
   e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           static_cast<int>(GroupDynamicShared(walk_step_bits)));
+                           static_cast<int>(GroupDynamicShared(walk_step_bits, walk_round_steps)));
   if (e != cudaSuccess) return e;
-  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, kernel, block_threads, GroupDynamicShared(walk_step_bits));
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, kernel, block_threads,
+                                                       GroupDynamicShared(walk_step_bits, walk_round_steps));
 }
 
 cudaError_t LaunchFillTail(const StepEntry* steps, int step_bits, uint16_t* tail, int base_bits, int tail_bits,

@@ -9,12 +9,16 @@
 namespace collatz::gpu {
 
 // Step-table entry: S T-steps take 2^S h + i to pow3 * h + c, spending `steps` = S + p.
+// two_mod_3: 1 when every value the step makes is 2 (mod 3) (p >= 1 and c = 2 (mod 3), since
+// pow3 * h + c = c (mod 3) then); the group walk's check then also bounds through the
+// smaller predecessor (2v - 1) / 3 (see walk_stop below).
 struct StepEntry {
   uint32_t c;
   uint32_t pow3;
   uint32_t steps;
-  uint32_t unused;
+  uint32_t two_mod_3;
 };
+inline constexpr uint32_t StepMakesTwoMod3(uint32_t p, uint64_t c) { return p >= 1 && c % 3 == 2 ? 1 : 0; }
 
 // One sieve-offset table entry of a cycle of `modulus` consecutive blocks h: the number is
 // N = cycle_base + offset, offset = 2^k r + residue (r = h mod modulus); after the first
@@ -64,6 +68,16 @@ constexpr int kMaxSharedStepBits = 13;
 // The group walk's check looks at v mod 2^kWalkCheckBits: it counts the trailing zeros
 // among those bits (at most kWalkCheckBits; v = 0 mod 4 counts 2).
 constexpr int kWalkCheckBits = 2;
+// ... and at whether the step that made v says v = 2 (mod 3) (StepEntry::two_mod_3): a row of
+// the walk's stop table holds 2^kWalkRowBits thresholds, (two_mod_3 << kWalkCheckBits) + v mod 4.
+constexpr int kWalkRowBits = kWalkCheckBits + 1;
+// Rows past the stop table's last: the predecessor bound of row s reads stop_below[s - 2].
+constexpr int kWalkExtraRows = 2;
+// Two-step walk rounds (LaunchParams::walk_round_steps = 2) use a walk table of this width
+// with 8-byte entries (32 KiB) and blocks of this many threads: two blocks of 20 warps fill
+// an SM at the 48-register cap (five blocks of 256 with their 32 KiB tables would not fit).
+constexpr int kPairStepBits = 12;
+constexpr int kPairWalkBlockThreads = 640;
 // Trailing zeros the walk's check counts for v mod 2^kWalkCheckBits = r.
 constexpr uint32_t WalkCheckShift(uint32_t r) {
   return r == 0 ? kWalkCheckBits : (r & 1) != 0 ? 0 : 1 + WalkCheckShift(r >> 1);
@@ -143,10 +157,17 @@ struct LaunchParams {
   // The least s with stop_below[min(s, floor + 1)] < 2^tail_bits (stop_below is
   // non-increasing): below it a walking number that did not stop is not in the tail.
   uint32_t walk_tail_from = 0;
-  // The group walk's stop table: entry (min(s, floor + 1) << kWalkCheckBits) + r, for a
-  // value v = r (mod 2^kWalkCheckBits) with e = WalkCheckShift(r) trailing zeros counted,
-  // is stop_below[min(s + e, floor + 1)] << e (saturated): delay(v) = e + delay(v >> e).
+  // The group walk's stop table (gpu/stop_tables.h): row min(s, walk_stop_last), entry
+  // (two_mod_3 << kWalkCheckBits) + v mod 2^kWalkCheckBits. Counting e = WalkCheckShift(v mod 4)
+  // trailing zeros it holds stop_below[min(s + e, floor + 1)] << e (saturated): delay(v) = e +
+  // delay(v >> e); for v = 2 (mod 3) at least floor(3 stop_below[s - 2] / 2): the predecessor
+  // (2v - 1) / 3 < v has delay(v) + 2.
   const ulonglong2* walk_stop = nullptr;
+  uint32_t walk_stop_last = 0;
+  // T-steps of S bits per walk round, between two checks (1 or 2; 2 needs every walked value
+  // at least 2^(2S) at a round's start: members at least 2^(2S) after k + G steps, and
+  // 2^tail_bits >= 2^(2S), which every value that did not stop or finish in the tail is).
+  int walk_round_steps = 1;
 
   Accumulators* acc = nullptr;
   LadderEntry* ladder = nullptr;
@@ -166,7 +187,8 @@ cudaError_t LaunchSearch(const LaunchParams& p, int block_threads, bool shared_s
 // Launches the residue-group kernel (p.group_bits > 0) on `stream`, after the kernel that
 // fills p.entry_stops.
 cudaError_t LaunchGroups(const LaunchParams& p, int block_threads, int grid_blocks, cudaStream_t stream);
-cudaError_t GroupBlocksPerSm(int block_threads, int threads_per_sm, int walk_step_bits, int* blocks);
+cudaError_t GroupBlocksPerSm(int block_threads, int threads_per_sm, int walk_step_bits, int walk_round_steps,
+                             int* blocks);
 
 // Resident blocks per SM for the search kernel of that configuration.
 cudaError_t SearchBlocksPerSm(int block_threads, bool shared_steps, int step_bits, bool full_occupancy, bool queue,

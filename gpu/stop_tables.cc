@@ -30,13 +30,23 @@ std::vector<ulonglong2> BuildStopTable(const UnitSpec& spec, int64_t limit) {
 WalkStopTable BuildWalkStopTable(const std::vector<ulonglong2>& stop_below, int tail_bits) {
   WalkStopTable t;
   const size_t n = stop_below.size();
-  t.entries.resize(n << gpu::kWalkCheckBits);
-  for (size_t s = 0; s < n; ++s) {
+  const size_t rows = n + gpu::kWalkExtraRows;
+  const uint32_t row = 1u << gpu::kWalkRowBits;
+  t.last_row = static_cast<uint32_t>(rows - 1);
+  t.entries.resize(rows * row);
+  for (size_t s = 0; s < rows; ++s) {
+    u128 predecessor = 0;  // v = 2 (mod 3) stops below floor(3 stop_below[s - 2] / 2)
+    if (s >= 2) {
+      const u128 l = Value(stop_below[std::min(s - 2, n - 1)]);
+      predecessor = l + l / 2 < l ? kU128Max : l + l / 2;  // saturated: then every v stops
+    }
     for (uint32_t r = 0; r < (1u << gpu::kWalkCheckBits); ++r) {
       const uint32_t e = gpu::WalkCheckShift(r);
       u128 v = Value(stop_below[std::min(s + e, n - 1)]);
-      v = (e != 0 && (v >> (128 - e)) != 0) ? ~u128{0} : v << e;
-      t.entries[(s << gpu::kWalkCheckBits) + r] = ulonglong2{Lo64(v), Hi64(v)};
+      v = (e != 0 && (v >> (128 - e)) != 0) ? kU128Max : v << e;
+      const u128 with_predecessor = std::max(v, predecessor);
+      t.entries[s * row + r] = ulonglong2{Lo64(v), Hi64(v)};
+      t.entries[s * row + (1u << gpu::kWalkCheckBits) + r] = ulonglong2{Lo64(with_predecessor), Hi64(with_predecessor)};
     }
   }
   // The first s whose threshold is below 2^tail_bits (the last entry is 0, so there is one),

@@ -16,14 +16,19 @@ namespace collatz {
 // <=> v < stop_below[s]; 0 (nothing stops) for s > limit. Non-increasing in s.
 std::vector<ulonglong2> BuildStopTable(const UnitSpec& spec, int64_t limit);
 
-// The residue-group walk's check (gpu::kWalkCheckBits, gpu::WalkCheckShift): entry
-// (s << kWalkCheckBits) + r is stop_below[min(s + e, last)] << e for v = r (mod
-// 2^kWalkCheckBits), e = WalkCheckShift(r) (saturated at 2^128 - 1): delay(v) = e + delay(v
-// >> e) and v >> e < L <=> v < L 2^e. tail_from: below it every entry is at least
+// The residue-group walk's check (gpu::kWalkCheckBits, gpu::WalkCheckShift, gpu::kWalkRowBits):
+// row s (0 .. stop_below.size() + gpu::kWalkExtraRows - 1, the last serving every larger s)
+// holds, for v = r (mod 2^kWalkCheckBits) with e = WalkCheckShift(r) trailing zeros, entry r:
+// stop_below[min(s + e, last)] << e (saturated at 2^128 - 1), as delay(v) = e + delay(v >> e)
+// and v >> e < L <=> v < L 2^e; and entry (1 << kWalkCheckBits) + r, for a v the walk knows to
+// be 2 (mod 3) (and so at least 5), the larger of that and floor(3 stop_below[s - 2] / 2)
+// (for s >= 2): u = (2v - 1) / 3 is a smaller predecessor of v (u -> 3u + 1 = 2v -> v) with
+// delay(v) + 2, and u < L <=> v < floor(3L / 2). tail_from: below it every entry is at least
 // 2^tail_bits, so a value in the tail has stopped and the walk skips the tail test.
 struct WalkStopTable {
   std::vector<ulonglong2> entries;
   uint32_t tail_from = 0;
+  uint32_t last_row = 0;
 };
 WalkStopTable BuildWalkStopTable(const std::vector<ulonglong2>& stop_below, int tail_bits);
 
