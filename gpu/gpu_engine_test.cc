@@ -544,11 +544,13 @@ TEST(GpuEngineTest, ResidueGroupBufferOverflowIsRecovered) {
   spec.end = spec.begin + (uint64_t{1} << 24);
   ExpectSameOnTables(*SmallSieveTables(), *gpu, spec);
   EXPECT_GT(LastGpuSearchStats(*gpu).group_launches, 0u);
-  // 2^99 + 2^70 - 1 takes 70 odd T-steps in a row: past 2^128 after 51 of them (the end of
-  // the third 11-bit walk step, k + G = 18) and after 66 (the end of the first two-step
-  // round of the 12-bit walk table). A table step is exact whenever its result fits, so
-  // only a value at a step's end can leave 128 bits.
-  const u128 wide = Pow2(99) + Pow2(70) - 1;
+  // 2^99 + 2^71 + 2^70 - 1 (1 mod 6, 1 mod 9: no mod rule skips it) takes 70 odd T-steps in
+  // a row: past 2^128 after 51 of them (the end of the third 11-bit walk step, k + G = 18)
+  // and after 66 (the end of the first two-step round of the 12-bit walk table). A table
+  // step is exact whenever its result fits, so only a value at a step's end can leave 128 bits.
+  const u128 wide = Pow2(99) + Pow2(71) + Pow2(70) - 1;
+  ASSERT_EQ(wide % 6, 1u);
+  ASSERT_EQ(wide % 9, 1u);
   spec = SpecWithRecords(wide - (uint64_t{1} << 23), wide + (uint64_t{1} << 23), Kinds::kDelay, nullptr);
   ExpectSameOnTables(*SmallSieveTables(), *gpu, spec);
   EXPECT_GT(LastGpuSearchStats(*gpu).host_finished, 0u);

@@ -725,6 +725,10 @@ __device__ __forceinline__ bool GroupWalkStep(const uint4* steps, uint32_t share
   return fits;
 }
 
+// Two-step walk rounds between two hand-outs of walking groups (144 T-steps, as twelve rounds
+// of one step).
+constexpr int kPairWalkRounds = 6;
+
 // The walk table of two-step rounds (kPairStepBits = 12) in shared memory: 8-byte entries
 // {steps | two_mod_3 << 7 | c << 8, 3^p} (steps = 12 + p <= 24, c < 3^12 < 2^20).
 template <int kThreads>
@@ -761,16 +765,15 @@ __device__ __forceinline__ bool GroupWalkPairStep(uint32_t table_at, uint64_t& h
   const uint32_t v2 = static_cast<uint32_t>(hi), v3 = static_cast<uint32_t>(hi >> 32);
   const uint32_t h0 = __funnelshift_r(v0, v1, 2 * kPairStepBits), h1 = __funnelshift_r(v1, v2, 2 * kPairStepBits);
   const uint32_t h2 = __funnelshift_r(v2, v3, 2 * kPairStepBits), h3 = v3 >> (2 * kPairStepBits);
+  // H m + a: four 32 x 32 -> 64-bit products, summed in two carry chains.
   uint32_t r0, r1, r2, r3, r4;
-  asm("mad.lo.cc.u32 %0, %5, %9, %10;\n\t"
-      "madc.lo.cc.u32 %1, %6, %9, %11;\n\t"
-      "madc.lo.cc.u32 %2, %7, %9, 0;\n\t"
-      "madc.lo.cc.u32 %3, %8, %9, 0;\n\t"
-      "addc.u32 %4, 0, 0;\n\t"
-      "mad.hi.cc.u32 %1, %5, %9, %1;\n\t"
-      "madc.hi.cc.u32 %2, %6, %9, %2;\n\t"
-      "madc.hi.cc.u32 %3, %7, %9, %3;\n\t"
-      "madc.hi.u32 %4, %8, %9, %4;"
+  asm("{\n\t.reg .u64 p0, p1, p2, p3;\n\t.reg .u32 l0, x0, l1, x1, l2, x2, l3, x3;\n\t"
+      "mul.wide.u32 p0, %5, %9;\n\tmul.wide.u32 p1, %6, %9;\n\t"
+      "mul.wide.u32 p2, %7, %9;\n\tmul.wide.u32 p3, %8, %9;\n\t"
+      "mov.b64 {l0, x0}, p0;\n\tmov.b64 {l1, x1}, p1;\n\tmov.b64 {l2, x2}, p2;\n\tmov.b64 {l3, x3}, p3;\n\t"
+      "add.cc.u32 %0, l0, %10;\n\taddc.cc.u32 %1, x0, %11;\n\taddc.cc.u32 %2, x1, 0;\n\t"
+      "addc.cc.u32 %3, x2, 0;\n\taddc.u32 %4, x3, 0;\n\t"
+      "add.cc.u32 %1, %1, l1;\n\taddc.cc.u32 %2, %2, l2;\n\taddc.cc.u32 %3, %3, l3;\n\taddc.u32 %4, %4, 0;\n\t}"
       : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3), "=r"(r4)
       : "r"(h0), "r"(h1), "r"(h2), "r"(h3), "r"(m), "r"(static_cast<uint32_t>(a)),
         "r"(static_cast<uint32_t>(a >> 32)));
@@ -924,7 +927,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
     // the first step takes into the tail is finished by the check after the second.
     // Several rounds per pass spread the warp-wide bookkeeping above over several steps.
     const uint32_t stop_last = P.walk_stop_last;
-    for (int r = 0; r < walk_rounds; ++r) {
+    auto walk_round = [&]() {
       if (s == 0 && gen_left != 0) {
         hi = gen_hi;
         lo = gen_lo;
@@ -959,6 +962,12 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
           }
         }
       }
+    };
+    if constexpr (kRoundSteps == 2) {
+      // A fixed count, unrolled: no loop counter or branch a round.
+      for (int r = 0; r < kPairWalkRounds; ++r) walk_round();
+    } else {
+      for (int r = 0; r < walk_rounds; ++r) walk_round();
     }
   }
   AddTotals<kThreads>(P, candidates, 0, 0, hash);
