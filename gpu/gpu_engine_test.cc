@@ -249,10 +249,11 @@ TEST(GpuStopTableTest, WalkCheckIsExactAndSkipsOnlyStoppedTailValues) {
     }
   }
   // A threshold that drops far below the tail at s = 2: a value in the tail is not stopped at
-  // s = 1 when it counts a zero (2^20 << 1 < 2^24), so the walk must test the tail from s = 0.
+  // s = 1 when it counts a zero (2^20 << 1 < 2^24), so the walk must test the tail from s = 1
+  // (s = 0 marks an ended member; a walking one has s >= k + G >= 1).
   const uint64_t big = uint64_t{1} << 40, small = uint64_t{1} << 20;
   const std::vector<ulonglong2> drop = {{big, 0}, {big, 0}, {small, 0}, {small, 0}, {0, 0}};
-  EXPECT_EQ(BuildWalkStopTable(drop, 24).tail_from, 0u);
+  EXPECT_EQ(BuildWalkStopTable(drop, 24).tail_from, 1u);
   EXPECT_EQ(BuildWalkStopTable({{big, 0}, {big, 0}, {big, 0}, {big, 0}, {small, 0}, {0, 0}}, 24).tail_from, 2u);
   // Saturation: a threshold that would leave 128 bits when shifted stops every even value.
   const std::vector<ulonglong2> huge(4, ulonglong2{5, uint64_t{1} << 63});

@@ -742,11 +742,14 @@ __device__ __forceinline__ void FillSharedPairSteps(const StepEntry* table, uint
 // Two 12-bit steps of the group walk with one wide multiply. With v = 2^24 H + 2^12 L + i1
 // and (c1, m1) the entry of i1, the first step makes v1 = m1 (2^12 H + L) + c1: its low 12
 // bits i2 and v1 >> 12 = m1 H + q follow from t = m1 L + c1 < 2^32 alone (q = t >> 12); the
-// second makes m2 (m1 H + q) + c2 = (m1 m2) H + (m2 q + c2): one 128 x 32-bit product when
-// m1 m2 < 2^32 (p1 + p2 <= 20, nearly always), else the two steps one by one. s += both
-// steps' counts, *row_bit as GroupWalkStep's for the second; false if v would leave 128 bits.
-__device__ __forceinline__ bool GroupWalkPairStep(uint32_t table_at, uint64_t& hi, uint64_t& lo, uint32_t& s,
-                                                  uint32_t* row_bit) {
+// second makes m2 (m1 H + q) + c2 = (m1 m2) H + (m2 q + c2): one 96 x 32-bit product when
+// m1 m2 < 2^32 (p1 + p2 <= 20) and H < 2^96 (nearly always), else the two steps one by one.
+// s += both steps' counts, *row_bit as GroupWalkStep's for the second. A value that would
+// leave 128 bits (only on the rare path) goes to on_overflow, which ends the member (s = 0):
+// the common path carries no overflow test.
+template <typename OnOverflow>
+__device__ __forceinline__ void GroupWalkPairStep(uint32_t table_at, uint64_t& hi, uint64_t& lo, uint32_t& s,
+                                                  uint32_t* row_bit, const OnOverflow& on_overflow) {
   constexpr uint32_t kMask = (1u << kPairStepBits) - 1;
   const uint32_t v0 = static_cast<uint32_t>(lo);
   const uint2 e1 = LoadShared64(table_at + ((v0 & kMask) << 3));
@@ -754,32 +757,31 @@ __device__ __forceinline__ bool GroupWalkPairStep(uint32_t table_at, uint64_t& h
   const uint2 e2 = LoadShared64(table_at + ((t & kMask) << 3));
   s += (e1.x & 0x7F) + (e2.x & 0x7F);
   *row_bit = (e2.x >> (7 - kWalkCheckBits)) & (1u << kWalkCheckBits);
-  const uint32_t m_hi = __umulhi(e1.y, e2.y);
-  if (m_hi != 0) {
+  const uint32_t v1 = static_cast<uint32_t>(lo >> 32);
+  const uint32_t v2 = static_cast<uint32_t>(hi), v3 = static_cast<uint32_t>(hi >> 32);
+  const uint32_t h3 = v3 >> (2 * kPairStepBits);
+  // The fast path needs m = 3^(p1 + p2) < 2^32 (p1 + p2 <= 20) and H < 2^96 (v < 2^120):
+  // then H m + a < 2^128 always. Otherwise (rarely) the two steps one by one.
+  if ((__umulhi(e1.y, e2.y) | h3) != 0) {
     const bool fits = StepMulAdd(hi, lo, kPairStepBits, e1.y, e1.x >> 8);
-    return StepMulAdd(hi, lo, kPairStepBits, e2.y, e2.x >> 8) && fits;
+    if (!(StepMulAdd(hi, lo, kPairStepBits, e2.y, e2.x >> 8) && fits)) on_overflow();
+    return;
   }
   const uint32_t m = e1.y * e2.y;
   const uint64_t a = static_cast<uint64_t>(e2.y) * (t >> kPairStepBits) + (e2.x >> 8);
-  const uint32_t v1 = static_cast<uint32_t>(lo >> 32);
-  const uint32_t v2 = static_cast<uint32_t>(hi), v3 = static_cast<uint32_t>(hi >> 32);
   const uint32_t h0 = __funnelshift_r(v0, v1, 2 * kPairStepBits), h1 = __funnelshift_r(v1, v2, 2 * kPairStepBits);
-  const uint32_t h2 = __funnelshift_r(v2, v3, 2 * kPairStepBits), h3 = v3 >> (2 * kPairStepBits);
-  // H m + a: four 32 x 32 -> 64-bit products, summed in two carry chains.
-  uint32_t r0, r1, r2, r3, r4;
-  asm("{\n\t.reg .u64 p0, p1, p2, p3;\n\t.reg .u32 l0, x0, l1, x1, l2, x2, l3, x3;\n\t"
-      "mul.wide.u32 p0, %5, %9;\n\tmul.wide.u32 p1, %6, %9;\n\t"
-      "mul.wide.u32 p2, %7, %9;\n\tmul.wide.u32 p3, %8, %9;\n\t"
-      "mov.b64 {l0, x0}, p0;\n\tmov.b64 {l1, x1}, p1;\n\tmov.b64 {l2, x2}, p2;\n\tmov.b64 {l3, x3}, p3;\n\t"
-      "add.cc.u32 %0, l0, %10;\n\taddc.cc.u32 %1, x0, %11;\n\taddc.cc.u32 %2, x1, 0;\n\t"
-      "addc.cc.u32 %3, x2, 0;\n\taddc.u32 %4, x3, 0;\n\t"
-      "add.cc.u32 %1, %1, l1;\n\taddc.cc.u32 %2, %2, l2;\n\taddc.cc.u32 %3, %3, l3;\n\taddc.u32 %4, %4, 0;\n\t}"
-      : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3), "=r"(r4)
-      : "r"(h0), "r"(h1), "r"(h2), "r"(h3), "r"(m), "r"(static_cast<uint32_t>(a)),
-        "r"(static_cast<uint32_t>(a >> 32)));
+  const uint32_t h2 = __funnelshift_r(v2, v3, 2 * kPairStepBits);
+  // H m + a: three 32 x 32 -> 64-bit products, summed in two carry chains.
+  uint32_t r0, r1, r2, r3;
+  asm("{\n\t.reg .u64 p0, p1, p2;\n\t.reg .u32 l0, x0, l1, x1, l2, x2;\n\t"
+      "mul.wide.u32 p0, %4, %7;\n\tmul.wide.u32 p1, %5, %7;\n\tmul.wide.u32 p2, %6, %7;\n\t"
+      "mov.b64 {l0, x0}, p0;\n\tmov.b64 {l1, x1}, p1;\n\tmov.b64 {l2, x2}, p2;\n\t"
+      "add.cc.u32 %0, l0, %8;\n\taddc.cc.u32 %1, x0, %9;\n\taddc.cc.u32 %2, x1, 0;\n\taddc.u32 %3, x2, 0;\n\t"
+      "add.cc.u32 %1, %1, l1;\n\taddc.cc.u32 %2, %2, l2;\n\taddc.u32 %3, %3, 0;\n\t}"
+      : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+      : "r"(h0), "r"(h1), "r"(h2), "r"(m), "r"(static_cast<uint32_t>(a)), "r"(static_cast<uint32_t>(a >> 32)));
   lo = (static_cast<uint64_t>(r1) << 32) | r0;
   hi = (static_cast<uint64_t>(r3) << 32) | r2;
-  return r4 == 0;
 }
 
 // kWalk: 0 walks on the global (L2) step table; -1 on a shared-memory table of
@@ -937,29 +939,34 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
         Sum128(gen_hi, gen_lo, hi, lo, gen_step);
       }
       if (s != 0) {
+        // Leaving 128 bits: the host finishes the member exactly; s = 0 ends it here (the
+        // tail test below needs s >= tail_from >= 1, so it skips the garbage value).
+        auto to_host = [&]() {
+          FinishRel<kGroupRel>(&shared_params, gen_end_rel - ((gen_left + 1) << G), 0, true);
+          s = 0;
+        };
         uint32_t row_bit;
-        const bool fits =
-            kRoundSteps == 2
-                ? GroupWalkPairStep(shared_steps_at, hi, lo, s, &row_bit)
-                : GroupWalkStep<kWalk>(steps, shared_steps_at, shared_pow3_at, S, step_mask, hi, lo, s, &row_bit);
+        bool fits = true;
+        if constexpr (kRoundSteps == 2) {
+          GroupWalkPairStep(shared_steps_at, hi, lo, s, &row_bit, to_host);
+        } else {
+          fits = GroupWalkStep<kWalk>(steps, shared_steps_at, shared_pow3_at, S, step_mask, hi, lo, s, &row_bit);
+        }
         // v with e trailing zeros has delay e + delay(v >> e), and v = 2 (mod 3) has the
         // smaller predecessor (2v - 1) / 3: the check selects its threshold by both
-        // (P.walk_stop). Loaded before the overflow branch, so that the load overlaps the
-        // rest of the multiply (its latency was the largest stall).
+        // (P.walk_stop). Loaded before the one-step round's overflow branch, so that the load
+        // overlaps the rest of the multiply (its latency was the largest stall).
         const ulonglong2 limit =
             __ldg(P.walk_stop + (min(s, stop_last) << kWalkRowBits) + row_bit +
                   (static_cast<uint32_t>(lo) & ((1u << kWalkCheckBits) - 1)));
         if (!fits) {
-          FinishRel<kGroupRel>(&shared_params, gen_end_rel - ((gen_left + 1) << G), 0, true);
+          to_host();
+        } else if (Less128(hi, lo, limit.y, limit.x)) {
           s = 0;
-        } else {
-          if (Less128(hi, lo, limit.y, limit.x)) {
-            s = 0;
-          } else if (s >= tail_from && (hi | (lo >> P.tables.tail_bits)) == 0) {
-            FinishRel<kGroupRel>(&shared_params, gen_end_rel - ((gen_left + 1) << G), s + __ldg(P.tables.tail + lo),
-                                 false);
-            s = 0;
-          }
+        } else if (s >= tail_from && (hi | (lo >> P.tables.tail_bits)) == 0) {
+          FinishRel<kGroupRel>(&shared_params, gen_end_rel - ((gen_left + 1) << G), s + __ldg(P.tables.tail + lo),
+                               false);
+          s = 0;
         }
       }
     };

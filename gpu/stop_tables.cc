@@ -59,8 +59,9 @@ WalkStopTable BuildWalkStopTable(const std::vector<ulonglong2>& stop_below, int 
       break;
     }
   }
+  // At least 1: a walking member has s >= k + G >= 1, and the walk ends a member with s = 0.
   const size_t max_shift = gpu::kWalkCheckBits;
-  t.tail_from = static_cast<uint32_t>(first > max_shift ? first - max_shift : 0);
+  t.tail_from = static_cast<uint32_t>(first > max_shift + 1 ? first - max_shift : 1);
   return t;
 }
 

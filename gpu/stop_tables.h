@@ -23,8 +23,9 @@ std::vector<ulonglong2> BuildStopTable(const UnitSpec& spec, int64_t limit);
 // and v >> e < L <=> v < L 2^e; and entry (1 << kWalkCheckBits) + r, for a v the walk knows to
 // be 2 (mod 3) (and so at least 5), the larger of that and floor(3 stop_below[s - 2] / 2)
 // (for s >= 2): u = (2v - 1) / 3 is a smaller predecessor of v (u -> 3u + 1 = 2v -> v) with
-// delay(v) + 2, and u < L <=> v < floor(3L / 2). tail_from: below it every entry is at least
-// 2^tail_bits, so a value in the tail has stopped and the walk skips the tail test.
+// delay(v) + 2, and u < L <=> v < floor(3L / 2). tail_from (at least 1: the walk marks an
+// ended member with s = 0): below it every entry is at least 2^tail_bits, so a value in the
+// tail has stopped and the walk skips the tail test.
 struct WalkStopTable {
   std::vector<ulonglong2> entries;
   uint32_t tail_from = 0;
