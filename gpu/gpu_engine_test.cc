@@ -17,6 +17,7 @@
 #include "core/merge.h"
 #include "core/delay.h"
 #include "core/records_csv.h"
+#include "core/step_table.h"
 #include "core/test_support.h"
 #include "core/unit_search.h"
 #include "core/early_termination.h"
@@ -261,6 +262,46 @@ TEST(GpuStopTableTest, WalkCheckIsExactAndSkipsOnlyStoppedTailValues) {
   EXPECT_EQ(Value(walk.entries[2]), ~u128{0});  // r = 2: e = 1
   EXPECT_EQ(Value(walk.entries[0]), ~u128{0});  // r = 0: e = 2
   EXPECT_EQ(Value(walk.entries[1]), Value(huge[0]));
+}
+
+// The group walk's two steps in one multiply (GroupWalkPairStep), on the host with the 12-bit
+// table: for v = 2^24 H + 2^12 L + i1, t = 3^p1 L + c1 < 2^32 gives the second step's entry
+// (t mod 2^12) and carry q = t >> 12, and (3^p1 3^p2) H + (3^p2 q + c2) equals the two table
+// steps; the shared entry's packing round-trips; a two_mod_3 step makes values = 2 (mod 3);
+// the fast path (3^(p1 + p2) < 2^32, H < 2^96) stays below 2^128.
+TEST(GpuPairStepTest, TwoTableStepsInOneMultiply) {
+  constexpr int kBits = gpu::kPairStepBits;
+  const StepTable table(kBits);
+  std::mt19937_64 rng(Seed() + 13);
+  auto step = [&](u128 x) { return kPow3[table.p(x & table.mask())] * (x >> kBits) + table.c(x & table.mask()); };
+  for (uint64_t i = 0; i < table.packed().size(); ++i) {
+    const uint32_t steps = kBits + table.p(i), flag = gpu::StepMakesTwoMod3(table.p(i), table.c(i));
+    const uint32_t x = gpu::PackPairStep(table.c(i), steps, flag);
+    ASSERT_EQ(x >> 8, table.c(i));
+    ASSERT_EQ(x & 0x7F, steps);
+    ASSERT_EQ((x >> 7) & 1, flag);
+  }
+  int fast = 0;
+  for (int i = 0; i < 200000; ++i) {
+    const unsigned bits = 2 * kBits + static_cast<unsigned>(rng() % 77);  // v in [2^24, 2^100)
+    const u128 v = Pow2(bits - 1) + (static_cast<u128>(rng()) << 64 | rng()) % Pow2(bits - 1);
+    const uint64_t i1 = static_cast<uint64_t>(v) & table.mask();
+    const uint64_t m1 = kPow3[table.p(i1)], c1 = table.c(i1);
+    const uint64_t t = m1 * (static_cast<uint64_t>(v >> kBits) & table.mask()) + c1;
+    ASSERT_LT(t, uint64_t{1} << 32);
+    const u128 first = step(v);
+    const uint64_t i2 = t & table.mask();
+    ASSERT_EQ(static_cast<uint64_t>(first) & table.mask(), i2) << ToDecimal(v);
+    const uint64_t m2 = kPow3[table.p(i2)], c2 = table.c(i2);
+    const u128 fused = static_cast<u128>(m1 * m2) * (v >> (2 * kBits)) + (m2 * (t >> kBits) + c2);
+    ASSERT_EQ(fused, step(first)) << ToDecimal(v);
+    if (gpu::StepMakesTwoMod3(table.p(i2), c2) != 0) ASSERT_EQ(fused % 3, 2u) << ToDecimal(v);
+    if (m1 * m2 < (uint64_t{1} << 32)) ++fast;
+  }
+  EXPECT_GT(fast, 190000);  // 3^(p1 + p2) >= 2^32 (p1 + p2 > 20) is rare
+  // The fast path's largest product and addend: (2^96 - 1)(2^32 - 1) + 3^12 (2^20 + 1) < 2^128.
+  const u128 largest = (Pow2(96) - 1) * ((u128{1} << 32) - 1);
+  EXPECT_GT(kU128Max - largest, static_cast<u128>(kPow3[kBits]) * ((1u << 20) + 1));
 }
 
 TEST(GpuEngineTest, FirstBlockAndSmallUnitsFloorZero) {

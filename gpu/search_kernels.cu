@@ -730,12 +730,12 @@ __device__ __forceinline__ bool GroupWalkStep(const uint4* steps, uint32_t share
 constexpr int kPairWalkRounds = 6;
 
 // The walk table of two-step rounds (kPairStepBits = 12) in shared memory: 8-byte entries
-// {steps | two_mod_3 << 7 | c << 8, 3^p} (steps = 12 + p <= 24, c < 3^12 < 2^20).
+// {PackPairStep(c, steps, two_mod_3), 3^p} (steps = 12 + p <= 24, c < 3^12 < 2^20).
 template <int kThreads>
 __device__ __forceinline__ void FillSharedPairSteps(const StepEntry* table, uint2* shared_steps) {
   for (uint32_t i = threadIdx.x; i < (1u << kPairStepBits); i += kThreads) {
     const uint4 e = __ldg(reinterpret_cast<const uint4*>(table) + i);
-    shared_steps[i] = make_uint2(e.z | (e.w << 7) | (e.x << 8), e.y);
+    shared_steps[i] = make_uint2(PackPairStep(e.x, e.z, e.w), e.y);
   }
 }
 

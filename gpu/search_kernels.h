@@ -78,6 +78,11 @@ constexpr int kWalkExtraRows = 2;
 // an SM at the 48-register cap (five blocks of 256 with their 32 KiB tables would not fit).
 constexpr int kPairStepBits = 12;
 constexpr int kPairWalkBlockThreads = 640;
+// The first word of such an entry: steps (S + p <= 24) | two_mod_3 << 7 | c << 8 (c < 3^12);
+// the second is 3^p.
+__host__ __device__ constexpr uint32_t PackPairStep(uint32_t c, uint32_t steps, uint32_t two_mod_3) {
+  return steps | (two_mod_3 << 7) | (c << 8);
+}
 // Trailing zeros the walk's check counts for v mod 2^kWalkCheckBits = r.
 constexpr uint32_t WalkCheckShift(uint32_t r) {
   return r == 0 ? kWalkCheckBits : (r & 1) != 0 ? 0 : 1 + WalkCheckShift(r >> 1);
