@@ -81,7 +81,7 @@ int Main(int argc, char** argv) {
     else if (key == "--no-groups") a.gpu.residue_groups = false;
     else if (key == "--class-plain") a.gpu.class_walk_queue = false;
     else if (key == "--group-bits") a.gpu.group_bits = std::stoi(value());
-    else if (key == "--group-min-members") a.gpu.group_min_members = std::stoi(value());
+    else if (key == "--group-min-members") a.gpu.group_min_members = a.gpu.class_group_min_members = std::stoi(value());
     else if (key == "--walk-rounds") a.gpu.group_walk_rounds = std::stoi(value());
     else if (key == "--walk-step-bits") a.gpu.group_walk_step_bits = std::stoi(value());
     else if (key == "--walk-round-steps") a.gpu.group_walk_round_steps = std::stoi(value());

@@ -281,7 +281,8 @@ Status GpuEngine::Init() {
   if (o.group_walk_round_steps != 1 && o.group_walk_round_steps != 2) {
     return Status::InvalidArgument("group walk round steps must be 1 or 2");
   }
-  if (o.group_min_members < 1 || o.group_min_members > 4096) {
+  if (o.group_min_members < 1 || o.group_min_members > 4096 || o.class_group_min_members < 1 ||
+      o.class_group_min_members > 4096) {
     return Status::InvalidArgument("group min members must be in 1..4096");
   }
   if (o.residue_groups && o.queue_block_threads == 512) {
@@ -761,10 +762,11 @@ Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
     const u128 full_begin = (first + cycle.len - 1) / cycle.len, full_end = last / cycle.len;  // cycles from q0
     int group_bits = 0;
     const int walk_bits = options_.group_walk_step_bits > 0 ? options_.group_walk_step_bits : options_.step_bits;
+    const int min_members = classes ? options_.class_group_min_members : options_.group_min_members;
     if (Groups() && full_end > full_begin) {
       const u128 cycles = full_end - full_begin;
       for (int g = options_.group_bits; g >= 5 && group_bits == 0; --g) {
-        if (cycles >= static_cast<u128>(options_.group_min_members) << g && start >= Pow2(static_cast<unsigned>(k + g + walk_bits))) {
+        if (cycles >= static_cast<u128>(min_members) << g && start >= Pow2(static_cast<unsigned>(k + g + walk_bits))) {
           group_bits = g;
         }
       }

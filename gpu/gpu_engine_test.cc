@@ -515,7 +515,7 @@ TEST(GpuEngineTest, ResidueGroupsMatchCpu) {
   for (int bits : {5, 8, 9, 11}) {
     GpuEngineOptions o;
     o.group_bits = bits;
-    o.group_min_members = 4;
+    o.group_min_members = o.class_group_min_members = 4;
     o.positions_per_launch = uint64_t{1} << (18 + bits % 3);  // several launches, uneven entry ranges
     // The walk's table in shared memory (12 bits: two steps a round from 2^44 up, or one),
     // or in L2.
@@ -557,7 +557,7 @@ TEST(GpuEngineTest, ResidueGroupBufferOverflowIsRecovered) {
   tiny.ladder_capacity = 1;
   tiny.host_finish_capacity = 1;
   tiny.group_bits = 6;
-  tiny.group_min_members = 4;
+  tiny.group_min_members = tiny.class_group_min_members = 4;
   tiny.group_walk_step_bits = 11;  // host finishes and tails from the shared-memory walk
   auto gpu = MakeGpu(tiny, SmallSieveTables());
   std::mt19937_64 rng(Seed() + 8);
