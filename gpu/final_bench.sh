@@ -5,7 +5,8 @@
 # with the plain baseline kernel timed in the same run. Delay-only rows at sieve 19 verify
 # 2^34 numbers against the CPU engine (enough whole cycles for residue groups), and the
 # --no-groups rows print the walk queue's result for the same unit; --walk-step-bits rows
-# compare the group walk's step tables (0: the 19-bit table in L2); --class-plain and
+# compare the group walk's step tables (0: the 19-bit table in L2; their rounds take one
+# step, the default 12-bit table two: --walk-round-steps 1 rows); --class-plain and
 # --no-class-members rows show the class unit on the plain kernel and with the 700 holes
 # the records below 2^28 alone leave open. Logs under $OUT.
 set -o pipefail
@@ -24,6 +25,11 @@ for sieve in 19 24; do
   run --at 2^66 --numbers 2^38 --kinds delay,class --sieve-bits $sieve --verify-numbers 2^30
 done
 run --at 2^60 --numbers 2^40 --kinds delay --sieve-bits 26 --baseline-numbers 0 --verify-numbers 2^24
+# Session 9: class units on wider sieves (64-member class groups by default), and the walk's
+# one-step rounds for comparison with the default two.
+run --at 2^60 --numbers 2^40 --kinds delay,class --sieve-bits 28 --baseline-numbers 0 --verify-numbers 2^24
+run --at 2^60 --numbers 2^40 --kinds delay,class --sieve-bits 19 --walk-round-steps 1 --baseline-numbers 0
+run --at 2^60 --numbers 2^40 --kinds delay --sieve-bits 19 --walk-round-steps 1 --baseline-numbers 0
 run --at 2^60 --numbers 2^40 --kinds delay --sieve-bits 28 --baseline-numbers 0 --verify-numbers 2^24
 run --at 2^60 --numbers 2^40 --kinds delay --sieve-bits 24 --no-queue --baseline-numbers 0
 run --at 2^60 --numbers 2^40 --kinds delay --sieve-bits 19 --walk-step-bits 0 --baseline-numbers 0
