@@ -9,7 +9,7 @@
 //             [--global-steps] [--no-queue] [--queue-occupancy 1280] [--queue-block-threads 256] [--queue-columns 64]
 //             [--low-occupancy]
 //             [--bound-sub-bits 6] [--positions-per-launch N] [--no-class-members] [--class-plain]
-//             [--walk-rounds 12] [--walk-step-bits 12] [--walk-round-steps 2]
+//             [--walk-rounds 12] [--walk-step-bits 12] [--walk-round-steps 2] [--join-map-bits 32]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -85,6 +85,7 @@ int Main(int argc, char** argv) {
     else if (key == "--walk-rounds") a.gpu.group_walk_rounds = std::stoi(value());
     else if (key == "--walk-step-bits") a.gpu.group_walk_step_bits = std::stoi(value());
     else if (key == "--walk-round-steps") a.gpu.group_walk_round_steps = std::stoi(value());
+    else if (key == "--join-map-bits") a.gpu.join_map_bits = std::stoi(value());
     else if (key == "--bound-sub-bits") a.gpu.bound_sub_bits = std::stoi(value());
     else if (key == "--baseline-numbers") a.baseline_numbers = value();
     else if (key == "--verify-numbers") a.verify_numbers = value();
@@ -181,6 +182,12 @@ int Main(int argc, char** argv) {
               static_cast<unsigned long>(stats.split_launches),
               static_cast<unsigned long>(stats.host_finished), static_cast<unsigned long>(stats.ladder_entries),
               static_cast<unsigned long>(result.candidates), 100.0 * result.candidates / n);
+  if (stats.join_map_bits != 0) {
+    std::printf("join map %d bits (built in %.2f s): %lu walking groups skipped\n", stats.join_map_bits,
+                stats.join_map_seconds, static_cast<unsigned long>(stats.join_skipped_groups));
+  } else if (!stats.join_map_unavailable.empty()) {
+    std::printf("join map unavailable: %s\n", stats.join_map_unavailable.c_str());
+  }
 
   double base_rate = 0;
   if (baseline_numbers > 0) {

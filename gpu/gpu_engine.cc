@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -17,6 +18,7 @@
 #include "core/step_table.h"
 #include "gpu/bound_table.h"
 #include "gpu/cuda_memory.h"
+#include "gpu/join_map.h"
 #include "gpu/search_kernels.h"
 #include "gpu/stop_tables.h"
 
@@ -53,6 +55,7 @@ struct Job {
   bool group = false;
   int group_bits = 0;
   int walk_round_steps = 1;
+  bool join = false;  // the join map serves this group launch (LaunchParams::join_map)
   uint32_t entry0 = 0, entries = 0;
   uint32_t cycles = 0;
 };
@@ -96,6 +99,7 @@ struct Slot {
   DeviceArray<HostFinishEntry> host_finish;
   DeviceArray<unsigned long long> class_min;
   DeviceArray<uint8_t> entry_stops;  // residue-group launches: LaunchParams::entry_stops
+  DeviceArray<uint8_t> group_skip;   // and LaunchParams::group_skip
   PinnedArray<unsigned long long> host_class_min;
   bool busy = false;
   Job job;
@@ -119,7 +123,11 @@ class GpuEngine : public SearchEngine {
   Status Init();
   Status Search(const UnitSpec& spec, UnitResult* result, const ProgressFn& progress = nullptr,
                 const std::atomic<bool>* cancel = nullptr) override;
-  std::string Describe() const override { return "gpu " + std::to_string(options_.device) + " (" + device_name_ + ")"; }
+  std::string Describe() const override {
+    std::string d = "gpu " + std::to_string(options_.device) + " (" + device_name_ + ")";
+    if (join_map_bits_ != 0) d += ", join map " + std::to_string(join_map_bits_) + " bits";
+    return d;
+  }
 
   const GpuSearchStats& stats() const { return stats_; }
   bool SharedSteps() const { return options_.shared_step_table && options_.step_bits <= gpu::kMaxSharedStepBits; }
@@ -160,6 +168,8 @@ class GpuEngine : public SearchEngine {
   Status Collect(Slot& slot, const Job& job, UnitResult* part, bool* retry);
   Status RunJobSync(Slot& slot, const Job& job, UnitResult* part);
   Status EnsureCapacity(Slot& slot, uint64_t ladder, uint64_t host_finish);
+  // Builds the join map on first use (delay+class searches); false if it cannot serve.
+  Status EnsureJoinMap(bool* ready);
 
   std::shared_ptr<const SearchTables> tables_;
   GpuEngineOptions options_;
@@ -183,6 +193,12 @@ class GpuEngine : public SearchEngine {
   // The group walk's check of a value with e trailing zeros: group_stop_below_[s + e] << e.
   DeviceArray<ulonglong2> group_walk_stop_;
   SieveCycle class_cycle_, delay_cycle_;
+  // The join map (gpu/join_map.h) at level join_map_bits_ (0: not built yet), or why the
+  // device could not hold it (then the engine runs without: same results, slower).
+  DeviceArray<uint8_t> join_map_;
+  int join_map_bits_ = 0;
+  double join_map_seconds_ = 0;
+  std::string join_map_unavailable_;
   Slot slots_[2];
   bool auto_ladder_ = true, auto_finish_ = true;
   uint64_t ladder_cap_ = 0, finish_cap_ = 0;
@@ -278,6 +294,7 @@ Status GpuEngine::Init() {
   if (o.group_walk_rounds < 1 || o.group_walk_rounds > 64) {
     return Status::InvalidArgument("group walk rounds must be in 1..64");
   }
+  if (o.join_map_bits < 0 || o.join_map_bits > 32) return Status::InvalidArgument("join map bits must be in 0..32");
   if (o.group_walk_round_steps != 1 && o.group_walk_round_steps != 2) {
     return Status::InvalidArgument("group walk round steps must be 1 or 2");
   }
@@ -382,6 +399,26 @@ u128 GpuEngine::SievedPosition(const SieveCycle& cycle, u128 q0, u128 x) const {
   return (q - q0) * cycle.len + cycle.prefix[r] + j;
 }
 
+Status GpuEngine::EnsureJoinMap(bool* ready) {
+  const int k = tables_->sieve->bits();
+  const int L = options_.join_map_bits;
+  *ready = false;
+  if (L <= k || !join_map_unavailable_.empty()) return Status::Ok();
+  if (join_map_bits_ == 0) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const Status st = BuildJoinMap(tables_->sieve->residues(), k, L, &join_map_);
+    if (st.code() == Status::Code::kUnavailable) {
+      join_map_unavailable_ = st.message();
+      return Status::Ok();
+    }
+    STATUS_TRY(st);
+    join_map_bits_ = L;
+    join_map_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  *ready = true;
+  return Status::Ok();
+}
+
 Status GpuEngine::EnsureCapacity(Slot& slot, uint64_t ladder, uint64_t host_finish) {
   if (ladder > slot.ladder.size()) {
     CUDA_TRY(cudaStreamSynchronize(slot.stream));
@@ -428,6 +465,8 @@ Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
     p.walk_stop = group_walk_stop_.get();
     p.walk_stop_last = group_walk_stop_last_;
     p.walk_round_steps = job.walk_round_steps;
+    p.join_map = job.join ? join_map_.get() : nullptr;
+    p.join_mask = job.join ? (uint64_t{1} << join_map_bits_) - 1 : 0;
     p.group_first_entry = job.entry0;
     p.group_entries = job.entries;
     p.group_cycles = job.cycles;
@@ -436,6 +475,12 @@ Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
       STATUS_TRY(slot.entry_stops.Allocate(job.entries));
     }
     p.entry_stops = slot.entry_stops.get();
+    const uint64_t groups = static_cast<uint64_t>(job.entries) << job.group_bits;
+    if (slot.group_skip.size() < groups) {
+      CUDA_TRY(cudaStreamSynchronize(slot.stream));
+      STATUS_TRY(slot.group_skip.Allocate(groups));
+    }
+    p.group_skip = slot.group_skip.get();
     const uint64_t rounds = (static_cast<uint64_t>(job.entries) << job.group_bits) / 32;
     const int block_threads = GroupBlockThreads(job.walk_round_steps);
     const uint64_t warps_per_block = static_cast<uint64_t>(block_threads) / 32;
@@ -553,6 +598,7 @@ Status GpuEngine::Collect(Slot& slot, const Job& job, UnitResult* part, bool* re
   }
   stats_.ladder_entries += ladder.size();
   stats_.host_finished += finish.size();
+  stats_.join_skipped_groups += acc.join_skipped_groups;
 
   UnitResult r;
   r.candidates = acc.candidates;
@@ -578,8 +624,9 @@ Status GpuEngine::Collect(Slot& slot, const Job& job, UnitResult* part, bool* re
     const u128 n = MakeU128(e.n_hi, e.n_lo);
     const uint32_t d = tables_->delay->Delay(n);  // exact, through the wide path where needed
     if (!is_open(d)) continue;
-    ++r.tally_count;
-    r.tally_sum += d;
+    // A join-map run's smallest member stands for the whole run (gpu/join_map.h).
+    r.tally_count += e.weight;
+    r.tally_sum += static_cast<uint64_t>(d) * e.weight;
     if (d > floor) entries.push_back({n, d});
     if (classes) {
       auto it = minima.find(d);
@@ -708,6 +755,22 @@ Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
     if (OddNumberIsComputed(n % 9, spec.kinds, 9)) p.pattern[p.npat++] = n;
   }
 
+  // The join map serves delay+class group launches of units whose bounds are multiples of
+  // 2^L (every run of twins lies inside; gpu/join_map.h).
+  // Built at the first such search that starts at a multiple of 2^L (a bench's warm-up).
+  bool join_unit = false;
+  if (classes && Groups() && options_.join_map_bits > 0) {
+    const u128 join_block = Pow2(static_cast<unsigned>(options_.join_map_bits));
+    if (spec.begin >= join_block && spec.begin % join_block == 0) {
+      bool ready = false;
+      STATUS_TRY(EnsureJoinMap(&ready));
+      join_unit = ready && spec.end % join_block == 0;
+    }
+  }
+  stats_.join_map_bits = join_map_bits_;
+  stats_.join_map_seconds = join_map_seconds_;
+  stats_.join_map_unavailable = join_map_unavailable_;
+
   // Plan the launches: the first block, then the sieved blocks, in ascending order.
   const int k = tables_->sieve->bits();
   const u128 block = Pow2(static_cast<unsigned>(k));
@@ -789,6 +852,7 @@ Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
           j.group = true;
           j.group_bits = group_bits;
           j.walk_round_steps = round_steps;
+          j.join = join_unit && k + group_bits >= join_map_bits_;
           j.cycle0 = q0 + c;
           j.cycles = cycles;
           j.entry0 = static_cast<uint32_t>(e);

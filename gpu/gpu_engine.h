@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "core/search_engine.h"
 #include "core/status.h"
@@ -86,6 +87,13 @@ struct GpuEngineOptions {
   // of that width which each block keeps in shared memory: more steps, but no L2 round
   // trip each (the 19-bit table's random reads kept the L2 80% busy; docs/PERFORMANCE.md).
   int group_walk_step_bits = 12;
+  // Join map level L (0: off; at most 32): delay+class group walks skip the groups whose
+  // numbers all have a smaller twin of the same delay in the unit (the k-bit join sieve
+  // carried to L bits over the survivors' lifts: gpu/join_map.h), in units whose bounds are
+  // multiples of 2^L. Built on the GPU at the first such search (a radix sort of every lift:
+  // about 14 GB for a moment and a 2 GiB map at k = 19, L = 32); without the memory the
+  // engine runs without it. Results do not change.
+  int join_map_bits = 32;
   // Plain kernel (class searches, floor 0, shared-memory step table): cap registers at 32
   // so that 2048 threads fit on an SM.
   bool full_occupancy = true;
@@ -107,6 +115,10 @@ struct GpuSearchStats {
   uint64_t host_finished = 0;        // numbers finished on the host (128-bit overflow)
   uint64_t ladder_entries = 0;       // tile-local ladder entries the host filtered
   double kernel_seconds = 0;         // summed CUDA-event time of the search launches
+  uint64_t join_skipped_groups = 0;  // walking residue groups the join map skipped
+  int join_map_bits = 0;             // the join map's level (0: none built)
+  double join_map_seconds = 0;       // the time its build took (once per engine)
+  std::string join_map_unavailable;  // why the device could not hold it, if so
 };
 // Stats of the last Search of an engine made by MakeGpuEngine (zeros for other engines).
 GpuSearchStats LastGpuSearchStats(const SearchEngine& engine);

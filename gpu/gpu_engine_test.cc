@@ -23,6 +23,7 @@
 #include "core/early_termination.h"
 #include "gpu/bound_table.h"
 #include "gpu/gpu_baseline.h"
+#include "gpu/join_map.h"
 #include "gpu/search_kernels.h"
 #include "gpu/stop_tables.h"
 
@@ -302,6 +303,74 @@ TEST(GpuPairStepTest, TwoTableStepsInOneMultiply) {
   // The fast path's largest product and addend: (2^96 - 1)(2^32 - 1) + 3^12 (2^20 + 1) < 2^128.
   const u128 largest = (Pow2(96) - 1) * ((u128{1} << 32) - 1);
   EXPECT_GT(kU128Max - largest, static_cast<u128>(kPow3[kBits]) * ((1u << 20) + 1));
+}
+
+// The join map against its definition, pair by pair: a lift r of an odd k-bit survivor has
+// weight = the number of lifts reaching the same value after L T-steps (for every h >= 1:
+// (p, c) read off T^L at h = 1 and h = 2) if it is their smallest, else 0; and a lift of
+// weight 0 has the delay of its smallest twin.
+TEST(JoinMapTest, HostMapMatchesPairwiseDefinition) {
+  constexpr int k = 8, L = 14;
+  std::shared_ptr<const Sieve> sieve;
+  ASSERT_TRUE(Sieve::Generate(k, &sieve).ok());
+  std::vector<uint8_t> map;
+  ASSERT_TRUE(BuildJoinMapOnHost(sieve->residues(), k, L, &map).ok());
+  ASSERT_EQ(map.size(), size_t{1} << (L - 1));
+  auto after_l = [](u128 n) {
+    for (int j = 0; j < L; ++j) n = (n & 1) != 0 ? (3 * n + 1) / 2 : n / 2;
+    return n;
+  };
+  std::vector<uint32_t> lifts;
+  std::vector<std::pair<u128, u128>> keys;  // (3^p, c)
+  for (uint32_t b = 0; b < (1u << (L - k)); ++b) {
+    for (const uint64_t low : sieve->residues()) {
+      const uint32_t r = static_cast<uint32_t>(low + (uint64_t{b} << k));
+      const u128 one = after_l(Pow2(L) + r), two = after_l(2 * Pow2(L) + r);
+      lifts.push_back(r);
+      keys.emplace_back(two - one, one - (two - one));
+    }
+  }
+  size_t total = 0, zero = 0;
+  for (size_t i = 0; i < lifts.size(); ++i) {
+    uint32_t smallest = lifts[i], count = 0;
+    for (size_t j = 0; j < lifts.size(); ++j) {
+      if (keys[j] == keys[i]) {
+        ++count;
+        smallest = std::min(smallest, lifts[j]);
+      }
+    }
+    const uint32_t want = smallest == lifts[i] ? count : 0;
+    ASSERT_EQ(map[lifts[i] >> 1], want) << "r " << lifts[i];
+    total += map[lifts[i] >> 1];
+    if (want == 0) {
+      ++zero;
+      for (const u128 h : {u128{1}, u128{77}, Pow2(40) + 3}) {
+        ASSERT_EQ(SlowDelay(h * Pow2(L) + lifts[i]), SlowDelay(h * Pow2(L) + smallest)) << "r " << lifts[i];
+      }
+    }
+  }
+  EXPECT_EQ(total, lifts.size());  // every lift is counted once, by its run's smallest member
+  EXPECT_GT(zero, lifts.size() / 20);  // the map does skip numbers (8% here, 17% of walkers at 2^60, L = 32)
+  // Bad input is refused.
+  EXPECT_FALSE(BuildJoinMapOnHost(sieve->residues(), k, k, &map).ok());
+  EXPECT_FALSE(BuildJoinMapOnHost(sieve->residues(), k, 33, &map).ok());
+  EXPECT_FALSE(BuildJoinMapOnHost({3, 2}, 2, 8, &map).ok());
+}
+
+TEST(GpuJoinMapTest, DeviceMapEqualsHostMap) {
+  REQUIRE_GPU();
+  for (const auto& [k, L] : {std::pair{12, 22}, std::pair{19, 26}}) {
+    const std::vector<uint64_t>& residues = TablesWithSieve(k)->sieve->residues();
+    std::vector<uint8_t> want;
+    ASSERT_TRUE(BuildJoinMapOnHost(residues, k, L, &want).ok());
+    DeviceArray<uint8_t> map;
+    const Status st = BuildJoinMap(residues, k, L, &map);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    std::vector<uint8_t> got(want.size());
+    ASSERT_EQ(map.size(), got.size());
+    ASSERT_EQ(cudaMemcpy(got.data(), map.get(), got.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_TRUE(got == want) << "k " << k << " L " << L;
+  }
 }
 
 TEST(GpuEngineTest, FirstBlockAndSmallUnitsFloorZero) {
@@ -601,6 +670,48 @@ TEST(GpuEngineTest, ResidueGroupBufferOverflowIsRecovered) {
   ExpectSameOnTables(*SmallSieveTables(), *two_steps, spec);
   EXPECT_GT(LastGpuSearchStats(*two_steps).group_launches, 0u);
   EXPECT_GT(LastGpuSearchStats(*two_steps).host_finished, 0u);
+}
+
+// Delay+class units whose bounds are multiples of 2^L skip the groups the join map marks,
+// and count their tallies through their smallest twins: the results stay the CPU's. A low
+// floor (400) at 2^40 leaves many delays open, so the tallies weigh many runs.
+TEST(GpuEngineTest, JoinMapSkipsTwinsAndKeepsResults) {
+  REQUIRE_GPU();
+  std::mt19937_64 rng(Seed() + 9);
+  SCOPED_TRACE("seed " + std::to_string(Seed()));
+  GpuEngineOptions o;
+  o.group_bits = 9;
+  o.group_min_members = o.class_group_min_members = 4;
+  o.join_map_bits = 21;  // k + G with the 12-bit sieve
+  o.positions_per_launch = uint64_t{1} << 20;
+  auto gpu = MakeGpu(o, SmallSieveTables());
+  for (int i = 0; i < 3; ++i) {
+    UnitSpec spec = SpecWithRecords(Pow2(40) + ((rng() % Pow2(16)) << 21), Pow2(40), Kinds::kDelayAndClass, nullptr);
+    spec.end = spec.begin + (uint64_t{1} << 24);
+    spec.floor = 400;
+    while (!spec.known_records.empty() && spec.known_records.back().delay > spec.floor) {
+      spec.records_complete_below = spec.known_records.back().n;
+      spec.known_records.pop_back();
+    }
+    for (uint32_t d = spec.floor - 20; d <= spec.floor; d += 3) spec.open_holes.push_back(d);
+    ExpectSameOnTables(*SmallSieveTables(), *gpu, spec);
+    const GpuSearchStats stats = LastGpuSearchStats(*gpu);
+    EXPECT_EQ(stats.join_map_bits, 21);
+    EXPECT_GT(stats.join_skipped_groups, 0u);
+    UnitResult r = GpuSearch(*gpu, spec);
+    EXPECT_GT(r.tally_count, 1000u);
+    // Not aligned to 2^21: no skipping, same result.
+    spec.begin += 2;
+    ExpectSameOnTables(*SmallSieveTables(), *gpu, spec);
+    EXPECT_EQ(LastGpuSearchStats(*gpu).join_skipped_groups, 0u);
+  }
+  // Host finishes inside a join unit (2^99 + 2^71 + 2^70 - 1 leaves 128 bits; its twins too).
+  const u128 wide = Pow2(99) + Pow2(71) + Pow2(70) - 1;
+  UnitSpec spec = HolesNearTheFloor(SpecWithRecords(((wide >> 21) << 21) - Pow2(23), Pow2(99), Kinds::kDelayAndClass, &rng));
+  spec.end = spec.begin + Pow2(24);
+  ExpectSameOnTables(*SmallSieveTables(), *gpu, spec);
+  EXPECT_GT(LastGpuSearchStats(*gpu).host_finished, 0u);
+  EXPECT_GT(LastGpuSearchStats(*gpu).join_skipped_groups, 0u);
 }
 
 // The whole [1, 2^32) on the GPU equals the CPU result (opt-in: minutes of CPU time).

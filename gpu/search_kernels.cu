@@ -175,9 +175,9 @@ __device__ __forceinline__ bool LoadNumber(const LaunchParams& P, uint64_t cycle
   return true;
 }
 
-__device__ __forceinline__ void HostFinish(const LaunchParams& P, const Number& x) {
+__device__ __forceinline__ void HostFinish(const LaunchParams& P, const Number& x, uint32_t weight = 1) {
   const unsigned long long i = atomicAdd(&P.acc->host_finish_count, 1ULL);
-  if (i < P.host_finish_capacity) P.host_finish[i] = HostFinishEntry{x.n_lo, x.n_hi};
+  if (i < P.host_finish_capacity) P.host_finish[i] = HostFinishEntry{x.n_lo, x.n_hi, weight, 0};
 }
 
 // Records a finished number's delay; returns its ladder key (d above the ladder floor, else 0).
@@ -373,15 +373,17 @@ template <int kLayout>
 __device__ __noinline__ void FinishRel(const LaunchParams* params, uint32_t rel, uint32_t d, bool host) {
   const LaunchParams& P = *params;
   const Number x = kLayout == kGroupRel ? GroupNumber(P, rel) : QueuedNumber<kLayout == kSievedRel>(P, rel);
-  if (host) {
-    HostFinish(P, x);
+  // The number stands for its join-map twins in the tallies (they were skipped).
+  const uint32_t weight = kLayout == kGroupRel && P.join_map != nullptr ? P.join_map[(x.n_lo & P.join_mask) >> 1] : 1;
+  if (host || d >= kClassSlots) {
+    HostFinish(P, x, weight);
     return;
   }
   unsigned long long count = 0, sum = 0;
   FinishToLadder(P, x, d, count, sum);
   if (count != 0) {
-    atomicAdd(&P.acc->tally_count, count);
-    atomicAdd(&P.acc->tally_sum, sum);
+    atomicAdd(&P.acc->tally_count, count * weight);
+    atomicAdd(&P.acc->tally_sum, sum * weight);
   }
 }
 
@@ -865,7 +867,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
         // The last member after k steps, then after k + G.
         uint64_t last_hi = w_hi, last_lo = w_lo;
         AddProduct(last_hi, last_lo, a1, static_cast<uint64_t>(n - 1) << G);
-        bool walks = n != 0 && P.entry_stops[entry] == 0 && !Below(P, e.steps, last_hi, last_lo);
+        bool walks = n != 0 && P.group_skip[g] == 0 && !Below(P, e.steps, last_hi, last_lo);
         uint64_t b2_hi = 0, b2_lo = 0, a2 = 0;
         uint32_t s2 = 0;
         if (walks) {
@@ -986,6 +988,36 @@ __global__ void EntryStopKernel(const LaunchParams P, uint8_t* entry_stops) {
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < P.group_entries; i += gridDim.x * blockDim.x) {
     entry_stops[i] = EntryStops(P, P.entries[P.group_first_entry + i].offset) ? 1 : 0;
   }
+}
+
+// group_skip[g] for the launch's groups: 1 if the group's entry stops (entry_stops), 2 if the
+// join map says that every member has a smaller twin of the same delay in the unit (N mod
+// 2^L = offset + 2^k (h_base + q) mod 2^L, one residue a group since L <= k + G); counts
+// the groups of the second kind. Apart from the group kernel, whose walk registers any
+// code in its decisions costs (spills).
+template <int kThreads>
+__global__ void __launch_bounds__(kThreads) GroupSkipKernel(const LaunchParams P, const uint8_t* entry_stops,
+                                                            uint8_t* group_skip) {
+  const int G = P.group_bits;
+  const uint32_t groups = P.group_entries << G;
+  unsigned long long joined = 0;
+  for (uint32_t g = blockIdx.x * kThreads + threadIdx.x; g < groups; g += gridDim.x * kThreads) {
+    const uint32_t entry = g >> G, q = g & ((1u << G) - 1);
+    uint8_t skip = entry_stops[entry];
+    if (skip == 0 && P.join_map != nullptr && q < P.group_cycles) {
+      const uint64_t r = (P.entries[P.group_first_entry + entry].offset + ((P.h_base_lo + q) << P.sieve_bits)) &
+                         P.join_mask;
+      if (P.join_map[r >> 1] == 0) {
+        skip = 2;
+        ++joined;
+      }
+    }
+    group_skip[g] = skip;
+  }
+  using Reduce = cub::BlockReduce<unsigned long long, kThreads>;
+  __shared__ typename Reduce::TempStorage temp;
+  const unsigned long long total = Reduce(temp).Sum(joined);
+  if (threadIdx.x == 0 && total != 0) atomicAdd(&P.acc->join_skipped_groups, total);
 }
 
 template <int kThreads, int kWalk, int kRoundSteps>
@@ -1146,8 +1178,12 @@ cudaError_t SearchBlocksPerSm(int block_threads, bool shared_steps, int step_bit
 
 cudaError_t LaunchGroups(const LaunchParams& p, int block_threads, int grid_blocks, cudaStream_t stream) {
   (void)cudaGetLastError();
-  if (p.entry_stops == nullptr || p.group_entries == 0) return cudaErrorInvalidValue;
+  if (p.entry_stops == nullptr || p.group_skip == nullptr || p.group_entries == 0) return cudaErrorInvalidValue;
   EntryStopKernel<<<(p.group_entries + 255) / 256, 256, 0, stream>>>(p, p.entry_stops);
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+  const uint64_t groups = static_cast<uint64_t>(p.group_entries) << p.group_bits;
+  GroupSkipKernel<256><<<static_cast<unsigned>(std::min<uint64_t>((groups + 255) / 256, 4096)), 256, 0, stream>>>(
+      p, p.entry_stops, p.group_skip);
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   void (*kernel)(LaunchParams) = nullptr;
   cudaError_t e = FindGroupKernel(block_threads, p.queue_threads_per_sm, p.walk_step_bits, p.walk_round_steps, &kernel);

@@ -37,8 +37,12 @@ struct LadderEntry {
   uint32_t unused;
 };
 
+// weight: how many examined numbers share this one's delay and stand for it in the audit
+// tallies (1, or a join-map run's length: LaunchParams::join_map).
 struct HostFinishEntry {
   uint64_t n_lo, n_hi;
+  uint32_t weight;
+  uint32_t unused;
 };
 
 // The packed group step entry (LaunchParams::group_steps).
@@ -55,6 +59,7 @@ struct Accumulators {
   unsigned long long work_hash;
   unsigned long long ladder_count;       // may exceed the capacity: then the launch is redone
   unsigned long long host_finish_count;  // likewise
+  unsigned long long join_skipped_groups;  // walking groups the join map skipped
 };
 
 // Class minima slots: N - base for each delay below kClassSlots; delays at or above go
@@ -153,6 +158,10 @@ struct LaunchParams {
   // largest one can after some j <= k; values after j <= k steps grow with N), so that
   // all of its groups stop without a look.
   uint8_t* entry_stops = nullptr;
+  // Per group of the launch (group_entries << group_bits bytes, filled ahead of the group
+  // kernel too): 0, or why the group is skipped without a look: 1 its entry stops, 2 the
+  // join map (join_map below).
+  uint8_t* group_skip = nullptr;
   uint64_t h_base_lo = 0, h_base_hi = 0;  // base >> sieve_bits
   int walk_rounds = 12;  // walk steps per lane between the warp's group hand-outs (GpuEngineOptions)
   // The group walk's step table: 0 (the global/L2 table of tables.step_bits) or a width
@@ -173,6 +182,12 @@ struct LaunchParams {
   // at least 2^(2S) at a round's start: members at least 2^(2S) after k + G steps, and
   // 2^tail_bits >= 2^(2S), which every value that did not stop or finish in the tail is).
   int walk_round_steps = 1;
+  // The join map (gpu/join_map.h) in delay+class group launches of units it serves, else
+  // nullptr: a walking group whose numbers' residue r = N mod 2^L (join_mask = 2^L - 1,
+  // L <= k + G, so one r a group) has join_map[r >> 1] = 0 skips its walk; a finished member
+  // counts in the tallies with its entry (its run's length) as weight.
+  const uint8_t* join_map = nullptr;
+  uint64_t join_mask = 0;
 
   Accumulators* acc = nullptr;
   LadderEntry* ladder = nullptr;

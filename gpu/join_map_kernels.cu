@@ -1,0 +1,79 @@
+// Device side of the join map (gpu/join_map.h): keys of the lifts, a CUB radix sort, marks.
+#include "gpu/join_map_kernels.h"
+
+#include <cub/device/device_radix_sort.cuh>
+
+namespace collatz::gpu {
+namespace {
+
+__global__ void JoinKeysKernel(const uint32_t* residues_k, uint32_t residue_count, int k, int L, uint64_t count,
+                               uint64_t* keys, uint32_t* residues, int* failed) {
+  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < count;
+       i += uint64_t{gridDim.x} * blockDim.x) {
+    const uint64_t b = i / residue_count;
+    const uint32_t r = residues_k[i - b * residue_count] + static_cast<uint32_t>(b << k);
+    // T^L(r) < 2^32 (3/2)^32 < 2^51: 64 bits suffice.
+    uint64_t v = r;
+    uint32_t p = 0;
+    for (int j = 0; j < L; ++j) {
+      if (v & 1) {
+        v += (v >> 1) + 1;  // (3v + 1) / 2
+        ++p;
+      } else {
+        v >>= 1;
+      }
+    }
+    if ((v >> kJoinKeyCBits) != 0) *failed = 1;
+    keys[i] = (uint64_t{p} << kJoinKeyCBits) | v;
+    residues[i] = r;
+  }
+}
+
+__global__ void MarkJoinRunsKernel(const uint64_t* keys, const uint32_t* residues, uint64_t count, uint8_t* map,
+                                   int* failed) {
+  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < count;
+       i += uint64_t{gridDim.x} * blockDim.x) {
+    if (i == 0 || keys[i] != keys[i - 1]) {
+      uint64_t end = i + 1;
+      while (end < count && keys[end] == keys[i]) ++end;  // runs are short (a few entries)
+      if (end - i > 255) *failed = 1;
+      map[residues[i] >> 1] = static_cast<uint8_t>(end - i);
+    }
+  }
+}
+
+int GridFor(uint64_t count) {
+  const uint64_t blocks = (count + 255) / 256;
+  return static_cast<int>(blocks < 65536 ? (blocks == 0 ? 1 : blocks) : 65536);
+}
+
+}  // namespace
+
+cudaError_t LaunchJoinKeys(const uint32_t* residues_k, uint32_t residue_count, int k, int L, uint64_t count,
+                           uint64_t* keys, uint32_t* residues, int* failed, cudaStream_t stream) {
+  if (residue_count == 0 || k < 1 || L > 32 || L < k) return cudaErrorInvalidValue;
+  (void)cudaGetLastError();
+  JoinKeysKernel<<<GridFor(count), 256, 0, stream>>>(residues_k, residue_count, k, L, count, keys, residues, failed);
+  return cudaGetLastError();
+}
+
+cudaError_t SortJoinKeys(void* temp, size_t* temp_bytes, uint64_t* keys[2], uint32_t* residues[2], uint64_t count,
+                         int* sorted, cudaStream_t stream) {
+  if (count > static_cast<uint64_t>(INT32_MAX)) return cudaErrorInvalidValue;
+  cub::DoubleBuffer<uint64_t> key_buffers(keys[0], keys[1]);
+  cub::DoubleBuffer<uint32_t> residue_buffers(residues[0], residues[1]);
+  // LSD radix sort: stable, so equal keys keep their residues in ascending order.
+  const cudaError_t e = cub::DeviceRadixSort::SortPairs(temp, *temp_bytes, key_buffers, residue_buffers,
+                                                        static_cast<int>(count), 0, kJoinKeyBits, stream);
+  *sorted = key_buffers.selector;
+  return e;
+}
+
+cudaError_t LaunchMarkJoinRuns(const uint64_t* keys, const uint32_t* residues, uint64_t count, uint8_t* map,
+                               int* failed, cudaStream_t stream) {
+  (void)cudaGetLastError();
+  MarkJoinRunsKernel<<<GridFor(count), 256, 0, stream>>>(keys, residues, count, map, failed);
+  return cudaGetLastError();
+}
+
+}  // namespace collatz::gpu
