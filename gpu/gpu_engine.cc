@@ -294,7 +294,7 @@ Status GpuEngine::Init() {
   if (o.group_walk_rounds < 1 || o.group_walk_rounds > 64) {
     return Status::InvalidArgument("group walk rounds must be in 1..64");
   }
-  if (o.join_map_bits < 0 || o.join_map_bits > 32) return Status::InvalidArgument("join map bits must be in 0..32");
+  if (o.join_map_bits < 0 || o.join_map_bits > 34) return Status::InvalidArgument("join map bits must be in 0..34");
   if (o.group_walk_round_steps != 1 && o.group_walk_round_steps != 2) {
     return Status::InvalidArgument("group walk round steps must be 1 or 2");
   }

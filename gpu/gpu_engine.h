@@ -87,7 +87,7 @@ struct GpuEngineOptions {
   // of that width which each block keeps in shared memory: more steps, but no L2 round
   // trip each (the 19-bit table's random reads kept the L2 80% busy; docs/PERFORMANCE.md).
   int group_walk_step_bits = 12;
-  // Join map level L (0: off; at most 32): delay+class group walks skip the groups whose
+  // Join map level L (0: off; at most 34): delay+class group walks skip the groups whose
   // numbers all have a smaller twin of the same delay in the unit (the k-bit join sieve
   // carried to L bits over the survivors' lifts: gpu/join_map.h), in units whose bounds are
   // multiples of 2^L. Built on the GPU at the first such search (a radix sort of every lift:

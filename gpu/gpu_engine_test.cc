@@ -353,7 +353,7 @@ TEST(JoinMapTest, HostMapMatchesPairwiseDefinition) {
   EXPECT_GT(zero, lifts.size() / 20);  // the map does skip numbers (8% here, 17% of walkers at 2^60, L = 32)
   // Bad input is refused.
   EXPECT_FALSE(BuildJoinMapOnHost(sieve->residues(), k, k, &map).ok());
-  EXPECT_FALSE(BuildJoinMapOnHost(sieve->residues(), k, 33, &map).ok());
+  EXPECT_FALSE(BuildJoinMapOnHost(sieve->residues(), k, 35, &map).ok());
   EXPECT_FALSE(BuildJoinMapOnHost({3, 2}, 2, 8, &map).ok());
 }
 

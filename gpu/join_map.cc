@@ -10,7 +10,7 @@ namespace collatz {
 namespace {
 
 Status CheckLevels(const std::vector<uint64_t>& odd_residues, int k, int L) {
-  if (k < 1 || L <= k || L > 32) return Status::InvalidArgument("join map needs k < L <= 32");
+  if (k < 1 || L <= k || L > gpu::kMaxJoinBits) return Status::InvalidArgument("join map needs k < L <= 34");
   if (odd_residues.empty()) return Status::InvalidArgument("join map needs sieve survivors");
   for (size_t j = 0; j < odd_residues.size(); ++j) {
     if ((odd_residues[j] & 1) == 0 || (odd_residues[j] >> k) != 0 || (j > 0 && odd_residues[j] <= odd_residues[j - 1])) {
@@ -25,11 +25,11 @@ Status CheckLevels(const std::vector<uint64_t>& odd_residues, int k, int L) {
 Status BuildJoinMapOnHost(const std::vector<uint64_t>& odd_residues, int k, int L, std::vector<uint8_t>* map) {
   STATUS_TRY(CheckLevels(odd_residues, k, L));
   // Every lift in ascending order with its (p, c) after L T-steps.
-  std::vector<std::pair<uint64_t, uint32_t>> lifts;
+  std::vector<std::pair<uint64_t, uint64_t>> lifts;
   lifts.reserve(odd_residues.size() << (L - k));
   for (uint64_t b = 0; b < (uint64_t{1} << (L - k)); ++b) {
     for (const uint64_t low : odd_residues) {
-      const uint32_t r = static_cast<uint32_t>(low + (b << k));
+      const uint64_t r = low + (b << k);
       uint64_t v = r, p = 0;
       for (int j = 0; j < L; ++j) {
         if (v & 1) {
@@ -39,7 +39,7 @@ Status BuildJoinMapOnHost(const std::vector<uint64_t>& odd_residues, int k, int 
           v /= 2;
         }
       }
-      lifts.emplace_back(p << 51 | v, r);
+      lifts.emplace_back(p << gpu::kJoinKeyCBits | v, r);
     }
   }
   std::stable_sort(lifts.begin(), lifts.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -58,12 +58,13 @@ Status BuildJoinMap(const std::vector<uint64_t>& odd_residues, int k, int L, Dev
   STATUS_TRY(CheckLevels(odd_residues, k, L));
   const uint64_t count = static_cast<uint64_t>(odd_residues.size()) << (L - k);
   if (count > static_cast<uint64_t>(INT32_MAX)) return Status::Unavailable("join map: too many lifts for one sort");
+  if (k > 32) return Status::InvalidArgument("join map needs k <= 32");
   std::vector<uint32_t> low(odd_residues.begin(), odd_residues.end());
   uint64_t* keys[2] = {nullptr, nullptr};
-  uint32_t* residues[2] = {nullptr, nullptr};
+  uint32_t* indices[2] = {nullptr, nullptr};
   size_t temp_bytes = 0;
   int sorted = 0;
-  CUDA_TRY(gpu::SortJoinKeys(nullptr, &temp_bytes, keys, residues, count, &sorted, nullptr));
+  CUDA_TRY(gpu::SortJoinKeys(nullptr, &temp_bytes, keys, indices, count, &sorted, nullptr));
   const size_t map_bytes = size_t{1} << (L - 1);
   const size_t need = count * 2 * (sizeof(uint64_t) + sizeof(uint32_t)) + temp_bytes + map_bytes + low.size() * 4;
   size_t free_bytes = 0, total_bytes = 0;
@@ -73,15 +74,15 @@ Status BuildJoinMap(const std::vector<uint64_t>& odd_residues, int k, int L, Dev
     return Status::Unavailable("join map: " + std::to_string(need >> 20) + " MiB needed, " +
                                std::to_string(free_bytes >> 20) + " MiB free");
   }
-  DeviceArray<uint32_t> low_device, residue_a, residue_b;
+  DeviceArray<uint32_t> low_device, index_a, index_b;
   DeviceArray<uint64_t> key_a, key_b;
   DeviceArray<unsigned char> temp;
   DeviceArray<int> failed;
   STATUS_TRY(low_device.Upload(low));
   STATUS_TRY(key_a.Allocate(count));
   STATUS_TRY(key_b.Allocate(count));
-  STATUS_TRY(residue_a.Allocate(count));
-  STATUS_TRY(residue_b.Allocate(count));
+  STATUS_TRY(index_a.Allocate(count));
+  STATUS_TRY(index_b.Allocate(count));
   STATUS_TRY(temp.Allocate(temp_bytes));
   STATUS_TRY(failed.Allocate(1));
   STATUS_TRY(map->Allocate(map_bytes));
@@ -89,12 +90,13 @@ Status BuildJoinMap(const std::vector<uint64_t>& odd_residues, int k, int L, Dev
   CUDA_TRY(cudaMemset(failed.get(), 0, sizeof(int)));
   keys[0] = key_a.get();
   keys[1] = key_b.get();
-  residues[0] = residue_a.get();
-  residues[1] = residue_b.get();
-  CUDA_TRY(gpu::LaunchJoinKeys(low_device.get(), static_cast<uint32_t>(low.size()), k, L, count, keys[0], residues[0],
-                               failed.get(), nullptr));
-  CUDA_TRY(gpu::SortJoinKeys(temp.get(), &temp_bytes, keys, residues, count, &sorted, nullptr));
-  CUDA_TRY(gpu::LaunchMarkJoinRuns(keys[sorted], residues[sorted], count, map->get(), failed.get(), nullptr));
+  indices[0] = index_a.get();
+  indices[1] = index_b.get();
+  const uint32_t low_count = static_cast<uint32_t>(low.size());
+  CUDA_TRY(gpu::LaunchJoinKeys(low_device.get(), low_count, k, L, count, keys[0], indices[0], failed.get(), nullptr));
+  CUDA_TRY(gpu::SortJoinKeys(temp.get(), &temp_bytes, keys, indices, count, &sorted, nullptr));
+  CUDA_TRY(gpu::LaunchMarkJoinRuns(low_device.get(), low_count, k, keys[sorted], indices[sorted], count, map->get(),
+                                   failed.get(), nullptr));
   CUDA_TRY(cudaDeviceSynchronize());
   int host_failed = 0;
   CUDA_TRY(cudaMemcpy(&host_failed, failed.get(), sizeof(int), cudaMemcpyDeviceToHost));

@@ -1,4 +1,4 @@
-// The join map: the k-bit join sieve (SPEC 2, rule 3) carried to level L <= 32 for the
+// The join map: the k-bit join sieve (SPEC 2, rule 3) carried to level L <= 34 for the
 // numbers a delay+class unit examines, so that residue groups (GroupKernel) whose numbers
 // all have a smaller twin of the same delay skip their walks.
 //
@@ -21,7 +21,7 @@
 namespace collatz {
 
 // The map on the host (the CPU twin of BuildJoinMap, for tests): 2^(L - 1) entries.
-// odd_residues: the k-bit sieve's odd survivors, ascending; k < L <= 32.
+// odd_residues: the k-bit sieve's odd survivors, ascending; k < L <= 34 (the device build: k <= 32 and at most 2^31 lifts).
 Status BuildJoinMapOnHost(const std::vector<uint64_t>& odd_residues, int k, int L, std::vector<uint8_t>* map);
 
 // The same map in device memory (a radix sort of every lift's (p, c) on the current

@@ -6,14 +6,18 @@
 namespace collatz::gpu {
 namespace {
 
+// The lift with index i (ascending in i).
+__device__ __forceinline__ uint64_t Lift(const uint32_t* residues_k, uint32_t residue_count, int k, uint64_t i) {
+  const uint64_t b = i / residue_count;
+  return residues_k[i - b * residue_count] + (b << k);
+}
+
 __global__ void JoinKeysKernel(const uint32_t* residues_k, uint32_t residue_count, int k, int L, uint64_t count,
-                               uint64_t* keys, uint32_t* residues, int* failed) {
+                               uint64_t* keys, uint32_t* indices, int* failed) {
   for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < count;
        i += uint64_t{gridDim.x} * blockDim.x) {
-    const uint64_t b = i / residue_count;
-    const uint32_t r = residues_k[i - b * residue_count] + static_cast<uint32_t>(b << k);
-    // T^L(r) < 2^32 (3/2)^32 < 2^51: 64 bits suffice.
-    uint64_t v = r;
+    // T^L(r) < 2^34 (3/2)^34 < 2^54: 64 bits suffice.
+    uint64_t v = Lift(residues_k, residue_count, k, i);
     uint32_t p = 0;
     for (int j = 0; j < L; ++j) {
       if (v & 1) {
@@ -25,19 +29,19 @@ __global__ void JoinKeysKernel(const uint32_t* residues_k, uint32_t residue_coun
     }
     if ((v >> kJoinKeyCBits) != 0) *failed = 1;
     keys[i] = (uint64_t{p} << kJoinKeyCBits) | v;
-    residues[i] = r;
+    indices[i] = static_cast<uint32_t>(i);
   }
 }
 
-__global__ void MarkJoinRunsKernel(const uint64_t* keys, const uint32_t* residues, uint64_t count, uint8_t* map,
-                                   int* failed) {
+__global__ void MarkJoinRunsKernel(const uint32_t* residues_k, uint32_t residue_count, int k, const uint64_t* keys,
+                                   const uint32_t* indices, uint64_t count, uint8_t* map, int* failed) {
   for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < count;
        i += uint64_t{gridDim.x} * blockDim.x) {
     if (i == 0 || keys[i] != keys[i - 1]) {
       uint64_t end = i + 1;
       while (end < count && keys[end] == keys[i]) ++end;  // runs are short (a few entries)
       if (end - i > 255) *failed = 1;
-      map[residues[i] >> 1] = static_cast<uint8_t>(end - i);
+      map[Lift(residues_k, residue_count, k, indices[i]) >> 1] = static_cast<uint8_t>(end - i);
     }
   }
 }
@@ -50,18 +54,20 @@ int GridFor(uint64_t count) {
 }  // namespace
 
 cudaError_t LaunchJoinKeys(const uint32_t* residues_k, uint32_t residue_count, int k, int L, uint64_t count,
-                           uint64_t* keys, uint32_t* residues, int* failed, cudaStream_t stream) {
-  if (residue_count == 0 || k < 1 || L > 32 || L < k) return cudaErrorInvalidValue;
+                           uint64_t* keys, uint32_t* indices, int* failed, cudaStream_t stream) {
+  if (residue_count == 0 || k < 1 || L > kMaxJoinBits || L < k || count > (uint64_t{1} << 32)) {
+    return cudaErrorInvalidValue;
+  }
   (void)cudaGetLastError();
-  JoinKeysKernel<<<GridFor(count), 256, 0, stream>>>(residues_k, residue_count, k, L, count, keys, residues, failed);
+  JoinKeysKernel<<<GridFor(count), 256, 0, stream>>>(residues_k, residue_count, k, L, count, keys, indices, failed);
   return cudaGetLastError();
 }
 
-cudaError_t SortJoinKeys(void* temp, size_t* temp_bytes, uint64_t* keys[2], uint32_t* residues[2], uint64_t count,
+cudaError_t SortJoinKeys(void* temp, size_t* temp_bytes, uint64_t* keys[2], uint32_t* indices[2], uint64_t count,
                          int* sorted, cudaStream_t stream) {
   if (count > static_cast<uint64_t>(INT32_MAX)) return cudaErrorInvalidValue;
   cub::DoubleBuffer<uint64_t> key_buffers(keys[0], keys[1]);
-  cub::DoubleBuffer<uint32_t> residue_buffers(residues[0], residues[1]);
+  cub::DoubleBuffer<uint32_t> residue_buffers(indices[0], indices[1]);
   // LSD radix sort: stable, so equal keys keep their residues in ascending order.
   const cudaError_t e = cub::DeviceRadixSort::SortPairs(temp, *temp_bytes, key_buffers, residue_buffers,
                                                         static_cast<int>(count), 0, kJoinKeyBits, stream);
@@ -69,10 +75,13 @@ cudaError_t SortJoinKeys(void* temp, size_t* temp_bytes, uint64_t* keys[2], uint
   return e;
 }
 
-cudaError_t LaunchMarkJoinRuns(const uint64_t* keys, const uint32_t* residues, uint64_t count, uint8_t* map,
-                               int* failed, cudaStream_t stream) {
+cudaError_t LaunchMarkJoinRuns(const uint32_t* residues_k, uint32_t residue_count, int k, const uint64_t* keys,
+                               const uint32_t* indices, uint64_t count, uint8_t* map, int* failed,
+                               cudaStream_t stream) {
+  if (residue_count == 0) return cudaErrorInvalidValue;
   (void)cudaGetLastError();
-  MarkJoinRunsKernel<<<GridFor(count), 256, 0, stream>>>(keys, residues, count, map, failed);
+  MarkJoinRunsKernel<<<GridFor(count), 256, 0, stream>>>(residues_k, residue_count, k, keys, indices, count, map,
+                                                         failed);
   return cudaGetLastError();
 }
 
