@@ -19,6 +19,7 @@
 #include "gpu/bound_table.h"
 #include "gpu/cuda_memory.h"
 #include "gpu/join_map.h"
+#include "gpu/join_map_kernels.h"
 #include "gpu/search_kernels.h"
 #include "gpu/stop_tables.h"
 
@@ -170,6 +171,7 @@ class GpuEngine : public SearchEngine {
   Status EnsureCapacity(Slot& slot, uint64_t ladder, uint64_t host_finish);
   // Builds the join map on first use (delay+class searches); false if it cannot serve.
   Status EnsureJoinMap(bool* ready);
+  int JoinMapBits() const;  // the level asked for (options_.join_map_bits, or the automatic one)
 
   std::shared_ptr<const SearchTables> tables_;
   GpuEngineOptions options_;
@@ -294,7 +296,9 @@ Status GpuEngine::Init() {
   if (o.group_walk_rounds < 1 || o.group_walk_rounds > 64) {
     return Status::InvalidArgument("group walk rounds must be in 1..64");
   }
-  if (o.join_map_bits < 0 || o.join_map_bits > 34) return Status::InvalidArgument("join map bits must be in 0..34");
+  if (o.join_map_bits < -1 || o.join_map_bits > gpu::kMaxJoinBits) {
+    return Status::InvalidArgument("join map bits must be -1 (auto) or in 0..34");
+  }
   if (o.group_walk_round_steps != 1 && o.group_walk_round_steps != 2) {
     return Status::InvalidArgument("group walk round steps must be 1 or 2");
   }
@@ -399,23 +403,32 @@ u128 GpuEngine::SievedPosition(const SieveCycle& cycle, u128 q0, u128 x) const {
   return (q - q0) * cycle.len + cycle.prefix[r] + j;
 }
 
+int GpuEngine::JoinMapBits() const {
+  if (options_.join_map_bits >= 0) return options_.join_map_bits;
+  return tables_->sieve->bits() <= 22 ? 32 : gpu::kMaxJoinBits;
+}
+
 Status GpuEngine::EnsureJoinMap(bool* ready) {
   const int k = tables_->sieve->bits();
-  const int L = options_.join_map_bits;
   *ready = false;
-  if (L <= k || !join_map_unavailable_.empty()) return Status::Ok();
-  if (join_map_bits_ == 0) {
+  if (join_map_bits_ == 0 && join_map_unavailable_.empty()) {
     const auto t0 = std::chrono::steady_clock::now();
-    const Status st = BuildJoinMap(tables_->sieve->residues(), k, L, &join_map_);
-    if (st.code() == Status::Code::kUnavailable) {
-      join_map_unavailable_ = st.message();
-      return Status::Ok();
+    // The level asked for, then (automatic level only) 32 if the device lacks the memory.
+    for (const int L : {JoinMapBits(), options_.join_map_bits < 0 ? 32 : 0}) {
+      if (L <= k || join_map_bits_ != 0) continue;
+      const Status st = BuildJoinMap(tables_->sieve->residues(), k, L, &join_map_);
+      if (st.code() == Status::Code::kUnavailable) {
+        join_map_unavailable_ = st.message();
+        continue;
+      }
+      STATUS_TRY(st);
+      join_map_bits_ = L;
+      join_map_unavailable_.clear();
     }
-    STATUS_TRY(st);
-    join_map_bits_ = L;
+    if (join_map_bits_ == 0 && join_map_unavailable_.empty()) join_map_unavailable_ = "sieve as deep as the map";
     join_map_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
-  *ready = true;
+  *ready = join_map_bits_ != 0;
   return Status::Ok();
 }
 
@@ -757,14 +770,15 @@ Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
 
   // The join map serves delay+class group launches of units whose bounds are multiples of
   // 2^L (every run of twins lies inside; gpu/join_map.h).
-  // Built at the first such search that starts at a multiple of 2^L (a bench's warm-up).
+  // Built at the first such search that starts at a multiple of 2^32 (a bench's warm-up).
   bool join_unit = false;
-  if (classes && Groups() && options_.join_map_bits > 0) {
-    const u128 join_block = Pow2(static_cast<unsigned>(options_.join_map_bits));
-    if (spec.begin >= join_block && spec.begin % join_block == 0) {
+  if (classes && Groups() && JoinMapBits() > 0) {
+    const u128 trigger = Pow2(static_cast<unsigned>(std::min(JoinMapBits(), 32)));
+    if (spec.begin >= trigger && spec.begin % trigger == 0) {
       bool ready = false;
       STATUS_TRY(EnsureJoinMap(&ready));
-      join_unit = ready && spec.end % join_block == 0;
+      const u128 join_block = Pow2(static_cast<unsigned>(join_map_bits_));
+      join_unit = ready && spec.begin >= join_block && spec.begin % join_block == 0 && spec.end % join_block == 0;
     }
   }
   stats_.join_map_bits = join_map_bits_;

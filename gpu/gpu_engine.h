@@ -87,13 +87,15 @@ struct GpuEngineOptions {
   // of that width which each block keeps in shared memory: more steps, but no L2 round
   // trip each (the 19-bit table's random reads kept the L2 80% busy; docs/PERFORMANCE.md).
   int group_walk_step_bits = 12;
-  // Join map level L (0: off; at most 34): delay+class group walks skip the groups whose
-  // numbers all have a smaller twin of the same delay in the unit (the k-bit join sieve
-  // carried to L bits over the survivors' lifts: gpu/join_map.h), in units whose bounds are
-  // multiples of 2^L. Built on the GPU at the first such search (a radix sort of every lift:
-  // about 14 GB for a moment and a 2 GiB map at k = 19, L = 32); without the memory the
-  // engine runs without it. Results do not change.
-  int join_map_bits = 32;
+  // Join map level L (0: off; -1: 32 for sieves up to 22 bits, else 34; at most 34):
+  // delay+class group walks skip the groups whose numbers all have a smaller twin of the
+  // same delay in the unit (the k-bit join sieve carried to L bits over the survivors'
+  // lifts: gpu/join_map.h), in units whose bounds are multiples of 2^L and whose groups
+  // have k + G >= L. Built on the GPU at the first such search (a radix sort of every lift:
+  // for a moment 14 GB at k = 19, L = 32, and 36 GB at k = 28, L = 34; then a map of
+  // 2^(L - 1) bytes); without the memory the engine tries 32, then runs without. Results
+  // do not change (docs/PERFORMANCE.md, lever 58).
+  int join_map_bits = -1;
   // Plain kernel (class searches, floor 0, shared-memory step table): cap registers at 32
   // so that 2048 threads fit on an SM.
   bool full_occupancy = true;
