@@ -16,7 +16,7 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader
 [[ ${SKIP_FULL:-0} == 1 ]] || COLLATZ_GPU_FULL=1 timeout 500 ./gpu_engine_test 2>&1 | tee "$OUT/full.log" | grep -E "^\[ *(OK|FAILED|SKIPPED|PASSED) *\]"
 [[ ${ONLY_TESTS:-0} == 1 ]] && exit 0
-run() { timeout 150 ./gpu_bench --baseline-numbers 2^30 "$@" 2>&1 | tee -a "$OUT/final.log" | grep -E "SUMMARY|verify|baseline:|unit \[|gpu_bench:|^result:" | sed -e 's/; candidates=.*//' -e 's/tally_count=0 tally_sum=0 //' -e 's/ class_minima=\[ \]//' | cut -c1-300; }
+run() { timeout 150 ./gpu_bench --baseline-numbers 2^30 "$@" 2>&1 | tee -a "$OUT/final.log" | grep -E "SUMMARY|verify|baseline:|unit \[|gpu_bench:|^result:|join map" | sed -e 's/; candidates=.*//' -e 's/tally_count=0 tally_sum=0 //' -e 's/ class_minima=\[ \]//' | cut -c1-300; }
 for sieve in 19 24; do
   verify=2^24; [[ $sieve == 19 ]] && verify=2^34
   run --at 2^60 --numbers 2^40 --kinds delay --sieve-bits $sieve --verify-numbers $verify
@@ -40,3 +40,8 @@ run --at 2^60 --numbers 2^38 --kinds delay,class --sieve-bits 19 --no-groups --b
 run --at 2^60 --numbers 2^36 --kinds delay,class --sieve-bits 19 --no-class-members --baseline-numbers 0
 run --at 2^60 --numbers 2^40 --kinds delay --sieve-bits 19 --no-groups --baseline-numbers 0
 run --at 2^66 --numbers 2^40 --kinds delay --sieve-bits 19 --no-groups --baseline-numbers 0
+# Session 10: the join map (the class rows above use it: 32 bits at sieve 19, 34 from 23
+# bits up) against none, and the 28-bit sieve with the 32-bit map.
+run --at 2^60 --numbers 2^40 --kinds delay,class --sieve-bits 19 --join-map-bits 0 --baseline-numbers 0
+run --at 2^60 --numbers 2^40 --kinds delay,class --sieve-bits 28 --join-map-bits 32 --baseline-numbers 0
+run --at 2^66 --numbers 2^40 --kinds delay,class --sieve-bits 19 --join-map-bits 0 --baseline-numbers 0
