@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/step_table.h"
 #include "gpu/join_map_kernels.h"
 
 namespace collatz {
@@ -30,16 +31,10 @@ Status BuildJoinMapOnHost(const std::vector<uint64_t>& odd_residues, int k, int 
   for (uint64_t b = 0; b < (uint64_t{1} << (L - k)); ++b) {
     for (const uint64_t low : odd_residues) {
       const uint64_t r = low + (b << k);
-      uint64_t v = r, p = 0;
-      for (int j = 0; j < L; ++j) {
-        if (v & 1) {
-          v = (3 * v + 1) / 2;
-          ++p;
-        } else {
-          v /= 2;
-        }
-      }
-      lifts.emplace_back(p << gpu::kJoinKeyCBits | v, r);
+      uint32_t p = 0;
+      uint64_t c = 0;
+      TStepsOfResidue(r, L, &p, &c);
+      lifts.emplace_back(uint64_t{p} << gpu::kJoinKeyCBits | c, r);
     }
   }
   std::stable_sort(lifts.begin(), lifts.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
