@@ -73,7 +73,8 @@ struct GpuEngineOptions {
   // The same for delay+class units, whose members walk about four times longer: deeper
   // groups' decisions cost more than their shared steps save (on a 28-bit sieve 1.77e12
   // numbers/s at 16, 1.92e12 at 64; docs/PERFORMANCE.md, lever 57). With the default 19-bit
-  // sieve a class group has 256 members either way.
+  // sieve a class group has 256 members either way. Units with too few cycles for that take
+  // groups of group_min_members.
   int class_group_min_members = 64;
   // Walk rounds each lane takes (drawing its group's members from registers) between two
   // warp-wide hand-outs of walking groups.
