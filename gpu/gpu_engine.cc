@@ -495,6 +495,7 @@ Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
     }
     p.group_skip = slot.group_skip.get();
     const uint64_t rounds = (static_cast<uint64_t>(job.entries) << job.group_bits) / 32;
+    p.group_rounds = static_cast<uint32_t>(rounds);  // < 2^28: at most 2^32 positions a launch, 16+ members a group
     const int block_threads = GroupBlockThreads(job.walk_round_steps);
     const uint64_t warps_per_block = static_cast<uint64_t>(block_threads) / 32;
     const int grid = static_cast<int>(std::min<uint64_t>((rounds + warps_per_block - 1) / warps_per_block,

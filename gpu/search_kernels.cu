@@ -818,12 +818,22 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
   const int G = P.group_bits;
   const uint32_t group_mask = (1u << G) - 1;
   const uint4* steps = reinterpret_cast<const uint4*>(P.tables.steps);
-  uint32_t candidates = 0;  // tallies of finished numbers go straight to the accumulators
-  unsigned long long hash = 0;
-  // Decision rounds of 32 consecutive groups (one entry: 2^G >= 32), spread over the warps.
-  uint32_t round = blockIdx.x * kWarps + threadIdx.x / 32;
-  const uint32_t round_stride = gridDim.x * kWarps;
-  const uint32_t rounds = (P.group_entries << G) / 32;
+  // Candidates and work hash of the warp's decisions, in shared memory: they change only in
+  // the decisions, and three registers fewer keep the walk free of spills at the 48-register cap.
+  __shared__ unsigned long long warp_candidates[kWarps], warp_hash[kWarps];
+  if ((threadIdx.x & 31) == 0) {
+    warp_candidates[threadIdx.x / 32] = 0;
+    warp_hash[threadIdx.x / 32] = 0;
+  }
+  __syncwarp();
+  // Decision rounds of 32 consecutive groups (one entry: 2^G >= 32), handed out one at a
+  // time from a launch-wide counter, so that the warps of a block run out of work together
+  // (a static split left them waiting at the final barrier for the block's slowest warp).
+  // Fetched when needed: a round fetched ahead costs the walk a register (spills).
+  auto next_round = [&]() {
+    return __shfl_sync(0xFFFFFFFFu, lane == 0 ? atomicAdd(&P.acc->group_rounds_taken, 1u) : 0u, 0);
+  };
+  uint32_t round = next_round();
   uint32_t group_head = 0, group_queued = 0;  // warp-uniform
   // This lane's generator: the walking group whose members it walks one after another.
   uint64_t gen_lo = 0, gen_hi = 0, gen_step = 0;
@@ -845,11 +855,11 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
   const uint32_t tail_from = P.walk_tail_from;
   const int walk_rounds = P.walk_rounds;
   while (true) {
-    if (group_queued < 32 && round < rounds) {
+    if (group_queued < 32 && round < P.group_rounds) {
       // Decide groups until 32 walking ones are queued (or none are left).
-      while (group_queued < 32 && round < rounds) {
+      while (group_queued < 32 && round < P.group_rounds) {
         const uint32_t g = round * 32 + lane;
-        round += round_stride;
+        round = next_round();
         const uint32_t entry = g >> G, q = g & group_mask;
         const SieveEntry e = P.entries[P.group_first_entry + entry];
         // Members: cycles q, q + 2^G, ... below group_cycles (none if q >= group_cycles).
@@ -861,9 +871,10 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
         MulAdd(w_hi, w_lo, e.pow3, e.c);  // cannot overflow below 2^100
         // Work hash over every number of the entry (values w0 + A1 c after k steps, c <
         // group_cycles): one closed form, by the lane of the entry's group q = 0.
-        if (q == 0) hash += WorkHashProgression(w_lo, a1, P.group_cycles);
+        if (q == 0) atomicAdd(&warp_hash[threadIdx.x / 32], WorkHashProgression(w_lo, a1, P.group_cycles));
         AddProduct(w_hi, w_lo, a1, q);
-        candidates += n;
+        const uint32_t warp_n = __reduce_add_sync(0xFFFFFFFFu, n);  // n <= 2^16: no overflow
+        if (lane == 0) warp_candidates[threadIdx.x / 32] += warp_n;
         // The last member after k steps, then after k + G.
         uint64_t last_hi = w_hi, last_lo = w_lo;
         AddProduct(last_hi, last_lo, a1, static_cast<uint64_t>(n - 1) << G);
@@ -979,7 +990,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
       for (int r = 0; r < walk_rounds; ++r) walk_round();
     }
   }
-  AddTotals<kThreads>(P, candidates, 0, 0, hash);
+  __syncwarp();
+  AddTotals<kThreads>(P, lane == 0 ? warp_candidates[threadIdx.x / 32] : 0, 0, 0,
+                      lane == 0 ? warp_hash[threadIdx.x / 32] : 0);
 }
 
 // entry_stops[i] = EntryStops of the launch's entry i, ahead of the group kernel (inlined

@@ -60,6 +60,8 @@ struct Accumulators {
   unsigned long long ladder_count;       // may exceed the capacity: then the launch is redone
   unsigned long long host_finish_count;  // likewise
   unsigned long long join_skipped_groups;  // walking groups the join map skipped
+  unsigned int group_rounds_taken;  // the group kernel's decision rounds handed out so far
+  unsigned int unused;
 };
 
 // Class minima slots: N - base for each delay below kClassSlots; delays at or above go
@@ -153,6 +155,7 @@ struct LaunchParams {
   const uint64_t* group_steps = nullptr;
   int group_bits = 0;
   uint32_t group_first_entry = 0, group_entries = 0, group_cycles = 0;
+  uint32_t group_rounds = 0;  // (group_entries << group_bits) / 32: decision rounds of 32 groups
   // Per entry of the launch (group_entries bytes, filled by LaunchGroups ahead of the group
   // kernel): 1 if every number of the entry here can stop within its first k T-steps (its
   // largest one can after some j <= k; values after j <= k steps grow with N), so that
