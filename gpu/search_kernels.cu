@@ -985,7 +985,10 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
     };
     if constexpr (kRoundSteps == 2) {
       // A fixed count, unrolled: no loop counter or branch a round.
-      for (int r = 0; r < kPairWalkRounds; ++r) walk_round();
+      for (int r = 0; r < kPairWalkRounds / 2; ++r) {
+        walk_round();
+        walk_round();
+      }
     } else {
       for (int r = 0; r < walk_rounds; ++r) walk_round();
     }
