@@ -727,9 +727,13 @@ __device__ __forceinline__ bool GroupWalkStep(const uint4* steps, uint32_t share
   return fits;
 }
 
-// Two-step walk rounds between two hand-outs of walking groups (144 T-steps, as twelve rounds
-// of one step).
-constexpr int kPairWalkRounds = 6;
+// Two-step walk rounds between two hand-outs of walking groups: 6 in delay-only units (144
+// T-steps), 12 in delay+class units, whose members walk about four times longer, so that
+// the hand-out's ballots and ring reads come half as often (H100, 2^60, 2^40 numbers: 6 / 8
+// / 10 / 12 / 16 / 24 rounds gave class 1.975 / 1.987 / 1.991 / 1.995 / 1.996 / 1.991e12,
+// delay-only 8.96e12 at 6, 8.90e12 at 12, 8.62e12 at 16).
+constexpr int kDelayPairWalkRounds = 6;
+constexpr int kClassPairWalkRounds = 12;
 
 // The walk table of two-step rounds (kPairStepBits = 12) in shared memory: 8-byte entries
 // {PackPairStep(c, steps, two_mod_3), 3^p} (steps = 12 + p <= 24, c < 3^12 < 2^20).
@@ -791,7 +795,7 @@ __device__ __forceinline__ void GroupWalkPairStep(uint32_t table_at, uint64_t& h
 // compile time (immediate shifts and masks: fewer instructions in the issue-bound walk).
 // kRoundSteps: table steps per walk round (P.walk_round_steps), each round ending in one
 // check and one chance to take the next member.
-template <int kThreads, int kMinBlocks, int kWalk, int kRoundSteps>
+template <int kThreads, int kMinBlocks, int kWalk, int kRoundSteps, int kPairRounds>
 __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THREADS_PER_SM
                                                 ? COLLATZ_THREADS_PER_SM / kThreads
                                                 : kMinBlocks) GroupKernel(const LaunchParams P) {
@@ -984,8 +988,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
       }
     };
     if constexpr (kRoundSteps == 2) {
-      // A fixed count, unrolled: no loop counter or branch a round.
-      for (int r = 0; r < kPairWalkRounds / 2; ++r) {
+      // A fixed count, two rounds a loop pass (unrolled further it spills at the 48-register cap).
+      static_assert(kPairRounds % 2 == 0, "rounds two to a loop pass");
+      for (int r = 0; r < kPairRounds / 2; ++r) {
         walk_round();
         walk_round();
       }
@@ -1036,12 +1041,14 @@ __global__ void __launch_bounds__(kThreads) GroupSkipKernel(const LaunchParams P
   if (threadIdx.x == 0 && total != 0) atomicAdd(&P.acc->join_skipped_groups, total);
 }
 
-template <int kThreads, int kWalk, int kRoundSteps>
+template <int kThreads, int kWalk, int kRoundSteps, int kPairRounds = kDelayPairWalkRounds>
 cudaError_t GroupKernelFor(int threads_per_sm, void (**kernel)(LaunchParams)) {
   switch (threads_per_sm) {
-    case 0: *kernel = GroupKernel<kThreads, 1, kWalk, kRoundSteps>; break;
-    case 1280: *kernel = GroupKernel<kThreads, (1280 / kThreads > 0 ? 1280 / kThreads : 1), kWalk, kRoundSteps>; break;
-    case 1536: *kernel = GroupKernel<kThreads, 1536 / kThreads, kWalk, kRoundSteps>; break;
+    case 0: *kernel = GroupKernel<kThreads, 1, kWalk, kRoundSteps, kPairRounds>; break;
+    case 1280:
+      *kernel = GroupKernel<kThreads, (1280 / kThreads > 0 ? 1280 / kThreads : 1), kWalk, kRoundSteps, kPairRounds>;
+      break;
+    case 1536: *kernel = GroupKernel<kThreads, 1536 / kThreads, kWalk, kRoundSteps, kPairRounds>; break;
     default: *kernel = nullptr; return cudaErrorInvalidValue;
   }
   return cudaSuccess;
@@ -1056,13 +1063,15 @@ cudaError_t GroupKernelSized(int threads_per_sm, int walk_step_bits, void (**ker
 }
 
 // The group kernel of a block size, register cap, walk table (shared when walk_step_bits >
-// 0) and steps a walk round (two: kPairStepBits-bit table, kPairWalkBlockThreads threads).
+// 0), steps a walk round (two: kPairStepBits-bit table, kPairWalkBlockThreads threads) and
+// kind (two-step rounds between hand-outs).
 cudaError_t FindGroupKernel(int block_threads, int threads_per_sm, int walk_step_bits, int round_steps,
-                            void (**kernel)(LaunchParams)) {
+                            bool classes, void (**kernel)(LaunchParams)) {
   if (walk_step_bits < 0 || walk_step_bits > kMaxSharedStepBits) return cudaErrorInvalidValue;
   if (round_steps == 2) {
     if (walk_step_bits != kPairStepBits || block_threads != kPairWalkBlockThreads) return cudaErrorInvalidValue;
-    return GroupKernelFor<kPairWalkBlockThreads, kPairStepBits, 2>(threads_per_sm, kernel);
+    return classes ? GroupKernelFor<kPairWalkBlockThreads, kPairStepBits, 2, kClassPairWalkRounds>(threads_per_sm, kernel)
+                   : GroupKernelFor<kPairWalkBlockThreads, kPairStepBits, 2>(threads_per_sm, kernel);
   }
   if (round_steps != 1) return cudaErrorInvalidValue;
   switch (block_threads) {
@@ -1202,7 +1211,8 @@ cudaError_t LaunchGroups(const LaunchParams& p, int block_threads, int grid_bloc
       p, p.entry_stops, p.group_skip);
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   void (*kernel)(LaunchParams) = nullptr;
-  cudaError_t e = FindGroupKernel(block_threads, p.queue_threads_per_sm, p.walk_step_bits, p.walk_round_steps, &kernel);
+  cudaError_t e = FindGroupKernel(block_threads, p.queue_threads_per_sm, p.walk_step_bits, p.walk_round_steps,
+                                  p.classes != 0, &kernel);
   if (e != cudaSuccess) return e;
   // More than 48 KiB of shared memory a block (a 13-bit walk table and the rings) must be
   // allowed explicitly.
@@ -1216,7 +1226,8 @@ cudaError_t LaunchGroups(const LaunchParams& p, int block_threads, int grid_bloc
 cudaError_t GroupBlocksPerSm(int block_threads, int threads_per_sm, int walk_step_bits, int walk_round_steps,
                              int* blocks) {
   void (*kernel)(LaunchParams) = nullptr;
-  cudaError_t e = FindGroupKernel(block_threads, threads_per_sm, walk_step_bits, walk_round_steps, &kernel);
+  // Both kinds' kernels take the same registers and shared memory.
+  cudaError_t e = FindGroupKernel(block_threads, threads_per_sm, walk_step_bits, walk_round_steps, false, &kernel);
   if (e != cudaSuccess) return e;
   e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            static_cast<int>(GroupDynamicShared(walk_step_bits, walk_round_steps)));
