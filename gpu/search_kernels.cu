@@ -593,6 +593,16 @@ struct GroupRing {
   uint16_t n[kRing];     // members
 };
 
+// The sum of v over the warp's lanes (all active), in every lane.
+__device__ __forceinline__ uint32_t WarpSum(uint32_t v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  return __reduce_add_sync(0xFFFFFFFFu, v);
+#else
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xFFFFFFFFu, v, offset);
+  return v;
+#endif
+}
+
 // (hi:lo) += a * m (a, m < 2^64; the caller guarantees no overflow past 128 bits).
 __device__ __forceinline__ void AddProduct(uint64_t& hi, uint64_t& lo, uint64_t a, uint64_t m) {
   const uint64_t p_lo = a * m;
@@ -877,7 +887,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
         // group_cycles): one closed form, by the lane of the entry's group q = 0.
         if (q == 0) atomicAdd(&warp_hash[threadIdx.x / 32], WorkHashProgression(w_lo, a1, P.group_cycles));
         AddProduct(w_hi, w_lo, a1, q);
-        const uint32_t warp_n = __reduce_add_sync(0xFFFFFFFFu, n);  // n <= 2^16: no overflow
+        const uint32_t warp_n = WarpSum(n);  // n <= 2^16: no overflow
         if (lane == 0) warp_candidates[threadIdx.x / 32] += warp_n;
         // The last member after k steps, then after k + G.
         uint64_t last_hi = w_hi, last_lo = w_lo;
