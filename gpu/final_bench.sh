@@ -45,3 +45,6 @@ run --at 2^66 --numbers 2^40 --kinds delay --sieve-bits 19 --no-groups --baselin
 run --at 2^60 --numbers 2^40 --kinds delay,class --sieve-bits 19 --join-map-bits 0 --baseline-numbers 0
 run --at 2^60 --numbers 2^40 --kinds delay,class --sieve-bits 28 --join-map-bits 32 --baseline-numbers 0
 run --at 2^66 --numbers 2^40 --kinds delay,class --sieve-bits 19 --join-map-bits 0 --baseline-numbers 0
+# Session 11: launch size (2^32 positions by default now) and the 29-bit sieve's class figure.
+run --at 2^60 --numbers 2^40 --kinds delay,class --sieve-bits 19 --positions-per-launch 1073741824 --baseline-numbers 0
+run --at 2^60 --numbers 2^40 --kinds delay,class --sieve-bits 29 --baseline-numbers 0 --verify-numbers 2^24
