@@ -9,6 +9,6 @@ for args in "$@"; do
   for d in $dirs; do
     echo "== $d: $args"
     (cd "$d" && LD_LIBRARY_PATH=$PWD COLLATZ_SHARED_DATA=$PWD timeout 200 ./gpu_bench $args 2>&1) |
-      tee -a "$OUT/ab.log" | grep -E "SUMMARY|verify|gpu_bench:|unit \[|^result:|join map" | sed -e "s/; candidates=.*//" -e "s/SUMMARY //" | cut -c1-230
+      tee -a "$OUT/ab.log" | grep -E "SUMMARY|verify|gpu_bench:|unit \[|^result:|join map|^setup" | sed -e "s/; candidates=.*//" -e "s/SUMMARY //" | cut -c1-230
   done
 done

@@ -714,6 +714,7 @@ Status GpuEngine::RunJobSync(Slot& slot, const Job& job, UnitResult* part) {
 
 Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const ProgressFn& progress,
                          const std::atomic<bool>* cancel) {
+  const auto search_start = std::chrono::steady_clock::now();
   STATUS_TRY(ValidateUnitSpec(spec));
   CUDA_TRY(cudaSetDevice(options_.device));
   stats_ = GpuSearchStats{};
@@ -932,6 +933,9 @@ Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
     if (!failure.ok()) break;
     // Every later ladder entry lies above the running max (launches in ascending order).
     jobs[i].ladder_floor = unordered ? spec.floor : running_max;
+    if (i == 0) {
+      stats_.setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - search_start).count();
+    }
     failure = Enqueue(slots_[i % 2], jobs[i]);
     if (failure.ok()) in_flight.push_back(i);
   }

@@ -120,6 +120,7 @@ struct GpuSearchStats {
   uint64_t host_finished = 0;        // numbers finished on the host (128-bit overflow)
   uint64_t ladder_entries = 0;       // tile-local ladder entries the host filtered
   double kernel_seconds = 0;         // summed CUDA-event time of the search launches
+  double setup_seconds = 0;          // host time from Search's start to its first launch
   uint64_t join_skipped_groups = 0;  // walking residue groups the join map skipped
   int join_map_bits = 0;             // the join map's level (0: none built)
   double join_map_seconds = 0;       // the time its build took (once per engine)
