@@ -209,10 +209,13 @@ TEST(GpuStopTableTest, WalkCheckIsExactAndSkipsOnlyStoppedTailValues) {
       ASSERT_EQ(walk.entries.size(), rows << gpu::kWalkRowBits);
       ASSERT_EQ(walk.last_row, rows - 1);
       const uint32_t m = (1u << gpu::kWalkCheckBits) - 1;
-      auto entry = [&](size_t s, bool two_mod_3, u128 v) {
+      auto entry = [&](size_t s, uint32_t value_class, u128 v) {
         const size_t row = std::min<size_t>(s, walk.last_row);
-        return Value(walk.entries[(row << gpu::kWalkRowBits) + (two_mod_3 ? 1u << gpu::kWalkCheckBits : 0) +
+        return Value(walk.entries[(row << gpu::kWalkRowBits) + (value_class << gpu::kWalkCheckBits) +
                                   (static_cast<uint32_t>(v) & m)]);
+      };
+      auto stop_at = [&](size_t s, size_t back) {
+        return s >= back ? Value(stop[std::min(s - back, stop.size() - 1)]) : u128{0};
       };
       for (int i = 0; i < 40000; ++i) {
         const size_t s = rng() % (rows + 3);  // rows past the last one read it
@@ -220,15 +223,31 @@ TEST(GpuStopTableTest, WalkCheckIsExactAndSkipsOnlyStoppedTailValues) {
         const uint32_t e0 = static_cast<uint32_t>(rng() % 3);
         u128 v = Value(stop[std::min(s + e0, stop.size() - 1)]) << e0;
         if (i % 3 == 1 && s >= 2) v = 3 * Value(stop[std::min(s - 2, stop.size() - 1)]) / 2;
+        if (i % 6 == 1 && s >= 5) v = 9 * stop_at(s, 5) / 8;
+        if (i % 6 == 4 && s >= 4) v = 9 * stop_at(s, 4) / 4;
         v = (i % 3 == 0) ? random_below(1 + rng() % (bits + 4)) : v + rng() % 9;
         if (i % 3 != 0 && v >= 4) v -= 4;
         const uint32_t e = gpu::WalkCheckShift(static_cast<uint32_t>(v) & m);
         ASSERT_EQ(v & ((u128{1} << e) - 1), 0u);  // v has those zeros
         const bool by_zeros = (v >> e) < Value(stop[std::min(s + e, stop.size() - 1)]);
-        EXPECT_EQ(v < entry(s, false, v), by_zeros) << ToDecimal(v) << " s=" << s;
+        EXPECT_EQ(v < entry(s, 0, v), by_zeros) << ToDecimal(v) << " s=" << s;
+        // The predecessor bounds: exact up to the rounding of the thresholds (floor(3L / 2),
+        // floor(9L / 8), floor(9L / 4)), which stop a value only when its predecessor is below L.
+        const bool by_two = v % 3 == 2 && s >= 2 && (2 * v - 1) / 3 < stop_at(s, 2);
         if (v % 3 == 2 && v >= 5) {
-          const bool by_predecessor = s >= 2 && (2 * v - 1) / 3 < Value(stop[std::min(s - 2, stop.size() - 1)]);
-          EXPECT_EQ(v < entry(s, true, v), by_zeros || by_predecessor) << ToDecimal(v) << " s=" << s;
+          EXPECT_EQ(v < entry(s, 1, v), by_zeros || by_two) << ToDecimal(v) << " s=" << s;
+        }
+        if (v % 9 == 4) {
+          const bool by_five = s >= 5 && (8 * v - 5) / 9 < stop_at(s, 5);
+          const bool stops = v < entry(s, 2, v);
+          EXPECT_TRUE(!stops || by_zeros || by_five) << ToDecimal(v) << " s=" << s;
+          EXPECT_TRUE(stops || !(by_zeros || (s >= 5 && v < 9 * stop_at(s, 5) / 8))) << ToDecimal(v) << " s=" << s;
+        }
+        if (v % 9 == 8) {
+          const bool by_four = s >= 4 && (4 * v - 5) / 9 < stop_at(s, 4);
+          const bool stops = v < entry(s, 3, v);
+          EXPECT_TRUE(!stops || by_zeros || by_two || by_four) << ToDecimal(v) << " s=" << s;
+          EXPECT_TRUE(stops || !(by_zeros || by_two || (s >= 4 && v < 9 * stop_at(s, 4) / 4))) << ToDecimal(v) << " s=" << s;
         }
       }
       for (size_t s = 0; s < walk.tail_from; ++s) {
@@ -243,9 +262,11 @@ TEST(GpuStopTableTest, WalkCheckIsExactAndSkipsOnlyStoppedTailValues) {
       for (int i = 0; i < 3000; ++i) {
         const size_t s = rng() % (rows + 3);
         const u128 v = 5 + random_below(1 + rng() % std::min(bits, 40u));
-        const bool two_mod_3 = v % 3 == 2 && rng() % 2 == 0;
-        if (v < entry(s, two_mod_3, v)) {
-          EXPECT_LE(s + SlowDelay(v), spec.floor) << ToDecimal(v) << " s=" << s << " two_mod_3=" << two_mod_3;
+        // The value's class, or (as a step that knows less says) a weaker one.
+        uint32_t value_class = (v % 3 == 2 ? 1 : 0) | (v % 9 == 4 || v % 9 == 8 ? 2 : 0);
+        if (rng() % 3 == 0) value_class &= 1;
+        if (v < entry(s, value_class, v)) {
+          EXPECT_LE(s + SlowDelay(v), spec.floor) << ToDecimal(v) << " s=" << s << " class=" << value_class;
         }
       }
     }
@@ -268,7 +289,7 @@ TEST(GpuStopTableTest, WalkCheckIsExactAndSkipsOnlyStoppedTailValues) {
 // The group walk's two steps in one multiply (GroupWalkPairStep), on the host with the 12-bit
 // table: for v = 2^24 H + 2^12 L + i1, t = 3^p1 L + c1 < 2^32 gives the second step's entry
 // (t mod 2^12) and carry q = t >> 12, and (3^p1 3^p2) H + (3^p2 q + c2) equals the two table
-// steps; the shared entry's packing round-trips; a two_mod_3 step makes values = 2 (mod 3);
+// steps; the shared entry's packing round-trips; a step's value class (2 mod 3, 4 or 8 mod 9) holds;
 // the fast path (3^(p1 + p2) < 2^32, H < 2^96) stays below 2^128.
 TEST(GpuPairStepTest, TwoTableStepsInOneMultiply) {
   constexpr int kBits = gpu::kPairStepBits;
@@ -276,11 +297,12 @@ TEST(GpuPairStepTest, TwoTableStepsInOneMultiply) {
   std::mt19937_64 rng(Seed() + 13);
   auto step = [&](u128 x) { return kPow3[table.p(x & table.mask())] * (x >> kBits) + table.c(x & table.mask()); };
   for (uint64_t i = 0; i < table.packed().size(); ++i) {
-    const uint32_t steps = kBits + table.p(i), flag = gpu::StepMakesTwoMod3(table.p(i), table.c(i));
-    const uint32_t x = gpu::PackPairStep(table.c(i), steps, flag);
-    ASSERT_EQ(x >> 8, table.c(i));
+    const uint32_t steps = kBits + table.p(i), value_class = gpu::StepValueClass(table.p(i), table.c(i));
+    const uint32_t x = gpu::PackPairStep(table.c(i), steps, value_class);
+    ASSERT_EQ(x >> gpu::kPairStepCShift, table.c(i));
     ASSERT_EQ(x & 0x7F, steps);
-    ASSERT_EQ((x >> 7) & 1, flag);
+    ASSERT_EQ((x >> 7) & 3, value_class);
+    ASSERT_EQ(value_class & 1, gpu::StepMakesTwoMod3(table.p(i), table.c(i)));
   }
   int fast = 0;
   for (int i = 0; i < 200000; ++i) {
@@ -296,7 +318,9 @@ TEST(GpuPairStepTest, TwoTableStepsInOneMultiply) {
     const uint64_t m2 = kPow3[table.p(i2)], c2 = table.c(i2);
     const u128 fused = static_cast<u128>(m1 * m2) * (v >> (2 * kBits)) + (m2 * (t >> kBits) + c2);
     ASSERT_EQ(fused, step(first)) << ToDecimal(v);
-    if (gpu::StepMakesTwoMod3(table.p(i2), c2) != 0) ASSERT_EQ(fused % 3, 2u) << ToDecimal(v);
+    const uint32_t value_class = gpu::StepValueClass(table.p(i2), c2);
+    if ((value_class & 1) != 0) ASSERT_EQ(fused % 3, 2u) << ToDecimal(v);
+    if (value_class >= 2) ASSERT_EQ(fused % 9, value_class == 2 ? 4u : 8u) << ToDecimal(v);
     if (m1 * m2 < (uint64_t{1} << 32)) ++fast;
   }
   EXPECT_GT(fast, 190000);  // 3^(p1 + p2) >= 2^32 (p1 + p2 > 20) is rare

@@ -746,12 +746,12 @@ constexpr int kDelayPairWalkRounds = 6;
 constexpr int kClassPairWalkRounds = 12;
 
 // The walk table of two-step rounds (kPairStepBits = 12) in shared memory: 8-byte entries
-// {PackPairStep(c, steps, two_mod_3), 3^p} (steps = 12 + p <= 24, c < 3^12 < 2^20).
+// {PackPairStep(c, steps, StepValueClass(p, c)), 3^p} (steps = 12 + p <= 24, c < 3^12 < 2^20).
 template <int kThreads>
 __device__ __forceinline__ void FillSharedPairSteps(const StepEntry* table, uint2* shared_steps) {
   for (uint32_t i = threadIdx.x; i < (1u << kPairStepBits); i += kThreads) {
     const uint4 e = __ldg(reinterpret_cast<const uint4*>(table) + i);
-    shared_steps[i] = make_uint2(PackPairStep(e.x, e.z, e.w), e.y);
+    shared_steps[i] = make_uint2(PackPairStep(e.x, e.z, StepValueClass(e.z - kPairStepBits, e.x)), e.y);
   }
 }
 
@@ -760,7 +760,7 @@ __device__ __forceinline__ void FillSharedPairSteps(const StepEntry* table, uint
 // bits i2 and v1 >> 12 = m1 H + q follow from t = m1 L + c1 < 2^32 alone (q = t >> 12); the
 // second makes m2 (m1 H + q) + c2 = (m1 m2) H + (m2 q + c2): one 96 x 32-bit product when
 // m1 m2 < 2^32 (p1 + p2 <= 20) and H < 2^96 (nearly always), else the two steps one by one.
-// s += both steps' counts, *row_bit as GroupWalkStep's for the second. A value that would
+// s += both steps' counts, *row_bit = the second step's value class << kWalkCheckBits. A value that would
 // leave 128 bits (only on the rare path) goes to on_overflow, which ends the member (s = 0):
 // the common path carries no overflow test.
 template <typename OnOverflow>
@@ -769,22 +769,22 @@ __device__ __forceinline__ void GroupWalkPairStep(uint32_t table_at, uint64_t& h
   constexpr uint32_t kMask = (1u << kPairStepBits) - 1;
   const uint32_t v0 = static_cast<uint32_t>(lo);
   const uint2 e1 = LoadShared64(table_at + ((v0 & kMask) << 3));
-  const uint32_t t = e1.y * ((v0 >> kPairStepBits) & kMask) + (e1.x >> 8);
+  const uint32_t t = e1.y * ((v0 >> kPairStepBits) & kMask) + (e1.x >> kPairStepCShift);
   const uint2 e2 = LoadShared64(table_at + ((t & kMask) << 3));
   s += (e1.x & 0x7F) + (e2.x & 0x7F);
-  *row_bit = (e2.x >> (7 - kWalkCheckBits)) & (1u << kWalkCheckBits);
+  *row_bit = (e2.x >> (7 - kWalkCheckBits)) & (3u << kWalkCheckBits);
   const uint32_t v1 = static_cast<uint32_t>(lo >> 32);
   const uint32_t v2 = static_cast<uint32_t>(hi), v3 = static_cast<uint32_t>(hi >> 32);
   const uint32_t h3 = v3 >> (2 * kPairStepBits);
   // The fast path needs m = 3^(p1 + p2) < 2^32 (p1 + p2 <= 20) and H < 2^96 (v < 2^120):
   // then H m + a < 2^128 always. Otherwise (rarely) the two steps one by one.
   if ((__umulhi(e1.y, e2.y) | h3) != 0) {
-    const bool fits = StepMulAdd(hi, lo, kPairStepBits, e1.y, e1.x >> 8);
-    if (!(StepMulAdd(hi, lo, kPairStepBits, e2.y, e2.x >> 8) && fits)) on_overflow();
+    const bool fits = StepMulAdd(hi, lo, kPairStepBits, e1.y, e1.x >> kPairStepCShift);
+    if (!(StepMulAdd(hi, lo, kPairStepBits, e2.y, e2.x >> kPairStepCShift) && fits)) on_overflow();
     return;
   }
   const uint32_t m = e1.y * e2.y;
-  const uint64_t a = static_cast<uint64_t>(e2.y) * (t >> kPairStepBits) + (e2.x >> 8);
+  const uint64_t a = static_cast<uint64_t>(e2.y) * (t >> kPairStepBits) + (e2.x >> kPairStepCShift);
   const uint32_t h0 = __funnelshift_r(v0, v1, 2 * kPairStepBits), h1 = __funnelshift_r(v1, v2, 2 * kPairStepBits);
   const uint32_t h2 = __funnelshift_r(v2, v3, 2 * kPairStepBits);
   // H m + a: three 32 x 32 -> 64-bit products, summed in two carry chains.

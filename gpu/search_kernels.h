@@ -19,6 +19,11 @@ struct StepEntry {
   uint32_t two_mod_3;
 };
 inline constexpr uint32_t StepMakesTwoMod3(uint32_t p, uint64_t c) { return p >= 1 && c % 3 == 2 ? 1 : 0; }
+// The class of v = 3^p x + c that the walk's check bounds through smaller predecessors
+// (BuildWalkStopTable): bit 0 v = 2 (mod 3) (p >= 1); 2 v = 4 (mod 9), 3 v = 8 (mod 9) (p >= 2).
+inline constexpr uint32_t StepValueClass(uint32_t p, uint64_t c) {
+  return StepMakesTwoMod3(p, c) | (p >= 2 && (c % 9 == 4 || c % 9 == 8) ? 2u : 0u);
+}
 
 // One sieve-offset table entry of a cycle of `modulus` consecutive blocks h: the number is
 // N = cycle_base + offset, offset = 2^k r + residue (r = h mod modulus); after the first
@@ -75,20 +80,23 @@ constexpr int kMaxSharedStepBits = 13;
 // The group walk's check looks at v mod 2^kWalkCheckBits: it counts the trailing zeros
 // among those bits (at most kWalkCheckBits; v = 0 mod 4 counts 2).
 constexpr int kWalkCheckBits = 2;
-// ... and at whether the step that made v says v = 2 (mod 3) (StepEntry::two_mod_3): a row of
-// the walk's stop table holds 2^kWalkRowBits thresholds, (two_mod_3 << kWalkCheckBits) + v mod 4.
-constexpr int kWalkRowBits = kWalkCheckBits + 1;
-// Rows past the stop table's last: the predecessor bound of row s reads stop_below[s - 2].
-constexpr int kWalkExtraRows = 2;
+// ... and at the class the step that made v gives it (StepValueClass; the one-step walks know
+// bit 0 only, StepEntry::two_mod_3): a row of the walk's stop table holds 2^kWalkRowBits
+// thresholds, (class << kWalkCheckBits) + v mod 4.
+constexpr int kWalkRowBits = kWalkCheckBits + 2;
+// Rows past the stop table's last: the predecessor bounds of row s read stop_below[s - 2],
+// [s - 4] and [s - 5].
+constexpr int kWalkExtraRows = 5;
 // Two-step walk rounds (LaunchParams::walk_round_steps = 2) use a walk table of this width
 // with 8-byte entries (32 KiB) and blocks of this many threads: two blocks of 20 warps fill
 // an SM at the 48-register cap (five blocks of 256 with their 32 KiB tables would not fit).
 constexpr int kPairStepBits = 12;
 constexpr int kPairWalkBlockThreads = 640;
-// The first word of such an entry: steps (S + p <= 24) | two_mod_3 << 7 | c << 8 (c < 3^12);
+// The first word of such an entry: steps (S + p <= 24) | value class << 7 | c << 9 (c < 3^12);
 // the second is 3^p.
-__host__ __device__ constexpr uint32_t PackPairStep(uint32_t c, uint32_t steps, uint32_t two_mod_3) {
-  return steps | (two_mod_3 << 7) | (c << 8);
+constexpr int kPairStepCShift = 9;
+__host__ __device__ constexpr uint32_t PackPairStep(uint32_t c, uint32_t steps, uint32_t value_class) {
+  return steps | (value_class << 7) | (c << kPairStepCShift);
 }
 // Trailing zeros the walk's check counts for v mod 2^kWalkCheckBits = r.
 constexpr uint32_t WalkCheckShift(uint32_t r) {

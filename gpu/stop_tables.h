@@ -20,10 +20,13 @@ std::vector<ulonglong2> BuildStopTable(const UnitSpec& spec, int64_t limit);
 // row s (0 .. stop_below.size() + gpu::kWalkExtraRows - 1, the last serving every larger s)
 // holds, for v = r (mod 2^kWalkCheckBits) with e = WalkCheckShift(r) trailing zeros, entry r:
 // stop_below[min(s + e, last)] << e (saturated at 2^128 - 1), as delay(v) = e + delay(v >> e)
-// and v >> e < L <=> v < L 2^e; and entry (1 << kWalkCheckBits) + r, for a v the walk knows to
-// be 2 (mod 3) (and so at least 5), the larger of that and floor(3 stop_below[s - 2] / 2)
-// (for s >= 2): u = (2v - 1) / 3 is a smaller predecessor of v (u -> 3u + 1 = 2v -> v) with
-// delay(v) + 2, and u < L <=> v < floor(3L / 2). tail_from (at least 1: the walk marks an
+// and v >> e < L <=> v < L 2^e; and entry (c << kWalkCheckBits) + r, for a v of the walk's
+// value class c (StepValueClass, v at least 5), the larger of that and the bounds of v's
+// smaller predecessors: v = 2 (mod 3) (c = 1): floor(3 stop_below[s - 2] / 2) (for s >= 2):
+// u = (2v - 1) / 3 is a smaller predecessor of v (u -> 3u + 1 = 2v -> v) with delay(v) + 2,
+// and u < L <=> v < floor(3L / 2) (at most); v = 4 (mod 9) (c = 2): floor(9 stop_below[s -
+// 5] / 8) through (8v - 5) / 9 (five steps); v = 8 (mod 9) (c = 3): that of c = 1 and
+// floor(9 stop_below[s - 4] / 4) through (4v - 5) / 9 (four steps). tail_from (at least 1: the walk marks an
 // ended member with s = 0): below it every entry is at least 2^tail_bits, so a value in the
 // tail has stopped and the walk skips the tail test.
 struct WalkStopTable {
