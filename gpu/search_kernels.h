@@ -183,10 +183,11 @@ struct LaunchParams {
   // non-increasing): below it a walking number that did not stop is not in the tail.
   uint32_t walk_tail_from = 0;
   // The group walk's stop table (gpu/stop_tables.h): row min(s, walk_stop_last), entry
-  // (two_mod_3 << kWalkCheckBits) + v mod 2^kWalkCheckBits. Counting e = WalkCheckShift(v mod 4)
-  // trailing zeros it holds stop_below[min(s + e, floor + 1)] << e (saturated): delay(v) = e +
-  // delay(v >> e); for v = 2 (mod 3) at least floor(3 stop_below[s - 2] / 2): the predecessor
-  // (2v - 1) / 3 < v has delay(v) + 2.
+  // (value class << kWalkCheckBits) + v mod 2^kWalkCheckBits (StepValueClass). Counting e =
+  // WalkCheckShift(v mod 4) trailing zeros it holds stop_below[min(s + e, floor + 1)] << e
+  // (saturated): delay(v) = e + delay(v >> e); for v = 2 (mod 3) at least floor(3
+  // stop_below[s - 2] / 2): the predecessor (2v - 1) / 3 < v has delay(v) + 2; for v = 4 and 8
+  // (mod 9) the bounds of (8v - 5) / 9 and (4v - 5) / 9 (gpu/stop_tables.h).
   const ulonglong2* walk_stop = nullptr;
   uint32_t walk_stop_last = 0;
   // T-steps of S bits per walk round, between two checks (1 or 2; 2 needs every walked value
