@@ -1013,9 +1013,12 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
                       lane == 0 ? warp_hash[threadIdx.x / 32] : 0);
 }
 
+// The group launch's prelude kernels' block size (LaunchGroups).
+constexpr int kPreludeThreads = 128;
+
 // entry_stops[i] = EntryStops of the launch's entry i, ahead of the group kernel (inlined
 // there, its loop cost the walk registers: spills, and -7% in class units).
-__global__ void EntryStopKernel(const LaunchParams P, uint8_t* entry_stops) {
+__global__ void __launch_bounds__(kPreludeThreads) EntryStopKernel(const LaunchParams P, uint8_t* entry_stops) {
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < P.group_entries; i += gridDim.x * blockDim.x) {
     entry_stops[i] = EntryStops(P, P.entries[P.group_first_entry + i].offset) ? 1 : 0;
   }
@@ -1214,10 +1217,16 @@ cudaError_t SearchBlocksPerSm(int block_threads, bool shared_steps, int step_bit
 cudaError_t LaunchGroups(const LaunchParams& p, int block_threads, int grid_blocks, cudaStream_t stream) {
   (void)cudaGetLastError();
   if (p.entry_stops == nullptr || p.group_skip == nullptr || p.group_entries == 0) return cudaErrorInvalidValue;
-  EntryStopKernel<<<(p.group_entries + 255) / 256, 256, 0, stream>>>(p, p.entry_stops);
+  // Blocks of kPreludeThreads: they fit beside a running group kernel (2 x 640 threads at 48
+  // registers leave 4096 registers an SM), so the next launch's preludes run during this one
+  // instead of in the gap between the two.
+  EntryStopKernel<<<(p.group_entries + kPreludeThreads - 1) / kPreludeThreads, kPreludeThreads, 0, stream>>>(
+      p, p.entry_stops);
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   const uint64_t groups = static_cast<uint64_t>(p.group_entries) << p.group_bits;
-  GroupSkipKernel<256><<<static_cast<unsigned>(std::min<uint64_t>((groups + 255) / 256, 4096)), 256, 0, stream>>>(
+  GroupSkipKernel<kPreludeThreads><<<static_cast<unsigned>(std::min<uint64_t>(
+                                         (groups + kPreludeThreads - 1) / kPreludeThreads, 8192)),
+                                     kPreludeThreads, 0, stream>>>(
       p, p.entry_stops, p.group_skip);
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   void (*kernel)(LaunchParams) = nullptr;
