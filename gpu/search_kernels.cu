@@ -769,7 +769,12 @@ __device__ __forceinline__ void GroupWalkPairStep(uint32_t table_at, uint64_t& h
   constexpr uint32_t kMask = (1u << kPairStepBits) - 1;
   const uint32_t v0 = static_cast<uint32_t>(lo);
   const uint2 e1 = LoadShared64(table_at + ((v0 & kMask) << 3));
-  const uint32_t t = e1.y * ((v0 >> kPairStepBits) & kMask) + (e1.x >> kPairStepCShift);
+  // Bits 12 .. 23 of v0 as (v0 << 8) >> 20 with the left shift kept apart (an empty asm), so
+  // that it runs as IMAD.SHL on the FMA pipe: the compiler's shift and mask were two
+  // instructions on the ALU pipe, which bounds the walk (docs/PERFORMANCE.md, lever 69).
+  uint32_t high = v0 << (32 - 2 * kPairStepBits);
+  asm("" : "+r"(high));
+  const uint32_t t = e1.y * (high >> (32 - kPairStepBits)) + (e1.x >> kPairStepCShift);
   const uint2 e2 = LoadShared64(table_at + ((t & kMask) << 3));
   s += (e1.x & 0x7F) + (e2.x & 0x7F);
   *row_bit = (e2.x >> (7 - kWalkCheckBits)) & (3u << kWalkCheckBits);
@@ -983,9 +988,11 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
         // smaller predecessor (2v - 1) / 3: the check selects its threshold by both
         // (P.walk_stop). Loaded before the one-step round's overflow branch, so that the load
         // overlaps the rest of the multiply (its latency was the largest stall).
-        const ulonglong2 limit =
-            __ldg(P.walk_stop + (min(s, stop_last) << kWalkRowBits) + row_bit +
-                  (static_cast<uint32_t>(lo) & ((1u << kWalkCheckBits) - 1)));
+        // Row and entry in one multiply-add by a stride the compiler cannot see (FMA pipe; its
+        // shift and add, then a LEA pair, ran on the ALU pipe), the address in one wide one.
+        const uint32_t entry = min(s, stop_last) * P.pow2[kWalkRowBits] +
+                               (row_bit | (static_cast<uint32_t>(lo) & ((1u << kWalkCheckBits) - 1)));
+        const ulonglong2 limit = __ldg(P.walk_stop + entry);
         if (!fits) {
           to_host();
         } else if (Less128(hi, lo, limit.y, limit.x)) {

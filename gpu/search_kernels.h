@@ -190,6 +190,15 @@ struct LaunchParams {
   // (mod 9) the bounds of (8v - 5) / 9 and (4v - 5) / 9 (gpu/stop_tables.h).
   const ulonglong2* walk_stop = nullptr;
   uint32_t walk_stop_last = 0;
+  // pow2[j] = 2^j, as data the compiler cannot fold: the walk's check multiplies by
+  // pow2[kWalkRowBits] (one FMA-pipe instruction instead of two on the ALU pipe, which bounds
+  // the walk). A single stride field instead of the table measured 1% slower (the same
+  // instructions; the kernel is that sensitive to the parameters' layout): docs/PERFORMANCE.md,
+  // lever 69.
+  uint32_t pow2[32] = {1u << 0, 1u << 1, 1u << 2, 1u << 3, 1u << 4, 1u << 5, 1u << 6, 1u << 7, 1u << 8, 1u << 9,
+                       1u << 10, 1u << 11, 1u << 12, 1u << 13, 1u << 14, 1u << 15, 1u << 16, 1u << 17, 1u << 18,
+                       1u << 19, 1u << 20, 1u << 21, 1u << 22, 1u << 23, 1u << 24, 1u << 25, 1u << 26, 1u << 27,
+                       1u << 28, 1u << 29, 1u << 30, 1u << 31};
   // T-steps of S bits per walk round, between two checks (1 or 2; 2 needs every walked value
   // at least 2^(2S) at a round's start: members at least 2^(2S) after k + G steps, and
   // 2^tail_bits >= 2^(2S), which every value that did not stop or finish in the tail is).
