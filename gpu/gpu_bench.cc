@@ -10,6 +10,11 @@
 //             [--low-occupancy]
 //             [--bound-sub-bits 6] [--positions-per-launch N] [--no-class-members] [--class-plain]
 //             [--walk-rounds 12] [--walk-step-bits 12] [--walk-round-steps 2] [--join-map-bits 32]
+//             [--context trusted|floor|none] [--full-delay-tail-bits 32] [--no-delay-join-map]
+//             [--self-record-bits 40]
+// --context: trusted (the default) as above; floor: the same floor and open holes (the delays
+// of numbers below --at, recomputed, bound them without trust) but no record table, so no
+// early termination (a unit leased on an empty database); none: floor 0, no holes, no table.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -36,6 +41,7 @@ struct Args {
   std::string verify_numbers = "0";
   int repeat = 3;
   std::string records;
+  std::string context = "trusted";
   BenchUnitOptions unit;
 };
 
@@ -67,6 +73,9 @@ int Main(int argc, char** argv) {
     else if (key == "--sieve-bits") a.sieve_bits = std::stoi(value());
     else if (key == "--step-bits") a.gpu.step_bits = std::stoi(value());
     else if (key == "--tail-bits") a.gpu.tail_bits = std::stoi(value());
+    else if (key == "--full-delay-tail-bits") a.gpu.full_delay_tail_bits = std::stoi(value());
+    else if (key == "--no-delay-join-map") a.gpu.delay_join_map = false;
+    else if (key == "--self-record-bits") a.gpu.self_record_bits = std::stoi(value());
     else if (key == "--block-threads") a.gpu.block_threads = std::stoi(value());
     else if (key == "--blocks-per-sm") a.gpu.blocks_per_sm = std::stoi(value());
     else if (key == "--positions-per-launch") a.gpu.positions_per_launch = std::stoull(value());
@@ -92,6 +101,7 @@ int Main(int argc, char** argv) {
     else if (key == "--repeat") a.repeat = std::stoi(value());
     else if (key == "--records") a.records = value();
     else if (key == "--no-class-members") a.unit.close_holes_by_members = false;
+    else if (key == "--context") a.context = value();
     else return Fail("unknown argument " + key);
   }
   u128 at = 0, numbers = 0, baseline_numbers = 0, verify_numbers = 0;
@@ -121,6 +131,16 @@ int Main(int argc, char** argv) {
   BenchUnit bench;
   st = LoadBenchUnit(a.records, dir + "class_records_below_2p28.csv", at, numbers, kinds, &bench, a.unit);
   if (!st.ok()) return Fail(st.ToString());
+  if (a.context == "floor" || a.context == "none") {
+    bench.spec.known_records.clear();
+    bench.spec.records_complete_below = 0;
+    if (a.context == "none") {
+      bench.spec.floor = 0;
+      bench.spec.open_holes.clear();
+    }
+  } else if (a.context != "trusted") {
+    return Fail("--context must be trusted, floor or none");
+  }
   const UnitSpec& spec = bench.spec;
   std::printf("%s; sieve %d bits (%zu odd survivors), tables+engine %.2f s\n", engine->Describe().c_str(),
               a.sieve_bits, tables->sieve->size(), Seconds(t0, t1));
@@ -183,6 +203,10 @@ int Main(int argc, char** argv) {
               static_cast<unsigned long>(stats.split_launches),
               static_cast<unsigned long>(stats.host_finished), static_cast<unsigned long>(stats.ladder_entries),
               static_cast<unsigned long>(result.candidates), 100.0 * result.candidates / n);
+  if (stats.self_record_bits != 0) {
+    std::printf("engine's own record table below 2^%d (its searches took %.2f s, once)\n", stats.self_record_bits,
+                stats.self_records_seconds);
+  }
   if (stats.join_map_bits != 0) {
     std::printf("join map %d bits (built in %.2f s): %lu walking groups skipped\n", stats.join_map_bits,
                 stats.join_map_seconds, static_cast<unsigned long>(stats.join_skipped_groups));
@@ -205,10 +229,10 @@ int Main(int argc, char** argv) {
                 static_cast<unsigned long>(count), seconds, base_rate, detail.max_delay,
                 static_cast<unsigned long>(detail.overflowed));
   }
-  std::printf("SUMMARY at=%s numbers=%s kinds=%s sieve=%d step=%d tail=%d threads=%d smem=%d occ=%d queue=%d/%d/%d/%d et=%d sub=%d: "
+  std::printf("SUMMARY context=%s at=%s numbers=%s kinds=%s sieve=%d step=%d tail=%d threads=%d smem=%d occ=%d queue=%d/%d/%d/%d et=%d sub=%d: "
               "%.3e numbers/s (median wall %.3f s of %d; summed launch events %.3f s); baseline %.3e numbers/s; "
               "speedup x%.0f\n",
-              a.at.c_str(), a.numbers.c_str(), a.kinds.c_str(), a.sieve_bits, a.gpu.step_bits, a.gpu.tail_bits,
+              a.context.c_str(), a.at.c_str(), a.numbers.c_str(), a.kinds.c_str(), a.sieve_bits, a.gpu.step_bits, stats.tail_bits,
               a.gpu.block_threads, (a.gpu.shared_step_table && a.gpu.step_bits <= 13) ? 1 : 0, a.gpu.full_occupancy ? 1 : 0, a.gpu.walk_queue ? 1 : 0, a.gpu.queue_block_threads, a.gpu.queue_threads_per_sm, a.gpu.queue_column_cycles, a.gpu.early_termination ? 1 : 0, a.gpu.bound_sub_bits,
               n / wall, wall, static_cast<int>(walls.size()), kernel, base_rate, base_rate > 0 ? n / wall / base_rate : 0.0);
   return 0;

@@ -15,6 +15,7 @@
 
 #include "core/delay.h"
 #include "core/early_termination.h"
+#include "core/merge.h"
 #include "core/step_table.h"
 #include "gpu/bound_table.h"
 #include "gpu/cuda_memory.h"
@@ -122,11 +123,14 @@ class GpuEngine : public SearchEngine {
   }
 
   Status Init();
+  // Searches the unit; a unit with a floor but no record table complete below
+  // 2^self_record_bits is searched with the engine's own table (EnsureSelfRecords).
   Status Search(const UnitSpec& spec, UnitResult* result, const ProgressFn& progress = nullptr,
                 const std::atomic<bool>* cancel = nullptr) override;
   std::string Describe() const override {
     std::string d = "gpu " + std::to_string(options_.device) + " (" + device_name_ + ")";
-    if (join_map_bits_ != 0) d += ", join map " + std::to_string(join_map_bits_) + " bits";
+    if (class_join_.bits != 0) d += ", join map " + std::to_string(class_join_.bits) + " bits";
+    if (delay_join_.bits != 0) d += ", delay join maps " + std::to_string(delay_join_.bits) + " bits";
     return d;
   }
 
@@ -141,9 +145,10 @@ class GpuEngine : public SearchEngine {
   // With its smallest open class below 3/4 of the floor a class unit is faster on the plain
   // kernel: at 2^60 with 700 holes from delay 957 up, 9.3e10 plain vs 5.8e10 queued; with
   // 84 holes from 2077 up (floor 2283), 1.8e11 plain vs 8.4e11 queued (H100, lever 37).
-  bool ClassesStopEarly() const {
+  bool ClassesStopEarly() const { return ClassesStopEarly(spec_); }
+  bool ClassesStopEarly(const UnitSpec& spec) const {
     return options_.class_walk_queue &&
-           (spec_.open_holes.empty() || uint64_t{spec_.open_holes.front()} * 4 >= uint64_t{spec_.floor} * 3);
+           (spec.open_holes.empty() || uint64_t{spec.open_holes.front()} * 4 >= uint64_t{spec.floor} * 3);
   }
   // Two table steps a group walk round: the compile-time 12-bit shared table, and a tail
   // that every value left walking after a check is beyond, at least 2^(2S).
@@ -154,15 +159,34 @@ class GpuEngine : public SearchEngine {
   int GroupBlockThreads(int round_steps) const {
     return round_steps == 2 ? gpu::kPairWalkBlockThreads : options_.queue_block_threads;
   }
-  // Residue groups need the queue, exact early termination and N < 2^100 (no 128-bit
-  // overflow in a group's first k + G steps).
+  // No early termination: the unit carries no trusted or covered record table (a provable
+  // floor alone), so every number walks to the tail (docs/FLOOR.md).
+  bool FullDelay() const { return base_params_.early_stop == 0; }
+  // Residue groups need N < 2^100 (no 128-bit overflow in a group's first k + G steps) and
+  // a floor above 0 (ladder entries are not filtered by tile). With early termination they
+  // need the queue (class units: open classes near the floor); without it every member
+  // walks to the tail whatever the open classes, and the groups still share each group's
+  // first k + G steps (and the join map skips twins), so they serve every such unit.
   bool Groups() const {
-    return Queue() && options_.residue_groups && base_params_.early_stop != 0 && spec_.end <= Pow2(100);
+    if (!options_.residue_groups || spec_.end > Pow2(100)) return false;
+    return FullDelay() ? QueueAllowed() && spec_.floor > 0 : Queue();
   }
 
  private:
   Status BuildSieveCycle(unsigned modulus, SieveCycle* cycle);
-  Status BuildTail();
+  // Search for the unit as given.
+  Status SearchUnit(const UnitSpec& spec, UnitResult* result, const ProgressFn& progress,
+                    const std::atomic<bool>* cancel);
+  // The delay records below 2^self_record_bits, from the engine's own searches of [1, 2^20),
+  // [2^20, 2^24), ... each with the floor and record table of the ones before (the first
+  // without): complete knowledge of R(v) below 2^B, so a unit leased without a table (a
+  // provable floor alone, docs/FLOOR.md) still stops numbers early, exactly. Once per engine.
+  Status EnsureSelfRecords();
+  // Fills *tail with the exact delays of every n < 2^bits (host table, then the GPU).
+  Status BuildTail(int bits, DeviceArray<uint16_t>* tail);
+  // The full-delay tail (options_.full_delay_tail_bits) on first use; *bits 0 if the device
+  // cannot hold it (then the unit walks to the common tail: same results, slower).
+  Status EnsureFullDelayTail(int* bits);
   // Position of the first computed N >= x in the sieved region, counted from cycle q0.
   u128 SievedPosition(const SieveCycle& cycle, u128 q0, u128 x) const;
   Status Enqueue(Slot& slot, const Job& job);
@@ -170,7 +194,17 @@ class GpuEngine : public SearchEngine {
   Status RunJobSync(Slot& slot, const Job& job, UnitResult* part);
   Status EnsureCapacity(Slot& slot, uint64_t ladder, uint64_t host_finish);
   // Builds the join map on first use (delay+class searches); false if it cannot serve.
-  Status EnsureJoinMap(bool* ready);
+  // The join map (gpu/join_map.h) of a kind's units at level bits (0: not built yet), or why
+  // the device could not hold it (then the engine runs without: same results, slower).
+  struct JoinMapState {
+    DeviceArray<uint8_t> map;  // delay-only: gpu::kJoinDelayVariants maps
+    int bits = 0;
+    double seconds = 0;
+    std::string unavailable;
+  };
+  JoinMapState& JoinMapOf(Kinds kinds) { return kinds == Kinds::kDelay ? delay_join_ : class_join_; }
+  // Builds the kind's join map on first use; *ready false if it cannot serve.
+  Status EnsureJoinMap(Kinds kinds, bool* ready);
   int JoinMapBits() const;  // the level asked for (options_.join_map_bits, or the automatic one)
 
   std::shared_ptr<const SearchTables> tables_;
@@ -184,6 +218,9 @@ class GpuEngine : public SearchEngine {
   DeviceArray<StepEntry> walk_steps_;       // the group walk's shared-memory table, if any
   DeviceArray<StepEntry> steps_;
   DeviceArray<uint16_t> tail_;
+  DeviceArray<uint16_t> full_delay_tail_;
+  int full_delay_tail_bits_ = 0;        // 0: not built yet
+  std::string full_delay_tail_unavailable_;
   DeviceArray<uint16_t> bound_;
   DeviceArray<uint32_t> hole_prefix_;
   DeviceArray<ulonglong2> stop_below_;
@@ -195,12 +232,12 @@ class GpuEngine : public SearchEngine {
   // The group walk's check of a value with e trailing zeros: group_stop_below_[s + e] << e.
   DeviceArray<ulonglong2> group_walk_stop_;
   SieveCycle class_cycle_, delay_cycle_;
-  // The join map (gpu/join_map.h) at level join_map_bits_ (0: not built yet), or why the
-  // device could not hold it (then the engine runs without: same results, slower).
-  DeviceArray<uint8_t> join_map_;
-  int join_map_bits_ = 0;
-  double join_map_seconds_ = 0;
-  std::string join_map_unavailable_;
+  JoinMapState class_join_, delay_join_;
+  // EnsureSelfRecords: the records (ascending, from n = 1), complete below 2^self_record_bits_.
+  std::vector<Record> self_records_;
+  int self_record_bits_ = 0;
+  double self_records_seconds_ = 0;
+  bool bootstrapping_ = false;
   Slot slots_[2];
   bool auto_ladder_ = true, auto_finish_ = true;
   uint64_t ladder_cap_ = 0, finish_cap_ = 0;
@@ -248,24 +285,44 @@ Status GpuEngine::BuildSieveCycle(unsigned modulus, SieveCycle* cycle) {
   return cycle->entries.Upload(entries);
 }
 
-Status GpuEngine::BuildTail() {
+Status GpuEngine::BuildTail(int T, DeviceArray<uint16_t>* tail) {
   const TailTable& host_tail = tables_->delay->tail();
-  const int T = options_.tail_bits;
   const int base = std::min(T, host_tail.bits());
-  STATUS_TRY(tail_.Allocate(size_t{1} << T));
-  CUDA_TRY(cudaMemcpy(tail_.get(), host_tail.delays().data(), (size_t{1} << base) * sizeof(uint16_t),
+  STATUS_TRY(tail->Allocate(size_t{1} << T));
+  CUDA_TRY(cudaMemcpy(tail->get(), host_tail.delays().data(), (size_t{1} << base) * sizeof(uint16_t),
                       cudaMemcpyHostToDevice));
   if (T > base) {
     if (base < options_.step_bits) return Status::InvalidArgument("host tail table narrower than the step table");
     DeviceArray<int> failed;
     STATUS_TRY(failed.Allocate(1));
     CUDA_TRY(cudaMemset(failed.get(), 0, sizeof(int)));
-    CUDA_TRY(gpu::LaunchFillTail(steps_.get(), options_.step_bits, tail_.get(), base, T, failed.get(), nullptr));
+    CUDA_TRY(gpu::LaunchFillTail(steps_.get(), options_.step_bits, tail->get(), base, T, failed.get(), nullptr));
     CUDA_TRY(cudaDeviceSynchronize());
     int host_failed = 0;
     CUDA_TRY(cudaMemcpy(&host_failed, failed.get(), sizeof(int), cudaMemcpyDeviceToHost));
     if (host_failed != 0) return Status::Internal("tail table construction left 128 bits or 16-bit delays");
   }
+  return Status::Ok();
+}
+
+Status GpuEngine::EnsureFullDelayTail(int* bits) {
+  const int T = options_.full_delay_tail_bits;
+  *bits = 0;
+  if (T <= options_.tail_bits) return Status::Ok();
+  if (full_delay_tail_bits_ == 0 && full_delay_tail_unavailable_.empty()) {
+    size_t free_bytes = 0, total_bytes = 0;
+    CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+    const size_t need = sizeof(uint16_t) << T;
+    // Leave a quarter of the free memory (at least 1 GiB) to the search and the join maps.
+    if (need + std::max<size_t>(free_bytes / 4, size_t{1} << 30) > free_bytes) {
+      full_delay_tail_unavailable_ = std::to_string(need >> 20) + " MiB needed, " + std::to_string(free_bytes >> 20) +
+                                     " MiB free";
+      return Status::Ok();
+    }
+    STATUS_TRY(BuildTail(T, &full_delay_tail_));
+    full_delay_tail_bits_ = T;
+  }
+  *bits = full_delay_tail_bits_;
   return Status::Ok();
 }
 
@@ -277,6 +334,10 @@ Status GpuEngine::Init() {
   if (o.step_bits < 1 || o.step_bits > StepTable::kMaxBits) return Status::InvalidArgument("step bits must be in 1..20");
   if (o.tail_bits < o.step_bits || o.tail_bits > TailTable::kMaxBits) {
     return Status::InvalidArgument("tail bits must be in step bits..32");
+  }
+  if (o.self_record_bits < 0 || o.self_record_bits > 48) return Status::InvalidArgument("self record bits must be in 0..48");
+  if (o.full_delay_tail_bits != 0 && (o.full_delay_tail_bits < o.tail_bits || o.full_delay_tail_bits > TailTable::kMaxBits)) {
+    return Status::InvalidArgument("full-delay tail bits must be 0 or in tail bits..32");
   }
   if (o.queue_column_cycles < 1 || o.queue_column_cycles > 4096) {
     return Status::InvalidArgument("queue column cycles must be in 1..4096");
@@ -368,7 +429,7 @@ Status GpuEngine::Init() {
       if (blocks <= 0) blocks = 1;
     }
   }
-  STATUS_TRY(BuildTail());
+  STATUS_TRY(BuildTail(o.tail_bits, &tail_));
   STATUS_TRY(BuildSieveCycle(1, &class_cycle_));
   STATUS_TRY(BuildSieveCycle(9, &delay_cycle_));
   STATUS_TRY(bound_.Allocate(gpu::kBoundTableSize));
@@ -408,27 +469,33 @@ int GpuEngine::JoinMapBits() const {
   return tables_->sieve->bits() <= 22 ? 32 : gpu::kMaxJoinBits;
 }
 
-Status GpuEngine::EnsureJoinMap(bool* ready) {
+Status GpuEngine::EnsureJoinMap(Kinds kinds, bool* ready) {
   const int k = tables_->sieve->bits();
+  JoinMapState& join = JoinMapOf(kinds);
   *ready = false;
-  if (join_map_bits_ == 0 && join_map_unavailable_.empty()) {
+  if (join.bits == 0 && join.unavailable.empty()) {
     const auto t0 = std::chrono::steady_clock::now();
     // The level asked for, then (automatic level only) 32 if the device lacks the memory.
-    for (const int L : {JoinMapBits(), options_.join_map_bits < 0 ? 32 : 0}) {
-      if (L <= k || join_map_bits_ != 0) continue;
-      const Status st = BuildJoinMap(tables_->sieve->residues(), k, L, &join_map_);
+    // Delay-only maps come in nine variants (18 GiB at 32 bits), so their automatic level is
+    // at most 32.
+    const bool automatic = options_.join_map_bits < 0;
+    const int asked = kinds == Kinds::kDelay && automatic ? std::min(JoinMapBits(), 32) : JoinMapBits();
+    for (const int L : {asked, automatic ? 32 : 0}) {
+      if (L <= k || join.bits != 0) continue;
+      const Status st = kinds == Kinds::kDelay ? BuildDelayJoinMaps(tables_->sieve->residues(), k, L, &join.map)
+                                               : BuildJoinMap(tables_->sieve->residues(), k, L, &join.map);
       if (st.code() == Status::Code::kUnavailable) {
-        join_map_unavailable_ = st.message();
+        join.unavailable = st.message();
         continue;
       }
       STATUS_TRY(st);
-      join_map_bits_ = L;
-      join_map_unavailable_.clear();
+      join.bits = L;
+      join.unavailable.clear();
     }
-    if (join_map_bits_ == 0 && join_map_unavailable_.empty()) join_map_unavailable_ = "sieve as deep as the map";
-    join_map_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (join.bits == 0 && join.unavailable.empty()) join.unavailable = "sieve as deep as the map";
+    join.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
-  *ready = join_map_bits_ != 0;
+  *ready = join.bits != 0;
   return Status::Ok();
 }
 
@@ -478,8 +545,11 @@ Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
     p.walk_stop = group_walk_stop_.get();
     p.walk_stop_last = group_walk_stop_last_;
     p.walk_round_steps = job.walk_round_steps;
-    p.join_map = job.join ? join_map_.get() : nullptr;
-    p.join_mask = job.join ? (uint64_t{1} << join_map_bits_) - 1 : 0;
+    const JoinMapState& join = JoinMapOf(spec_.kinds);
+    p.join_map = job.join ? join.map.get() : nullptr;
+    p.join_mask = job.join ? (uint64_t{1} << join.bits) - 1 : 0;
+    p.join_bits = job.join ? join.bits : 0;
+    p.join_delay_variants = job.join && spec_.kinds == Kinds::kDelay ? gpu::kJoinDelayVariants : 0;
     p.group_first_entry = job.entry0;
     p.group_entries = job.entries;
     p.group_cycles = job.cycles;
@@ -712,8 +782,78 @@ Status GpuEngine::RunJobSync(Slot& slot, const Job& job, UnitResult* part) {
   return Status::Ok();
 }
 
+Status GpuEngine::EnsureSelfRecords() {
+  const int B = options_.self_record_bits;
+  if (self_record_bits_ == B) return Status::Ok();
+  const auto t0 = std::chrono::steady_clock::now();
+  bootstrapping_ = true;
+  std::vector<FinishedUnit> units;
+  MergedRecords merged;
+  Status st;
+  for (int bits = std::min(20, B), from_bits = 0; st.ok(); from_bits = bits, bits = std::min(bits + 4, B)) {
+    FinishedUnit unit;
+    unit.begin = from_bits == 0 ? 1 : Pow2(static_cast<unsigned>(from_bits));
+    unit.end = Pow2(static_cast<unsigned>(bits));
+    unit.kinds = Kinds::kDelay;
+    UnitSpec spec;
+    spec.begin = unit.begin;
+    spec.end = unit.end;
+    spec.kinds = Kinds::kDelay;
+    if (!merged.delay_final.empty()) {
+      spec.floor = merged.delay_final.back().delay;
+      spec.known_records = merged.delay_final;
+      spec.records_complete_below = unit.begin;
+    }
+    st = SearchUnit(spec, &unit.result, nullptr, nullptr);
+    if (!st.ok()) break;
+    units.push_back(std::move(unit));
+    merged = MergeRecords({}, units);
+    if (bits == B) break;
+  }
+  bootstrapping_ = false;
+  STATUS_TRY(st);
+  if (merged.covered_prefix != Pow2(static_cast<unsigned>(B)) || merged.delay_final.empty() ||
+      merged.delay_final.front().n != 1) {
+    return Status::Internal("engine's own record table: wrong coverage");
+  }
+  // Each record's delay again on the host (exact), and ascending in n and delay.
+  for (size_t i = 0; i < merged.delay_final.size(); ++i) {
+    const Record& r = merged.delay_final[i];
+    if (tables_->delay->Delay(r.n) != r.delay ||
+        (i > 0 && (r.n <= merged.delay_final[i - 1].n || r.delay <= merged.delay_final[i - 1].delay))) {
+      return Status::Internal("engine's own record table: record " + ToDecimal(r.n) + " does not check");
+    }
+  }
+  self_records_ = merged.delay_final;
+  self_record_bits_ = B;
+  self_records_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return Status::Ok();
+}
+
 Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const ProgressFn& progress,
                          const std::atomic<bool>* cancel) {
+  STATUS_TRY(ValidateUnitSpec(spec));
+  CUDA_TRY(cudaSetDevice(options_.device));
+  const int B = options_.self_record_bits;
+  // The table serves where it can stop numbers: a floor above 0, and (delay+class units)
+  // open classes near the floor; results do not change (core/unit.h).
+  if (B > 0 && options_.early_termination && spec.floor > 0 && spec.begin >= Pow2(static_cast<unsigned>(B)) &&
+      spec.records_complete_below < Pow2(static_cast<unsigned>(B)) &&
+      (spec.kinds == Kinds::kDelay || ClassesStopEarly(spec))) {
+    STATUS_TRY(EnsureSelfRecords());
+    UnitSpec with_table = spec;
+    with_table.known_records = self_records_;
+    with_table.records_complete_below = Pow2(static_cast<unsigned>(B));
+    const Status st = SearchUnit(with_table, result, progress, cancel);
+    stats_.self_record_bits = B;
+    stats_.self_records_seconds = self_records_seconds_;
+    return st;
+  }
+  return SearchUnit(spec, result, progress, cancel);
+}
+
+Status GpuEngine::SearchUnit(const UnitSpec& spec, UnitResult* result, const ProgressFn& progress,
+                             const std::atomic<bool>* cancel) {
   const auto search_start = std::chrono::steady_clock::now();
   STATUS_TRY(ValidateUnitSpec(spec));
   CUDA_TRY(cudaSetDevice(options_.device));
@@ -759,7 +899,9 @@ Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
   p.tables.hole_prefix = hole_prefix_.get();
   p.floor = spec.floor;
   p.classes = classes ? 1 : 0;
-  p.early_stop = (options_.early_termination && et.enabled()) ? 1 : 0;
+  // Delay+class units whose open classes lie far below the floor can stop almost nothing:
+  // they take the full-delay walk (no stop tables), as units without a table do.
+  p.early_stop = (options_.early_termination && et.enabled() && (!classes || ClassesStopEarly())) ? 1 : 0;
   p.full_occupancy = options_.full_occupancy ? 1 : 0;
   p.queue = Queue() ? 1 : 0;
   p.queue_threads_per_sm = options_.queue_threads_per_sm;
@@ -770,22 +912,40 @@ Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
     if (OddNumberIsComputed(n % 9, spec.kinds, 9)) p.pattern[p.npat++] = n;
   }
 
-  // The join map serves delay+class group launches of units whose bounds are multiples of
-  // 2^L (every run of twins lies inside; gpu/join_map.h).
+  // The join map serves group launches of units whose bounds are multiples of 2^L (every
+  // run of twins lies inside; gpu/join_map.h), delay-only ones with options_.delay_join_map.
   // Built at the first such search that starts at a multiple of 2^32 (a bench's warm-up).
   bool join_unit = false;
-  if (classes && Groups() && JoinMapBits() > 0) {
+  // Delay-only units whose record table reaches near them stop most groups before any walk:
+  // there the map's lookups cost more than its skips save (2^60, H100: 8.06e12 with, 9.15e12
+  // without). Where it ends 16 bits or more below the unit (none, or the engine's own table),
+  // most groups walk, and the map pays (2^66 without a table: 6.1e11 -> 7.4e11).
+  const bool shallow_table = FullDelay() || spec.records_complete_below < (spec.begin >> 16);
+  const bool join_kind = classes || (options_.delay_join_map && shallow_table);
+  JoinMapState& join = JoinMapOf(spec.kinds);
+  if (join_kind && Groups() && JoinMapBits() > 0) {
     const u128 trigger = Pow2(static_cast<unsigned>(std::min(JoinMapBits(), 32)));
     if (spec.begin >= trigger && spec.begin % trigger == 0) {
       bool ready = false;
-      STATUS_TRY(EnsureJoinMap(&ready));
-      const u128 join_block = Pow2(static_cast<unsigned>(join_map_bits_));
+      STATUS_TRY(EnsureJoinMap(spec.kinds, &ready));
+      const u128 join_block = Pow2(static_cast<unsigned>(join.bits));
       join_unit = ready && spec.begin >= join_block && spec.begin % join_block == 0 && spec.end % join_block == 0;
     }
   }
-  stats_.join_map_bits = join_map_bits_;
-  stats_.join_map_seconds = join_map_seconds_;
-  stats_.join_map_unavailable = join_map_unavailable_;
+  // Full-delay units end their walks in a wider tail: each bit saves about five T-steps of
+  // every walk (2^66, 2^40 numbers on an H100: 5.2e11 numbers/s with 24 bits, 6.2e11 with 32).
+  if (FullDelay() && Groups()) {
+    int wide = 0;
+    STATUS_TRY(EnsureFullDelayTail(&wide));
+    if (wide != 0) {
+      p.tables.tail = full_delay_tail_.get();
+      p.tables.tail_bits = wide;
+    }
+  }
+  stats_.tail_bits = p.tables.tail_bits;
+  stats_.join_map_bits = join.bits;
+  stats_.join_map_seconds = join.seconds;
+  stats_.join_map_unavailable = join.unavailable;
 
   // Plan the launches: the first block, then the sieved blocks, in ascending order.
   const int k = tables_->sieve->bits();
@@ -874,7 +1034,7 @@ Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
           j.group = true;
           j.group_bits = group_bits;
           j.walk_round_steps = round_steps;
-          j.join = join_unit && k + group_bits >= join_map_bits_;
+          j.join = join_unit && k + group_bits >= join.bits;
           j.cycle0 = q0 + c;
           j.cycles = cycles;
           j.entry0 = static_cast<uint32_t>(e);

@@ -21,6 +21,15 @@ struct GpuEngineOptions {
   // memory; built on the GPU, T <= 32).
   int step_bits = 19;
   int tail_bits = 24;
+  // Units without early termination (a provable floor, no trusted or covered record table)
+  // walk every number to the tail, so a wider one pays there: built on the first such unit
+  // (2^bits 16-bit entries, 8 GiB at 32), skipped when the device lacks the memory; 0: tail_bits.
+  int full_delay_tail_bits = 32;
+  // Units with a floor but no record table complete below 2^self_record_bits (a provable
+  // floor alone: an empty database) stop numbers early with the engine's own table: the
+  // delay records below 2^self_record_bits from its own searches at the first such unit
+  // (0: off; at most 48). Results do not change; docs/PERFORMANCE.md has the gain and cost.
+  int self_record_bits = 42;
   // Threads per block (128, 256 or 512) and resident blocks per SM (0: from occupancy).
   int block_threads = 256;
   int blocks_per_sm = 0;
@@ -91,7 +100,7 @@ struct GpuEngineOptions {
   // trip each (the 19-bit table's random reads kept the L2 80% busy; docs/PERFORMANCE.md).
   int group_walk_step_bits = 12;
   // Join map level L (0: off; -1: 32 for sieves up to 22 bits, else 34; at most 34):
-  // delay+class group walks skip the groups whose numbers all have a smaller twin of the
+  // group walks skip the groups whose numbers all have a smaller twin of the
   // same delay in the unit (the k-bit join sieve carried to L bits over the survivors'
   // lifts: gpu/join_map.h), in units whose bounds are multiples of 2^L and whose groups
   // have k + G >= L. Built on the GPU at the first such search (a radix sort of every lift:
@@ -99,6 +108,10 @@ struct GpuEngineOptions {
   // 2^(L - 1) bytes); without the memory the engine tries 32, then runs without. Results
   // do not change (docs/PERFORMANCE.md, lever 58).
   int join_map_bits = -1;
+  // Delay-only units take join maps too: nine variants, one for each H mod 9, since the
+  // mod-9 rule decides which twins they examine (gpu/join_map.h; 18 GiB at 32 bits, the
+  // automatic level's limit for them).
+  bool delay_join_map = true;
   // Plain kernel (class searches, floor 0, shared-memory step table): cap registers at 32
   // so that 2048 threads fit on an SM.
   bool full_occupancy = true;
@@ -125,6 +138,9 @@ struct GpuSearchStats {
   int join_map_bits = 0;             // the join map's level (0: none built)
   double join_map_seconds = 0;       // the time its build took (once per engine)
   std::string join_map_unavailable;  // why the device could not hold it, if so
+  int tail_bits = 0;                 // the tail table the walks ended in
+  int self_record_bits = 0;          // the engine's own record table served (complete below 2^bits)
+  double self_records_seconds = 0;   // the time its searches took (once per engine)
 };
 // Stats of the last Search of an engine made by MakeGpuEngine (zeros for other engines).
 GpuSearchStats LastGpuSearchStats(const SearchEngine& engine);

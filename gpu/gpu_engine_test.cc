@@ -17,6 +17,7 @@
 #include "core/merge.h"
 #include "core/delay.h"
 #include "core/records_csv.h"
+#include "core/sieve.h"
 #include "core/step_table.h"
 #include "core/test_support.h"
 #include "core/unit_search.h"
@@ -381,6 +382,55 @@ TEST(JoinMapTest, HostMapMatchesPairwiseDefinition) {
   EXPECT_FALSE(BuildJoinMapOnHost({3, 2}, 2, 8, &map).ok());
 }
 
+// The delay-only variants: for H = t (mod 9), runs of the lifts whose N = 2^L H + r the mod-9
+// rule examines; each run's smallest examined lift holds the run's examined count, the
+// others 0 (checked pairwise against delays), and every examined lift is counted once.
+TEST(JoinMapTest, DelayVariantsCountOnlyExaminedTwins) {
+  constexpr int k = 8, L = 14;
+  std::shared_ptr<const Sieve> sieve;
+  ASSERT_TRUE(Sieve::Generate(k, &sieve).ok());
+  std::vector<uint8_t> all;
+  ASSERT_TRUE(BuildJoinMapOnHost(sieve->residues(), k, L, &all).ok());
+  size_t skipped_somewhere = 0;
+  for (int t = 0; t < 9; ++t) {
+    std::vector<uint8_t> map;
+    ASSERT_TRUE(BuildJoinMapOnHost(sieve->residues(), k, L, &map, t).ok());
+    const u128 H = 9 * 1000 + t;  // any H = t (mod 9)
+    auto examined = [&](uint64_t r) { return OddNumberIsComputed(static_cast<unsigned>((H * Pow2(L) + r) % 9), Kinds::kDelay, 9); };
+    // Runs of the full map, regrouped: members with equal delay paths share (p, c).
+    std::map<std::pair<uint32_t, uint64_t>, std::vector<uint64_t>> runs;
+    for (uint32_t b = 0; b < (1u << (L - k)); ++b) {
+      for (const uint64_t low : sieve->residues()) {
+        const uint64_t r = low + (uint64_t{b} << k);
+        uint32_t p = 0;
+        uint64_t c = 0;
+        TStepsOfResidue(r, L, &p, &c);
+        runs[{p, c}].push_back(r);
+      }
+    }
+    size_t total = 0, examined_count = 0;
+    for (const auto& [key, members] : runs) {
+      std::vector<uint64_t> ex;
+      for (uint64_t r : members) {
+        if (examined(r)) ex.push_back(r);
+      }
+      examined_count += ex.size();
+      for (size_t i = 0; i < ex.size(); ++i) {
+        ASSERT_EQ(map[ex[i] >> 1], i == 0 ? ex.size() : 0u) << "t " << t << " r " << ex[i];
+        total += map[ex[i] >> 1];
+        if (i > 0) {
+          ++skipped_somewhere;
+          ASSERT_EQ(SlowDelay(H * Pow2(L) + ex[i]), SlowDelay(H * Pow2(L) + ex[0]));
+        }
+      }
+    }
+    EXPECT_EQ(total, examined_count) << "t " << t;
+  }
+  EXPECT_GT(skipped_somewhere, 100u);
+  std::vector<uint8_t> map;
+  EXPECT_FALSE(BuildJoinMapOnHost(sieve->residues(), k, L, &map, 9).ok());
+}
+
 TEST(GpuJoinMapTest, DeviceMapEqualsHostMap) {
   REQUIRE_GPU();
   for (const auto& [k, L] : {std::pair{12, 22}, std::pair{19, 26}}) {
@@ -394,6 +444,16 @@ TEST(GpuJoinMapTest, DeviceMapEqualsHostMap) {
     ASSERT_EQ(map.size(), got.size());
     ASSERT_EQ(cudaMemcpy(got.data(), map.get(), got.size(), cudaMemcpyDeviceToHost), cudaSuccess);
     EXPECT_TRUE(got == want) << "k " << k << " L " << L;
+    // The nine delay-only variants, one after the other.
+    DeviceArray<uint8_t> maps;
+    const Status delay_st = BuildDelayJoinMaps(residues, k, L, &maps);
+    ASSERT_TRUE(delay_st.ok()) << delay_st.ToString();
+    ASSERT_EQ(maps.size(), got.size() * 9);
+    for (int t = 0; t < 9; ++t) {
+      ASSERT_TRUE(BuildJoinMapOnHost(residues, k, L, &want, t).ok());
+      ASSERT_EQ(cudaMemcpy(got.data(), maps.get() + got.size() * t, got.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+      EXPECT_TRUE(got == want) << "k " << k << " L " << L << " H mod 9 = " << t;
+    }
   }
 }
 
@@ -696,6 +756,79 @@ TEST(GpuEngineTest, ResidueGroupBufferOverflowIsRecovered) {
   EXPECT_GT(LastGpuSearchStats(*two_steps).host_finished, 0u);
 }
 
+// A unit leased without trust (docs/FLOOR.md): the floor is the largest delay of the published
+// records below it (recomputed, not trusted), no record table, so no early termination; class
+// units with every class up to the floor open but those the records and their doublings fill.
+UnitSpec FloorOnlySpec(u128 begin, u128 end, Kinds kinds) {
+  UnitSpec spec;
+  spec.begin = begin;
+  spec.end = end;
+  spec.kinds = kinds;
+  std::vector<bool> filled;
+  for (const Record& r : PublishedRecords()) {
+    if (r.n >= begin) break;
+    spec.floor = std::max(spec.floor, r.delay);
+  }
+  if (kinds == Kinds::kDelayAndClass) {
+    filled.assign(spec.floor + 1, false);
+    for (const Record& r : PublishedRecords()) {
+      for (u128 m = r.n, d = r.delay; m < begin && d <= spec.floor; m *= 2, ++d) filled[static_cast<size_t>(d)] = true;
+    }
+    for (uint32_t d = 0; d <= spec.floor; ++d) {
+      if (!filled[d]) spec.open_holes.push_back(d);
+    }
+  }
+  return spec;
+}
+
+// Units without a record table take the residue groups' full-delay walk (every member walks
+// to the tail, no stop table): the same results as the CPU, around published records (their
+// ladders are not empty) and high up (members that leave 128 bits).
+TEST(GpuEngineTest, FullDelayGroupsMatchCpu) {
+  REQUIRE_GPU();
+  std::mt19937_64 rng(Seed() + 11);
+  SCOPED_TRACE("seed " + std::to_string(Seed()));
+  GpuEngineOptions o;
+  o.group_bits = 9;
+  o.group_min_members = o.class_group_min_members = 4;
+  o.positions_per_launch = uint64_t{1} << 20;
+  o.self_record_bits = 0;  // walks to the tail (full delay)
+  auto full = MakeGpu(o, SmallSieveTables());
+  o.self_record_bits = 32;  // stops with the engine's own record table below 2^32
+  auto own_table = MakeGpu(o, SmallSieveTables());
+  std::vector<u128> centers;
+  for (const Record& r : PublishedRecords()) {
+    if (r.n > Pow2(50) && r.n % 2 == 1 && rng() % 5 == 0) centers.push_back(r.n);
+  }
+  centers.push_back(Pow2(70) + rng() % Pow2(60));
+  centers.push_back(Pow2(99) + Pow2(71) + Pow2(70) - 1);  // leaves 128 bits
+  for (u128 c : centers) {
+    for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
+      UnitSpec spec = FloorOnlySpec(c - (uint64_t{1} << 23), c + (uint64_t{1} << 23), kinds);
+      ASSERT_GT(spec.floor, 0u);
+      ExpectSameOnTables(*SmallSieveTables(), *full, spec);
+      EXPECT_GT(LastGpuSearchStats(*full).group_launches, 0u) << ToDecimal(c);
+      EXPECT_EQ(LastGpuSearchStats(*full).self_record_bits, 0);
+      // Open classes near the floor only: the class test can stop numbers too.
+      if (kinds == Kinds::kDelayAndClass) spec = HolesNearTheFloor(spec);
+      ExpectSameOnTables(*SmallSieveTables(), *own_table, spec);
+      EXPECT_GT(LastGpuSearchStats(*own_table).group_launches, 0u) << ToDecimal(c);
+      EXPECT_EQ(LastGpuSearchStats(*own_table).self_record_bits, 32) << ToDecimal(c);
+    }
+  }
+  // A published record in such a unit is on its ladder (a candidate of the run that found it).
+  Record rec;
+  for (const Record& r : PublishedRecords()) {
+    if (r.n % 2 == 1) rec = r;  // the last odd one (even records are derived, not computed)
+  }
+  ASSERT_GT(rec.n, Pow2(63));
+  const UnitSpec spec = FloorOnlySpec(rec.n - (uint64_t{1} << 22), rec.n + (uint64_t{1} << 22), Kinds::kDelay);
+  for (SearchEngine* engine : {full.get(), own_table.get()}) {
+    const UnitResult r = GpuSearch(*engine, spec);
+    EXPECT_NE(std::find(r.ladder.begin(), r.ladder.end(), rec), r.ladder.end()) << DescribeUnitResult(r);
+  }
+}
+
 // Delay+class units whose bounds are multiples of 2^L skip the groups the join map marks,
 // and count their tallies through their smallest twins: the results stay the CPU's. A low
 // floor (400) at 2^40 leaves many delays open, so the tallies weigh many runs.
@@ -729,10 +862,48 @@ TEST(GpuEngineTest, JoinMapSkipsTwinsAndKeepsResults) {
     ExpectSameOnTables(*SmallSieveTables(), *gpu, spec);
     EXPECT_EQ(LastGpuSearchStats(*gpu).join_skipped_groups, 0u);
   }
+  // Delay-only units take the nine variants: with a record table and without one (full delay).
+  o.self_record_bits = 0;
+  gpu = MakeGpu(o, SmallSieveTables());
+  for (int i = 0; i < 3; ++i) {
+    // One-step rounds at 2^44, two-step rounds (and the full-delay walk) from 2^45 up; 2^27
+    // numbers: delay-only cycles (modulus 9) leave 4-member groups of G = 9, so k + G = L.
+    const unsigned height = 44 + 2 * i;
+    UnitSpec spec = SpecWithRecords(Pow2(height) + ((rng() % Pow2(16)) << 21), Pow2(height), Kinds::kDelay, nullptr);
+    spec.end = spec.begin + (uint64_t{1} << 27);
+    spec.floor = 400;
+    while (!spec.known_records.empty() && spec.known_records.back().delay > spec.floor) {
+      spec.records_complete_below = spec.known_records.back().n;
+      spec.known_records.pop_back();
+    }
+    // With a record table near the unit delay-only units stop most groups at once: no map
+    // there; a table that ends 16 bits or more below the unit leaves it on.
+    ExpectSameOnTables(*SmallSieveTables(), *gpu, spec);
+    if (spec.records_complete_below < (spec.begin >> 16)) {
+      EXPECT_GT(LastGpuSearchStats(*gpu).join_skipped_groups, 0u);
+    } else {
+      EXPECT_EQ(LastGpuSearchStats(*gpu).join_skipped_groups, 0u);
+    }
+    EXPECT_GT(GpuSearch(*gpu, spec).tally_count, 1000u);
+    spec.known_records.clear();
+    spec.records_complete_below = 0;
+    ExpectSameOnTables(*SmallSieveTables(), *gpu, spec);
+    EXPECT_EQ(LastGpuSearchStats(*gpu).join_map_bits, 21);
+    EXPECT_GT(LastGpuSearchStats(*gpu).join_skipped_groups, 0u) << "height " << height;
+    EXPECT_GT(GpuSearch(*gpu, spec).tally_count, 1000u);
+  }
   // Host finishes inside a join unit (2^99 + 2^71 + 2^70 - 1 leaves 128 bits; its twins too).
   const u128 wide = Pow2(99) + Pow2(71) + Pow2(70) - 1;
   UnitSpec spec = HolesNearTheFloor(SpecWithRecords(((wide >> 21) << 21) - Pow2(23), Pow2(99), Kinds::kDelayAndClass, &rng));
   spec.end = spec.begin + Pow2(24);
+  ExpectSameOnTables(*SmallSieveTables(), *gpu, spec);
+  EXPECT_GT(LastGpuSearchStats(*gpu).host_finished, 0u);
+  EXPECT_GT(LastGpuSearchStats(*gpu).join_skipped_groups, 0u);
+  spec.kinds = Kinds::kDelay;
+  spec.open_holes.clear();
+  spec.end = spec.begin + Pow2(27);
+  spec.known_records.clear();
+  spec.records_complete_below = 0;
   ExpectSameOnTables(*SmallSieveTables(), *gpu, spec);
   EXPECT_GT(LastGpuSearchStats(*gpu).host_finished, 0u);
   EXPECT_GT(LastGpuSearchStats(*gpu).join_skipped_groups, 0u);

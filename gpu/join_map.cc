@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/sieve.h"
 #include "core/step_table.h"
+#include "core/u128.h"
 #include "gpu/join_map_kernels.h"
 
 namespace collatz {
@@ -23,14 +25,23 @@ Status CheckLevels(const std::vector<uint64_t>& odd_residues, int k, int L) {
 
 }  // namespace
 
-Status BuildJoinMapOnHost(const std::vector<uint64_t>& odd_residues, int k, int L, std::vector<uint8_t>* map) {
+Status BuildJoinMapOnHost(const std::vector<uint64_t>& odd_residues, int k, int L, std::vector<uint8_t>* map,
+                          int h_mod9) {
   STATUS_TRY(CheckLevels(odd_residues, k, L));
+  if (h_mod9 > 8) return Status::InvalidArgument("join map variant must be -1 or H mod 9");
+  const unsigned pow2_mod9 = static_cast<unsigned>(Pow2(static_cast<unsigned>(L)) % 9);
   // Every lift in ascending order with its (p, c) after L T-steps.
   std::vector<std::pair<uint64_t, uint64_t>> lifts;
   lifts.reserve(odd_residues.size() << (L - k));
   for (uint64_t b = 0; b < (uint64_t{1} << (L - k)); ++b) {
     for (const uint64_t low : odd_residues) {
       const uint64_t r = low + (b << k);
+      if (h_mod9 >= 0 &&
+          !OddNumberIsComputed(static_cast<unsigned>((pow2_mod9 * static_cast<unsigned>(h_mod9) + r % 9) % 9),
+                               Kinds::kDelay, 9)) {
+        lifts.emplace_back(gpu::kJoinUnexaminedKey | lifts.size(), r);  // a run of its own
+        continue;
+      }
       uint32_t p = 0;
       uint64_t c = 0;
       TStepsOfResidue(r, L, &p, &c);
@@ -49,7 +60,12 @@ Status BuildJoinMapOnHost(const std::vector<uint64_t>& odd_residues, int k, int 
   return Status::Ok();
 }
 
-Status BuildJoinMap(const std::vector<uint64_t>& odd_residues, int k, int L, DeviceArray<uint8_t>* map) {
+namespace {
+
+// Builds `variants` maps (h_mod9 = -1 for one map of every lift; 0 .. variants - 1 for the
+// delay-only variants) into one allocation of variants 2^(L - 1) bytes, reusing one set of
+// sort buffers.
+Status BuildMaps(const std::vector<uint64_t>& odd_residues, int k, int L, int variants, DeviceArray<uint8_t>* map) {
   STATUS_TRY(CheckLevels(odd_residues, k, L));
   const uint64_t count = static_cast<uint64_t>(odd_residues.size()) << (L - k);
   if (count > static_cast<uint64_t>(INT32_MAX)) return Status::Unavailable("join map: too many lifts for one sort");
@@ -60,7 +76,8 @@ Status BuildJoinMap(const std::vector<uint64_t>& odd_residues, int k, int L, Dev
   size_t temp_bytes = 0;
   int sorted = 0;
   CUDA_TRY(gpu::SortJoinKeys(nullptr, &temp_bytes, keys, indices, count, &sorted, nullptr));
-  const size_t map_bytes = size_t{1} << (L - 1);
+  const size_t one_map = size_t{1} << (L - 1);
+  const size_t map_bytes = one_map * static_cast<size_t>(variants);
   const size_t need = count * 2 * (sizeof(uint64_t) + sizeof(uint32_t)) + temp_bytes + map_bytes + low.size() * 4;
   size_t free_bytes = 0, total_bytes = 0;
   CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
@@ -83,15 +100,19 @@ Status BuildJoinMap(const std::vector<uint64_t>& odd_residues, int k, int L, Dev
   STATUS_TRY(map->Allocate(map_bytes));
   CUDA_TRY(cudaMemset(map->get(), 0, map_bytes));
   CUDA_TRY(cudaMemset(failed.get(), 0, sizeof(int)));
-  keys[0] = key_a.get();
-  keys[1] = key_b.get();
-  indices[0] = index_a.get();
-  indices[1] = index_b.get();
   const uint32_t low_count = static_cast<uint32_t>(low.size());
-  CUDA_TRY(gpu::LaunchJoinKeys(low_device.get(), low_count, k, L, count, keys[0], indices[0], failed.get(), nullptr));
-  CUDA_TRY(gpu::SortJoinKeys(temp.get(), &temp_bytes, keys, indices, count, &sorted, nullptr));
-  CUDA_TRY(gpu::LaunchMarkJoinRuns(low_device.get(), low_count, k, keys[sorted], indices[sorted], count, map->get(),
-                                   failed.get(), nullptr));
+  for (int v = 0; v < variants; ++v) {
+    keys[0] = key_a.get();
+    keys[1] = key_b.get();
+    indices[0] = index_a.get();
+    indices[1] = index_b.get();
+    const int h_mod9 = variants == 1 ? -1 : v;
+    CUDA_TRY(gpu::LaunchJoinKeys(low_device.get(), low_count, k, L, h_mod9, count, keys[0], indices[0], failed.get(),
+                                 nullptr));
+    CUDA_TRY(gpu::SortJoinKeys(temp.get(), &temp_bytes, keys, indices, count, &sorted, nullptr));
+    CUDA_TRY(gpu::LaunchMarkJoinRuns(low_device.get(), low_count, k, keys[sorted], indices[sorted], count,
+                                     map->get() + one_map * static_cast<size_t>(v), failed.get(), nullptr));
+  }
   CUDA_TRY(cudaDeviceSynchronize());
   int host_failed = 0;
   CUDA_TRY(cudaMemcpy(&host_failed, failed.get(), sizeof(int), cudaMemcpyDeviceToHost));
@@ -100,6 +121,16 @@ Status BuildJoinMap(const std::vector<uint64_t>& odd_residues, int k, int L, Dev
     return Status::Unavailable("join map: a key did not fit or a run is longer than 255");
   }
   return Status::Ok();
+}
+
+}  // namespace
+
+Status BuildJoinMap(const std::vector<uint64_t>& odd_residues, int k, int L, DeviceArray<uint8_t>* map) {
+  return BuildMaps(odd_residues, k, L, 1, map);
+}
+
+Status BuildDelayJoinMaps(const std::vector<uint64_t>& odd_residues, int k, int L, DeviceArray<uint8_t>* maps) {
+  return BuildMaps(odd_residues, k, L, gpu::kJoinDelayVariants, maps);
 }
 
 }  // namespace collatz

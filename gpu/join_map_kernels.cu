@@ -12,12 +12,23 @@ __device__ __forceinline__ uint64_t Lift(const uint32_t* residues_k, uint32_t re
   return residues_k[i - b * residue_count] + (b << k);
 }
 
-__global__ void JoinKeysKernel(const uint32_t* residues_k, uint32_t residue_count, int k, int L, uint64_t count,
-                               uint64_t* keys, uint32_t* indices, int* failed) {
+__global__ void JoinKeysKernel(const uint32_t* residues_k, uint32_t residue_count, int k, int L, int h_mod9,
+                               uint64_t count, uint64_t* keys, uint32_t* indices, int* failed) {
+  // 2^L mod 9, so that N = 2^L H + r = 2^L h_mod9 + r (mod 9).
+  uint32_t pow2_mod9 = 1;
+  for (int j = 0; j < L; ++j) pow2_mod9 = pow2_mod9 * 2 % 9;
   for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < count;
        i += uint64_t{gridDim.x} * blockDim.x) {
+    indices[i] = static_cast<uint32_t>(i);
     // T^L(r) < 2^34 (3/2)^34 < 2^54: 64 bits suffice.
     uint64_t v = Lift(residues_k, residue_count, k, i);
+    if (h_mod9 >= 0) {
+      const uint32_t n_mod9 = static_cast<uint32_t>((pow2_mod9 * static_cast<uint32_t>(h_mod9) + v % 9) % 9);
+      if (n_mod9 % 3 == 2 || n_mod9 == 4) {  // DelayOnlySkipsMod9
+        keys[i] = kJoinUnexaminedKey | i;
+        continue;
+      }
+    }
     uint32_t p = 0;
     for (int j = 0; j < L; ++j) {
       if (v & 1) {
@@ -29,7 +40,6 @@ __global__ void JoinKeysKernel(const uint32_t* residues_k, uint32_t residue_coun
     }
     if ((v >> kJoinKeyCBits) != 0) *failed = 1;
     keys[i] = (uint64_t{p} << kJoinKeyCBits) | v;
-    indices[i] = static_cast<uint32_t>(i);
   }
 }
 
@@ -53,13 +63,14 @@ int GridFor(uint64_t count) {
 
 }  // namespace
 
-cudaError_t LaunchJoinKeys(const uint32_t* residues_k, uint32_t residue_count, int k, int L, uint64_t count,
-                           uint64_t* keys, uint32_t* indices, int* failed, cudaStream_t stream) {
-  if (residue_count == 0 || k < 1 || L > kMaxJoinBits || L < k || count > (uint64_t{1} << 32)) {
+cudaError_t LaunchJoinKeys(const uint32_t* residues_k, uint32_t residue_count, int k, int L, int h_mod9,
+                           uint64_t count, uint64_t* keys, uint32_t* indices, int* failed, cudaStream_t stream) {
+  if (residue_count == 0 || k < 1 || L > kMaxJoinBits || L < k || count > (uint64_t{1} << 32) || h_mod9 > 8) {
     return cudaErrorInvalidValue;
   }
   (void)cudaGetLastError();
-  JoinKeysKernel<<<GridFor(count), 256, 0, stream>>>(residues_k, residue_count, k, L, count, keys, indices, failed);
+  JoinKeysKernel<<<GridFor(count), 256, 0, stream>>>(residues_k, residue_count, k, L, h_mod9, count, keys, indices,
+                                                     failed);
   return cudaGetLastError();
 }
 

@@ -362,6 +362,19 @@ __device__ __forceinline__ Number GroupNumber(const LaunchParams& P, uint32_t re
   return x;
 }
 
+// The join-map entry of N (group launches with a map): the map of H = N >> L mod 9 in
+// delay-only launches (2^32 = 4, 2^64 = 7, 2^96 = 1 mod 9), the one map otherwise.
+__device__ __forceinline__ uint32_t JoinEntry(const LaunchParams& P, uint64_t n_hi, uint64_t n_lo) {
+  const uint8_t* map = P.join_map;
+  if (P.join_delay_variants != 0) {
+    const int L = P.join_bits;  // 0 < L < 64
+    const uint64_t h_lo = (n_lo >> L) | (n_hi << (64 - L)), h_hi = n_hi >> L;
+    const uint64_t folded = (h_lo & 0xFFFFFFFFu) + 4 * (h_lo >> 32) + 7 * (h_hi & 0xFFFFFFFFu) + (h_hi >> 32);
+    map += static_cast<uint64_t>(folded % 9) << (L - 1);
+  }
+  return map[(n_lo & P.join_mask) >> 1];
+}
+
 // The rare finishing paths of the queue and group kernels (a number leaves 128 bits, or
 // reaches the tail with its delay). Kept out of line: inlined, the compiler computed N
 // from the position (a division) on every step, ahead of the branch that needs it.
@@ -374,7 +387,7 @@ __device__ __noinline__ void FinishRel(const LaunchParams* params, uint32_t rel,
   const LaunchParams& P = *params;
   const Number x = kLayout == kGroupRel ? GroupNumber(P, rel) : QueuedNumber<kLayout == kSievedRel>(P, rel);
   // The number stands for its join-map twins in the tallies (they were skipped).
-  const uint32_t weight = kLayout == kGroupRel && P.join_map != nullptr ? P.join_map[(x.n_lo & P.join_mask) >> 1] : 1;
+  const uint32_t weight = kLayout == kGroupRel && P.join_map != nullptr ? JoinEntry(P, x.n_hi, x.n_lo) : 1;
   if (host || d >= kClassSlots) {
     HostFinish(P, x, weight);
     return;
@@ -744,6 +757,8 @@ __device__ __forceinline__ bool GroupWalkStep(const uint4* steps, uint32_t share
 // delay-only 8.96e12 at 6, 8.90e12 at 12, 8.62e12 at 16).
 constexpr int kDelayPairWalkRounds = 6;
 constexpr int kClassPairWalkRounds = 12;
+// Full-delay walks (no early termination: every member walks to the tail) are the longest.
+constexpr int kFullDelayPairWalkRounds = 12;
 
 // The walk table of two-step rounds (kPairStepBits = 12) in shared memory: 8-byte entries
 // {PackPairStep(c, steps, StepValueClass(p, c)), 3^p} (steps = 12 + p <= 24, c < 3^12 < 2^20).
@@ -810,7 +825,12 @@ __device__ __forceinline__ void GroupWalkPairStep(uint32_t table_at, uint64_t& h
 // compile time (immediate shifts and masks: fewer instructions in the issue-bound walk).
 // kRoundSteps: table steps per walk round (P.walk_round_steps), each round ending in one
 // check and one chance to take the next member.
-template <int kThreads, int kMinBlocks, int kWalk, int kRoundSteps, int kPairRounds>
+// kFullDelay: the unit has no early termination (P.early_stop == 0: a provable floor but no
+// trusted or covered record table), so no member can stop before the tail: the decisions
+// and the walk's check skip the stop tables, and a member whose delay is not open (at most
+// the floor and no open hole) finishes without the out-of-line path, which would record
+// nothing for it.
+template <int kThreads, int kMinBlocks, int kWalk, int kRoundSteps, int kPairRounds, bool kFullDelay = false>
 __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THREADS_PER_SM
                                                 ? COLLATZ_THREADS_PER_SM / kThreads
                                                 : kMinBlocks) GroupKernel(const LaunchParams P) {
@@ -897,7 +917,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
         // The last member after k steps, then after k + G.
         uint64_t last_hi = w_hi, last_lo = w_lo;
         AddProduct(last_hi, last_lo, a1, static_cast<uint64_t>(n - 1) << G);
-        bool walks = n != 0 && P.group_skip[g] == 0 && !Below(P, e.steps, last_hi, last_lo);
+        bool walks = n != 0 && P.group_skip[g] == 0 && (kFullDelay || !Below(P, e.steps, last_hi, last_lo));
         uint64_t b2_hi = 0, b2_lo = 0, a2 = 0;
         uint32_t s2 = 0;
         if (walks) {
@@ -913,7 +933,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
           s2 = e.steps + t2.z;
           uint64_t l2_hi = b2_hi, l2_lo = b2_lo;
           AddProduct(l2_hi, l2_lo, a2, n - 1);
-          walks = !Below(P, s2, l2_hi, l2_lo);
+          walks = kFullDelay || !Below(P, s2, l2_hi, l2_lo);
         }
         const unsigned walking = __ballot_sync(0xFFFFFFFFu, walks);
         if (walks) {
@@ -979,7 +999,21 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
         };
         uint32_t row_bit;
         bool fits = true;
-        if constexpr (kRoundSteps == 2) {
+        if constexpr (kFullDelay) {
+          static_assert(kRoundSteps == 2, "full-delay walks take two-step rounds");
+          GroupWalkPairStep(shared_steps_at, hi, lo, s, &row_bit, to_host);
+          // s == 0: the member went to the host. Every value at a check is at least 2^(2S)
+          // unless it is in the tail (see above), so the tail test is the whole check.
+          if (s != 0 && (hi | (lo >> P.tables.tail_bits)) == 0) {
+            const uint32_t d = s + __ldg(P.tables.tail + lo);
+            if (d > P.floor || d >= kClassSlots ||
+                (P.classes && __ldg(P.tables.hole_prefix + d + 1) != __ldg(P.tables.hole_prefix + d))) {
+              FinishRel<kGroupRel>(&shared_params, gen_end_rel - ((gen_left + 1) << G), d, false);
+            }
+            s = 0;
+          }
+          return;
+        } else if constexpr (kRoundSteps == 2) {
           GroupWalkPairStep(shared_steps_at, hi, lo, s, &row_bit, to_host);
         } else {
           fits = GroupWalkStep<kWalk>(steps, shared_steps_at, shared_pow3_at, S, step_mask, hi, lo, s, &row_bit);
@@ -1046,9 +1080,10 @@ __global__ void __launch_bounds__(kThreads) GroupSkipKernel(const LaunchParams P
     const uint32_t entry = g >> G, q = g & ((1u << G) - 1);
     uint8_t skip = entry_stops[entry];
     if (skip == 0 && P.join_map != nullptr && q < P.group_cycles) {
-      const uint64_t r = (P.entries[P.group_first_entry + entry].offset + ((P.h_base_lo + q) << P.sieve_bits)) &
-                         P.join_mask;
-      if (P.join_map[r >> 1] == 0) {
+      // The group's first member: base + q cycles + the entry's offset.
+      const uint64_t add = q * P.cycle_stride + P.entries[P.group_first_entry + entry].offset;
+      const uint64_t n_lo = P.base_lo + add, n_hi = P.base_hi + (n_lo < add ? 1 : 0);
+      if (JoinEntry(P, n_hi, n_lo) == 0) {
         skip = 2;
         ++joined;
       }
@@ -1061,14 +1096,15 @@ __global__ void __launch_bounds__(kThreads) GroupSkipKernel(const LaunchParams P
   if (threadIdx.x == 0 && total != 0) atomicAdd(&P.acc->join_skipped_groups, total);
 }
 
-template <int kThreads, int kWalk, int kRoundSteps, int kPairRounds = kDelayPairWalkRounds>
+template <int kThreads, int kWalk, int kRoundSteps, int kPairRounds = kDelayPairWalkRounds, bool kFullDelay = false>
 cudaError_t GroupKernelFor(int threads_per_sm, void (**kernel)(LaunchParams)) {
   switch (threads_per_sm) {
-    case 0: *kernel = GroupKernel<kThreads, 1, kWalk, kRoundSteps, kPairRounds>; break;
+    case 0: *kernel = GroupKernel<kThreads, 1, kWalk, kRoundSteps, kPairRounds, kFullDelay>; break;
     case 1280:
-      *kernel = GroupKernel<kThreads, (1280 / kThreads > 0 ? 1280 / kThreads : 1), kWalk, kRoundSteps, kPairRounds>;
+      *kernel = GroupKernel<kThreads, (1280 / kThreads > 0 ? 1280 / kThreads : 1), kWalk, kRoundSteps, kPairRounds,
+                            kFullDelay>;
       break;
-    case 1536: *kernel = GroupKernel<kThreads, 1536 / kThreads, kWalk, kRoundSteps, kPairRounds>; break;
+    case 1536: *kernel = GroupKernel<kThreads, 1536 / kThreads, kWalk, kRoundSteps, kPairRounds, kFullDelay>; break;
     default: *kernel = nullptr; return cudaErrorInvalidValue;
   }
   return cudaSuccess;
@@ -1086,10 +1122,14 @@ cudaError_t GroupKernelSized(int threads_per_sm, int walk_step_bits, void (**ker
 // 0), steps a walk round (two: kPairStepBits-bit table, kPairWalkBlockThreads threads) and
 // kind (two-step rounds between hand-outs).
 cudaError_t FindGroupKernel(int block_threads, int threads_per_sm, int walk_step_bits, int round_steps,
-                            bool classes, void (**kernel)(LaunchParams)) {
+                            bool classes, bool full_delay, void (**kernel)(LaunchParams)) {
   if (walk_step_bits < 0 || walk_step_bits > kMaxSharedStepBits) return cudaErrorInvalidValue;
   if (round_steps == 2) {
     if (walk_step_bits != kPairStepBits || block_threads != kPairWalkBlockThreads) return cudaErrorInvalidValue;
+    if (full_delay) {
+      return GroupKernelFor<kPairWalkBlockThreads, kPairStepBits, 2, kFullDelayPairWalkRounds, true>(threads_per_sm,
+                                                                                                     kernel);
+    }
     return classes ? GroupKernelFor<kPairWalkBlockThreads, kPairStepBits, 2, kClassPairWalkRounds>(threads_per_sm, kernel)
                    : GroupKernelFor<kPairWalkBlockThreads, kPairStepBits, 2>(threads_per_sm, kernel);
   }
@@ -1238,7 +1278,7 @@ cudaError_t LaunchGroups(const LaunchParams& p, int block_threads, int grid_bloc
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   void (*kernel)(LaunchParams) = nullptr;
   cudaError_t e = FindGroupKernel(block_threads, p.queue_threads_per_sm, p.walk_step_bits, p.walk_round_steps,
-                                  p.classes != 0, &kernel);
+                                  p.classes != 0, p.early_stop == 0, &kernel);
   if (e != cudaSuccess) return e;
   // More than 48 KiB of shared memory a block (a 13-bit walk table and the rings) must be
   // allowed explicitly.
@@ -1253,7 +1293,8 @@ cudaError_t GroupBlocksPerSm(int block_threads, int threads_per_sm, int walk_ste
                              int* blocks) {
   void (*kernel)(LaunchParams) = nullptr;
   // Both kinds' kernels take the same registers and shared memory.
-  cudaError_t e = FindGroupKernel(block_threads, threads_per_sm, walk_step_bits, walk_round_steps, false, &kernel);
+  cudaError_t e =
+      FindGroupKernel(block_threads, threads_per_sm, walk_step_bits, walk_round_steps, false, false, &kernel);
   if (e != cudaSuccess) return e;
   e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            static_cast<int>(GroupDynamicShared(walk_step_bits, walk_round_steps)));

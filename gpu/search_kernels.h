@@ -203,12 +203,16 @@ struct LaunchParams {
   // at least 2^(2S) at a round's start: members at least 2^(2S) after k + G steps, and
   // 2^tail_bits >= 2^(2S), which every value that did not stop or finish in the tail is).
   int walk_round_steps = 1;
-  // The join map (gpu/join_map.h) in delay+class group launches of units it serves, else
+  // The join map (gpu/join_map.h) in group launches of units it serves, else
   // nullptr: a walking group whose numbers' residue r = N mod 2^L (join_mask = 2^L - 1,
   // L <= k + G, so one r a group) has join_map[r >> 1] = 0 skips its walk; a finished member
   // counts in the tallies with its entry (its run's length) as weight.
   const uint8_t* join_map = nullptr;
   uint64_t join_mask = 0;
+  // Delay-only group launches: join_map holds gpu::kJoinDelayVariants maps of 2^(L - 1)
+  // bytes (gpu/join_map.h), the one for H = N >> L mod 9 serves N (join_bits = L); 0: one map.
+  int join_delay_variants = 0;
+  int join_bits = 0;
 
   Accumulators* acc = nullptr;
   LadderEntry* ladder = nullptr;
