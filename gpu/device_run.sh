@@ -1,7 +1,10 @@
 #!/bin/bash
 # Runs on the GPU machine from the repository root (see docs/PERFORMANCE.md, GPU section):
 # the binaries, libgmp and the reference CSVs travel in .carry/gpu (built on the dev host).
-#   gpu/device_run.sh test|bench|full|all   (logs under $OUT)
+#   gpu/device_run.sh test|known|mutation|bench|full|all   (logs under $OUT)
+# known: the known-answer suite in the production configuration (gpu_known_answer_test);
+# mutation: the same suite built with COLLATZ_GPU_MUTATION=1 and =2
+# (gpu_known_answer_test_m1, _m2 beside it), which must fail.
 set -o pipefail
 mode=${1:-all}
 cd .carry/gpu || exit 1
@@ -12,6 +15,18 @@ summary=()
 if [[ $mode == test || $mode == all ]]; then
   timeout 400 ./gpu_engine_test --gtest_filter=-*WholeRange* 2>&1 | tee "$OUT/test.log" | grep -E "^\[ *(OK|FAILED|PASSED|SKIPPED) *\]|Failure|Expected|Which is|gpu:|cpu:" | cut -c1-400 | tail -60
   summary+=("test rc=$?")
+fi
+if [[ $mode == known || $mode == all ]]; then
+  timeout 500 ./gpu_known_answer_test 2>&1 | tee "$OUT/known.log" | grep -E "^\[ *(OK|FAILED|PASSED|SKIPPED) *\]|Failure" | tail -20
+  summary+=("known-answer rc=$?")
+fi
+if [[ $mode == mutation || $mode == all ]]; then
+  for m in 1 2; do
+    timeout 300 ./gpu_known_answer_test_m$m --gtest_filter='*PublishedRecordWindow/0:*Constructed*' > "$OUT/mutation$m.log" 2>&1
+    rc=$?
+    # A mutant that passes means the suite cannot see that mistake.
+    summary+=("mutation $m: $([[ $rc != 0 ]] && echo caught || echo MISSED) ($(grep -c Failure "$OUT/mutation$m.log") failures)")
+  done
 fi
 if [[ $mode == full || $mode == all ]]; then
   COLLATZ_GPU_FULL=1 timeout 500 ./gpu_engine_test --gtest_filter=*WholeRange* 2>&1 | tee "$OUT/full.log" | tail -8
