@@ -48,3 +48,14 @@ run --at 2^66 --numbers 2^40 --kinds delay,class --sieve-bits 19 --join-map-bits
 # Session 11: launch size (2^32 positions by default now) and the 29-bit sieve's class figure.
 run --at 2^60 --numbers 2^40 --kinds delay,class --sieve-bits 19 --positions-per-launch 1073741824 --baseline-numbers 0
 run --at 2^60 --numbers 2^40 --kinds delay,class --sieve-bits 29 --baseline-numbers 0 --verify-numbers 2^24
+# Session 14 (issues 23, 27): units without a record table (--context floor: an empty
+# database; the engine's own table below 2^42, delay-only join maps), with 2^46 numbers as the
+# coordinator cuts them at 2^66, and more heights.
+run --context floor --at 2^66 --numbers 2^40 --kinds delay --baseline-numbers 0 --verify-numbers 2^32
+run --context floor --at 2^66 --numbers 2^40 --kinds delay --self-record-bits 0 --baseline-numbers 0
+run --context floor --at 2^60 --numbers 2^40 --kinds delay --baseline-numbers 0
+run --context floor --at 2^66 --numbers 2^40 --kinds delay,class --baseline-numbers 0 --verify-numbers 2^30
+for at in 2^64 2^66 2^68 2^72; do
+  run --at $at --numbers 2^46 --kinds delay --baseline-numbers 0 --repeat 1
+  run --at $at --numbers 2^44 --kinds delay,class --baseline-numbers 0 --repeat 1
+done
