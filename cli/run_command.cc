@@ -15,8 +15,8 @@
 #include "cli/progress_line.h"
 #include "cli/unit_plan.h"
 #include "cli/verify_result.h"
-#include "core/class_members.h"
 #include "core/merge.h"
+#include "core/unit_spec.h"
 #include "storage/record_db.h"
 
 namespace collatz::cli {
@@ -51,6 +51,52 @@ void PrintRecordsInRange(const MergedRecords& merged, u128 from, u128 to, bool c
   }
 }
 
+// Counts of the records of [from, to) in a final and a candidate list; the last of them.
+struct InRange {
+  size_t final_count = 0, candidates = 0;
+  const Record* last = nullptr;
+  bool last_is_candidate = false;
+};
+InRange CountInRange(const std::vector<Record>& fin, const std::vector<Record>& cand, u128 from, u128 to) {
+  InRange out;
+  for (const auto* list : {&fin, &cand}) {
+    for (const Record& r : *list) {
+      if (r.n < from || r.n >= to) continue;
+      (list == &fin ? out.final_count : out.candidates)++;
+      if (out.last == nullptr || r.n > out.last->n) {
+        out.last = &r;
+        out.last_is_candidate = list == &cand;
+      }
+    }
+  }
+  return out;
+}
+
+// What a person wants after a run: what was found, where it is, what to try next.
+void PrintSummary(const MergedRecords& merged, u128 from, u128 to, Kinds kinds, const std::string& db) {
+  const InRange delay = CountInRange(merged.delay_final, merged.delay_candidates, from, to);
+  std::printf("# delay records found in the range: %zu final, %zu candidates (at or above the covered prefix %s)\n",
+              delay.final_count, delay.candidates, FormatNumberShort(merged.covered_prefix).c_str());
+  if (delay.last != nullptr) {
+    std::printf("# the last delay record: %s (delay %u)%s\n", ToDecimal(delay.last->n).c_str(), delay.last->delay,
+                delay.last_is_candidate ? ", a candidate: final once everything below it is covered" : "");
+  }
+  if (kinds == Kinds::kDelayAndClass) {
+    // Class records ascend by delay, not by n: the count says enough.
+    const InRange cls = CountInRange(merged.class_final, merged.class_candidates, from, to);
+    std::printf("# class records found in the range: %zu final, %zu candidates\n", cls.final_count, cls.candidates);
+  }
+  std::printf("# database: %s (covered below %s; class searches below %s)\n", db.c_str(),
+              FormatNumberShort(merged.covered_prefix).c_str(), FormatNumberShort(merged.class_covered_prefix).c_str());
+  // The next range: four times as wide, right above this one.
+  const u128 width = to - from;
+  const u128 next_to = width <= (kU128Max - to) / 4 ? to + 4 * width : kU128Max;
+  std::printf("# next: collatzctl records --db %s --kind delay              # the final delay records\n", db.c_str());
+  std::printf("#       collatzctl records --db %s --kind class --format csv  # the final class records\n", db.c_str());
+  std::printf("#       collatzctl run --db %s --from %s --to %s --print-records  # go on; reruns resume\n", db.c_str(),
+              FormatNumberShort(to).c_str(), FormatNumberShort(next_to).c_str());
+}
+
 }  // namespace
 
 int RunCommand(const RunArgs& args) {
@@ -79,6 +125,9 @@ int RunCommand(const RunArgs& args) {
     if (unit_size < 1 || unit_size > kMaxUnitSize) return UsageError(cmd, "--unit-size must be between 1 and 2^48");
   }
   if (args.db.empty()) return UsageError(cmd, "--db must not be empty");
+  if (!(args.progress_interval_s > 0 && args.progress_interval_s <= 86400)) {
+    return UsageError(cmd, "--progress-interval must be between 0 and 86400 seconds");
+  }
 
   Backend resolved;
   std::string note;
@@ -122,31 +171,34 @@ int RunCommand(const RunArgs& args) {
 
     g_cancel.store(false);
     auto previous_handler = std::signal(SIGINT, OnInterrupt);
-    ProgressLine progress(planned_numbers, ::isatty(STDERR_FILENO) == 1);
+    ProgressOptions progress_options;
+    progress_options.terminal = ::isatty(STDERR_FILENO) == 1;
+    progress_options.log_interval =
+        std::chrono::milliseconds(static_cast<int64_t>(args.progress_interval_s * 1000 + 0.5));
+    ProgressLine progress(planned_numbers, std::move(progress_options));
     for (size_t i = 0; i < plan.size(); ++i) {
       const PlannedUnit& p = plan[i];
-      LeaseContext ctx = ComputeLeaseContext(merged, p.begin, kinds);
-      // As the coordinator does: members found below the unit close classes (safe to skip).
-      const Status closed = CloseHolesFromKnownPoints(merged, p.begin, &ctx);
-      if (!closed.ok()) spdlog::warn("unit at {}: holes left open: {}", ToDecimal(p.begin), closed.ToString());
+      // The spec the coordinator would lease for this unit (core/unit_spec.h).
       UnitSpec spec;
-      spec.begin = p.begin;
-      spec.end = p.end;
-      spec.kinds = kinds;
-      spec.floor = ctx.floor;
-      spec.open_holes = ctx.open_holes;
-      spec.known_records = ctx.known_records;
-      spec.records_complete_below = ctx.records_complete_below;
+      UnitSpecNotes notes;
+      if (!(st = MakeUnitSpec(merged, p.begin, p.end, kinds, nullptr, &spec, &notes)).ok()) {
+        progress.Clear();
+        return Failure(cmd, st);
+      }
+      if (!notes.member_search_error.empty()) {
+        spdlog::warn("unit at {}: holes left open: {}", ToDecimal(p.begin), notes.member_search_error);
+      }
 
-      const std::string label = "unit " + std::to_string(i + 1) + "/" + std::to_string(plan.size());
+      const std::string label = "unit " + std::to_string(i + 1) + "/" + std::to_string(plan.size()) + " [" +
+                                FormatNumberShort(p.begin) + ", " + FormatNumberShort(p.end) + ") floor " +
+                                std::to_string(spec.floor);
       const auto unit_start = std::chrono::steady_clock::now();
       FinishedUnit finished;
       finished.begin = p.begin;
       finished.end = p.end;
       finished.kinds = kinds;
-      // Without a terminal there is no progress line, and no callback (engines poll for it).
-      ProgressFn on_progress = nullptr;
-      if (progress.enabled()) on_progress = [&](uint64_t done, uint64_t) { progress.Update(searched + done, label); };
+      // A line redrawn on a terminal, else a log line every --progress-interval.
+      const ProgressFn on_progress = [&](uint64_t done, uint64_t) { progress.Update(searched + done, label); };
       st = engine->Search(spec, &finished.result, on_progress, &g_cancel);
       if (st.code() == Status::Code::kUnavailable && g_cancel.load()) {
         progress.Clear();
@@ -190,13 +242,14 @@ int RunCommand(const RunArgs& args) {
     if (!present && !(st = db->StoreMergedRecords(merged)).ok()) return Failure(cmd, st);
   }
 
-  // 4. The records of [from, to) and the summary.
-  PrintRecordsInRange(merged, from, to, kinds == Kinds::kDelayAndClass);
+  // 4. The summary (and with --print-records every record of [from, to)).
+  if (args.print_records) PrintRecordsInRange(merged, from, to, kinds == Kinds::kDelayAndClass);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const double rate = seconds > 0 ? static_cast<double>(searched) / seconds : 0;
   std::printf("# searched %s numbers in %.2f s (%s numbers/s); %zu new units, %s numbers were already covered\n",
               ToDecimal(searched).c_str(), seconds, FormatRate(rate).c_str(), plan.size(),
               ToDecimal((to - from) - searched).c_str());
+  PrintSummary(merged, from, to, kinds, args.db);
   std::fflush(stdout);
   return kExitOk;
 }

@@ -303,7 +303,7 @@ TEST(CollatzctlBench, ClassBenchImportsTheClassRecordsBelow2p28) {
   Completed with = RunCollatzctl(args);
   ASSERT_EQ(with.exit_code, 0) << Describe(with);
   // The copy of shared/data's class records compiled into the binary (a verbatim copy;
-  // cli/embedded_records_test.cc compares them), trusted up to its largest n.
+  // core/embedded_records_test.cc compares them), trusted up to its largest n.
   std::vector<Record> classes;
   ASSERT_TRUE(ReadRecordsCsv(kData + "/class_records_below_2p28.csv", RecordCsvKind::kClass, &classes).ok());
   u128 largest = 0;
