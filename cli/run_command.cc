@@ -88,9 +88,15 @@ void PrintSummary(const MergedRecords& merged, u128 from, u128 to, Kinds kinds, 
   }
   std::printf("# database: %s (covered below %s; class searches below %s)\n", db.c_str(),
               FormatNumberShort(merged.covered_prefix).c_str(), FormatNumberShort(merged.class_covered_prefix).c_str());
-  // The next range: four times as wide, right above this one.
+  // The next range, right above this one: to 4 * to after a search from low down (the
+  // quickstart's [1, 2^32) -> [2^32, 2^34)), else four times as wide (a window up high).
   const u128 width = to - from;
-  const u128 next_to = width <= (kU128Max - to) / 4 ? to + 4 * width : kU128Max;
+  u128 next_to = kU128Max;
+  if (from <= to / 2) {
+    if (to <= kU128Max / 4) next_to = 4 * to;
+  } else if (width <= (kU128Max - to) / 4) {
+    next_to = to + 4 * width;
+  }
   std::printf("# next: collatzctl records --db %s --kind delay              # the final delay records\n", db.c_str());
   std::printf("#       collatzctl records --db %s --kind class --format csv  # the final class records\n", db.c_str());
   std::printf("#       collatzctl run --db %s --from %s --to %s --print-records  # go on; reruns resume\n", db.c_str(),

@@ -33,6 +33,13 @@ Status CheckDelayList(const std::vector<Record>& rows) {
       return Status::InvalidArgument("delay records: not sorted by n: " + ToDecimal(rows[i].n) + " comes after " +
                                      ToDecimal(rows[i - 1].n));
     }
+  }
+  return Status::Ok();
+}
+
+// After every delay is known to be exact: a delay record beats the one before it.
+Status CheckRisingDelays(const std::vector<Record>& rows) {
+  for (size_t i = 1; i < rows.size(); ++i) {
     if (rows[i].delay <= rows[i - 1].delay) {
       return Status::InvalidArgument("delay records: " + Row(rows[i]) + " is no delay record: its delay does not exceed " +
                                      Row(rows[i - 1]) + "'s");
@@ -92,6 +99,7 @@ Status CheckTrustedImport(const TrustedImport& imp, const std::vector<Record>& k
   if (st.ok() && !imp.class_records.empty()) st = CheckClassList(imp.class_records);
   if (st.ok()) st = CheckRows(imp.delay_records, bound, "delay records");
   if (st.ok()) st = CheckRows(imp.class_records, bound, "class records");
+  if (st.ok()) st = CheckRisingDelays(imp.delay_records);
   if (!st.ok()) return st;
   // Every number known below the bound, with its doublings below it (delay(2m) =
   // delay(m) + 1); the lists' own rows among them (a record m with no record up to 2m

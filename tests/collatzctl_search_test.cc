@@ -63,7 +63,7 @@ std::string RecordsCsv(const std::string& db, const std::string& kind) {
 TEST(CollatzctlSearch, Search2p28MatchesReferenceByteForByte) {
   TempDir dir;
   const std::string db = dir.File("records.db");
-  Completed run = RunCollatzctl({"run", "--from", "1", "--to", "2^28", "--db", db});
+  Completed run = RunCollatzctl({"run", "--from", "1", "--to", "2^28", "--db", db, "--print-records"});
   ASSERT_EQ(run.exit_code, 0) << Describe(run);
   EXPECT_NE(run.out.find("# searched 268435455 numbers in "), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("numbers/s"), std::string::npos);
@@ -101,7 +101,7 @@ TEST(CollatzctlSearch, ResumeReusesFinishedUnits) {
   const std::string db = dir.File("records.db");
   Completed first = RunCollatzctl({"run", "--to", "2^24", "--db", db});
   ASSERT_EQ(first.exit_code, 0) << Describe(first);
-  Completed second = RunCollatzctl({"run", "--from", "1", "--to", "2^26", "--db", db});
+  Completed second = RunCollatzctl({"run", "--from", "1", "--to", "2^26", "--db", db, "--print-records"});
   ASSERT_EQ(second.exit_code, 0) << Describe(second);
   EXPECT_NE(second.out.find("# searched 50331648 numbers"), std::string::npos) << second.out;
   EXPECT_NE(second.out.find("16777215 numbers were already covered"), std::string::npos) << second.out;
@@ -207,8 +207,8 @@ TEST(CollatzctlSearch, ClassRecordsNeedClassSearches) {
 TEST(CollatzctlSearch, RecordsAboveTheCoveredPrefixAreCandidates) {
   TempDir dir;
   const std::string db = dir.File("records.db");
-  // [2^20, 2^21) alone: nothing below 2^20 is known, so whatever is found is a candidate.
-  Completed run = RunCollatzctl({"run", "--from", "2^20", "--to", "2^21", "--db", db});
+  // [2^20, 2^21) alone: nothing below 2^20 is covered, so whatever is found is a candidate.
+  Completed run = RunCollatzctl({"run", "--from", "2^20", "--to", "2^21", "--db", db, "--print-records"});
   ASSERT_EQ(run.exit_code, 0) << Describe(run);
   EXPECT_NE(run.out.find(" candidate\n"), std::string::npos) << run.out;
   EXPECT_EQ(RecordsCsv(db, "delay"), "n,delay\n");
