@@ -75,7 +75,8 @@ InRange CountInRange(const std::vector<Record>& fin, const std::vector<Record>& 
 // What a person wants after a run: what was found, where it is, what to try next.
 void PrintSummary(const MergedRecords& merged, u128 from, u128 to, Kinds kinds, const std::string& db) {
   const InRange delay = CountInRange(merged.delay_final, merged.delay_candidates, from, to);
-  std::printf("# delay records found in the range: %zu final, %zu candidates (at or above the covered prefix %s)\n",
+  std::printf("# found: %zu final delay records and %zu candidates in the range (candidates: at or above the covered "
+              "prefix %s)\n",
               delay.final_count, delay.candidates, FormatNumberShort(merged.covered_prefix).c_str());
   if (delay.last != nullptr) {
     std::printf("# the last delay record: %s (delay %u)%s\n", ToDecimal(delay.last->n).c_str(), delay.last->delay,
@@ -84,7 +85,7 @@ void PrintSummary(const MergedRecords& merged, u128 from, u128 to, Kinds kinds, 
   if (kinds == Kinds::kDelayAndClass) {
     // Class records ascend by delay, not by n: the count says enough.
     const InRange cls = CountInRange(merged.class_final, merged.class_candidates, from, to);
-    std::printf("# class records found in the range: %zu final, %zu candidates\n", cls.final_count, cls.candidates);
+    std::printf("# found: %zu final class records and %zu candidates in the range\n", cls.final_count, cls.candidates);
   }
   std::printf("# database: %s (covered below %s; class searches below %s)\n", db.c_str(),
               FormatNumberShort(merged.covered_prefix).c_str(), FormatNumberShort(merged.class_covered_prefix).c_str());

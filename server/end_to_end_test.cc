@@ -38,6 +38,13 @@ std::vector<Record> Reference(const char* file, RecordCsvKind kind, u128 below) 
   return r;
 }
 
+// The server's Status, with a 2 s deadline.
+grpc::Status ServerStatus(v1::Admin::Stub* admin, v1::StatusResponse* s) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  return admin->Status(&ctx, v1::StatusRequest(), s);
+}
+
 TEST(EndToEnd, SearchWithWorkerLossAndServerKillEqualsReference) {
   test_support::TempDir dir;
   const std::string db = dir.File("e2e.db");
@@ -58,11 +65,7 @@ TEST(EndToEnd, SearchWithWorkerLossAndServerKillEqualsReference) {
   std::shared_ptr<grpc::Channel> channel;
   ASSERT_TRUE(MakeChannel(address, "", &channel).ok());
   auto admin = v1::Admin::NewStub(channel);
-  auto status = [&](v1::StatusResponse* s) {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
-    return admin->Status(&ctx, v1::StatusRequest(), s);
-  };
+  auto status = [&](v1::StatusResponse* s) { return ServerStatus(admin.get(), s); };
   auto wait_up = [&] {
     v1::StatusResponse s;
     for (int i = 0; i < 300; ++i) {
@@ -188,11 +191,7 @@ TEST(EndToEnd, EmptyServerAt2p60LeasesAFloorAndFindsThePublishedRecord) {
   std::shared_ptr<grpc::Channel> channel;
   ASSERT_TRUE(MakeChannel(address, "", &channel).ok());
   auto admin = v1::Admin::NewStub(channel);
-  auto status = [&](v1::StatusResponse* s) {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
-    return admin->Status(&ctx, v1::StatusRequest(), s);
-  };
+  auto status = [&](v1::StatusResponse* s) { return ServerStatus(admin.get(), s); };
   v1::StatusResponse st;
   for (int i = 0; i < 300 && !status(&st).ok(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   ASSERT_TRUE(status(&st).ok()) << "server did not come up";

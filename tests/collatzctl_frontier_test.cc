@@ -192,8 +192,8 @@ TEST(CollatzctlFrontier, WithoutATerminalRunLogsProgressAndEndsWithASummary) {
   EXPECT_GE(lines, 4u) << run.err;
   EXPECT_EQ(run.err.find('\r'), std::string::npos);
   // The summary, not a listing.
-  for (const char* part : {"# searched 16777216 numbers in ", "# delay records found in the range: 0 final, ",
-                           "# class records found in the range: 0 final, ", "# database: " , "# next: collatzctl records --db "}) {
+  for (const char* part : {"# searched 16777216 numbers in ", "# found: 0 final delay records and ",
+                           "# found: 0 final class records and ", "# database: " , "# next: collatzctl records --db "}) {
     EXPECT_NE(run.out.find(part), std::string::npos) << part << "\n" << run.out;
   }
   EXPECT_EQ(run.out.find("\n# delay records in ["), std::string::npos) << run.out;

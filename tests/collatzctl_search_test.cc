@@ -283,6 +283,25 @@ TEST(CollatzctlBench, MeasuresNearTheGivenHeight) {
   ASSERT_GT(floor, 1000u);
   EXPECT_NE(bench.out.find("floor " + std::to_string(floor) + ","), std::string::npos) << bench.out;
 
+  EXPECT_NE(bench.out.find("context trusted: imported delay records complete below 1099511627776"), std::string::npos)
+      << bench.out;
+  EXPECT_NE(bench.out.find(", 90 known records (complete below 1099511627776)"), std::string::npos) << bench.out;
+
+  // --context floor: the same floor (the published list is complete below 2^40) but no record
+  // table; --context none: floor 0.
+  Completed floor_only = RunCollatzctl({"bench", "--at", "2^40", "--numbers", "2^20", "--threads", "1", "--context", "floor"});
+  ASSERT_EQ(floor_only.exit_code, 0) << Describe(floor_only);
+  EXPECT_NE(floor_only.out.find("context floor: the provable floor"), std::string::npos) << floor_only.out;
+  EXPECT_NE(floor_only.out.find("floor " + std::to_string(floor) + ", 0 open holes"), std::string::npos) << floor_only.out;
+  EXPECT_NE(floor_only.out.find("0 known records (complete below 0)"), std::string::npos) << floor_only.out;
+  Completed none = RunCollatzctl({"bench", "--at", "2^40", "--numbers", "2^20", "--threads", "1", "--context", "none"});
+  ASSERT_EQ(none.exit_code, 0) << Describe(none);
+  EXPECT_NE(none.out.find("context none: "), std::string::npos) << none.out;
+  EXPECT_NE(none.out.find("spec: floor 0, 0 open holes"), std::string::npos) << none.out;
+  Completed bad = RunCollatzctl({"bench", "--context", "some"});
+  EXPECT_EQ(bad.exit_code, 2) << Describe(bad);
+  EXPECT_NE(bad.err.find("--context must be none, floor or trusted"), std::string::npos) << bad.err;
+
   Completed missing = RunCollatzctl({"bench", "--numbers", "2^20", "--records", "/nonexistent/records.csv"});
   EXPECT_EQ(missing.exit_code, 1) << Describe(missing);
   EXPECT_NE(missing.err.find("/nonexistent/records.csv"), std::string::npos) << missing.err;
