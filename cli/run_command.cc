@@ -81,6 +81,8 @@ void PrintSummary(const MergedRecords& merged, u128 from, u128 to, Kinds kinds, 
   if (delay.last != nullptr) {
     std::printf("# the last delay record: %s (delay %u)%s\n", ToDecimal(delay.last->n).c_str(), delay.last->delay,
                 delay.last_is_candidate ? ", a candidate: final once everything below it is covered" : "");
+  } else {
+    std::printf("# no delay record in the range\n");
   }
   if (kinds == Kinds::kDelayAndClass) {
     // Class records ascend by delay, not by n: the count says enough.
@@ -133,7 +135,7 @@ int RunCommand(const RunArgs& args) {
   }
   if (args.db.empty()) return UsageError(cmd, "--db must not be empty");
   if (!(args.progress_interval_s > 0 && args.progress_interval_s <= 86400)) {
-    return UsageError(cmd, "--progress-interval must be between 0 and 86400 seconds");
+    return UsageError(cmd, "--progress-interval must be above 0 and at most 86400 seconds");
   }
 
   Backend resolved;
@@ -234,9 +236,11 @@ int RunCommand(const RunArgs& args) {
       merged = std::move(next);
       searched += p.end - p.begin;
       progress.Clear();
-      spdlog::debug("unit [{}, {}) stored: floor {}, {} open holes, {} ladder entries, {} class minima, {:.2f} s",
+      spdlog::debug("unit [{}, {}) stored: floor {}, {} open holes, {} ladder entries, {} class minima, {:.2f} s, "
+                    "record table complete below {}",
                     ToDecimal(p.begin), ToDecimal(p.end), spec.floor, spec.open_holes.size(),
-                    finished.result.ladder.size(), finished.result.class_minima.size(), seconds);
+                    finished.result.ladder.size(), finished.result.class_minima.size(), seconds,
+                    ToDecimal(spec.records_complete_below));
       progress.Update(searched, label);
     }
     progress.Clear();

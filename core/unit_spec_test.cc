@@ -194,7 +194,8 @@ TEST(UnitSpecFloor, EmptyDatabaseGetsTheFloorOfThePublishedRecordsAtEveryHeight)
   }
   EXPECT_EQ(at60.floor, largest_below);
   // Class searches: members found from the published records close most classes below the floor.
-  EXPECT_LT(at60.open_holes.size(), at60.floor / 2);
+  // (84 left at 2^60; 921 from the records and their doublings alone, without the member search.)
+  EXPECT_LT(at60.open_holes.size(), 200u);
 }
 
 // A covered prefix brings the record table (early termination), only below min(P, begin).

@@ -60,6 +60,7 @@ void ExpectRecordFoundFromScratch(const Record& record, const Record& previous, 
     for (u128 x = r.n; x < from; x *= 2, ++d) want = std::max(want, d);
   }
   EXPECT_GE(want, previous.delay);
+  EXPECT_NE(run.err.find("record table complete below 0"), std::string::npos) << run.err;  // nothing trusted
   const std::vector<unsigned> floors = StoredFloors(run.err);
   ASSERT_EQ(floors.size(), 1u) << run.err;
   EXPECT_GT(floors[0], 0u);
@@ -107,7 +108,16 @@ TEST(CollatzctlFrontier, ImportPublishedIntoALocalDatabaseCoversDelaySearches) {
   EXPECT_NE(covered.out.find("; 0 new units"), std::string::npos) << covered.out;
   Completed records = RunCollatzctl({"records", "--db", db, "--kind", "delay", "--format", "csv"});
   EXPECT_EQ(records.out, ReadFileOrEmpty(kData + "/delay_records.csv"));
-  // Class searches are not: a delay list says nothing about the smallest members of classes.
+  // Right above the list a unit gets the floor of its last record and, the list being
+  // trusted, the record table for early termination; it extends the covered prefix.
+  const std::string last = "28019077177231758495";
+  Completed above = RunCollatzctl({"--log-level", "debug", "run", "--from", last + "+1", "--to", last + "+2^22",
+                                   "--kinds", "delay", "--threads", "2", "--db", db});
+  ASSERT_EQ(above.exit_code, 0) << Describe(above);
+  EXPECT_NE(above.err.find("stored: floor 2456, 0 open holes"), std::string::npos) << above.err;
+  EXPECT_NE(above.err.find("record table complete below 28019077177231758496"), std::string::npos) << above.err;
+  EXPECT_NE(above.out.find("(covered below 28019077177235952799;"), std::string::npos) << above.out;
+  // Class searches are not covered: a delay list says nothing about the smallest members of classes.
   Completed classes = RunCollatzctl({"run", "--from", "2^40", "--to", "2^40+2^16", "--threads", "1", "--db", db});
   ASSERT_EQ(classes.exit_code, 0) << Describe(classes);
   EXPECT_NE(classes.out.find("; 1 new units"), std::string::npos) << classes.out;
