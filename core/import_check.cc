@@ -64,28 +64,29 @@ Status CheckClassList(const std::vector<Record>& rows) {
 // What a number m below the bound with exact delay e proves about the lists.
 Status Refute(const TrustedImport& imp, const Record& m) {
   const auto by_n = [](u128 n, const Record& r) { return n < r.n; };
-  const std::string known = ToDecimal(m.n) + " has delay " + std::to_string(m.delay);
+  // Only a refused list pays for the message.
+  const auto known = [&m] { return ToDecimal(m.n) + " has delay " + std::to_string(m.delay); };
   const auto& rows = imp.delay_records;
   auto after = std::upper_bound(rows.begin(), rows.end(), m.n, by_n);  // the first row above m
   // rows.front() is 1 <= m, so the last row at or below m exists.
   if (std::prev(after)->delay < m.delay) {
-    return Status::InvalidArgument("delay records: not complete below " + ToDecimal(imp.complete_below) + ": " + known +
+    return Status::InvalidArgument("delay records: not complete below " + ToDecimal(imp.complete_below) + ": " + known() +
                                    ", more than any listed record at or below it");
   }
   if (after != rows.end() && after->delay <= m.delay) {
-    return Status::InvalidArgument("delay records: row " + Row(*after) + " is no delay record: the smaller " + known);
+    return Status::InvalidArgument("delay records: row " + Row(*after) + " is no delay record: the smaller " + known());
   }
   if (imp.class_records.empty()) return Status::Ok();
   const auto& classes = imp.class_records;
   auto c = std::lower_bound(classes.begin(), classes.end(), m.delay,
                             [](const Record& r, uint32_t d) { return r.delay < d; });
   if (c == classes.end() || c->delay != m.delay) {
-    return Status::InvalidArgument("class records: not complete below " + ToDecimal(imp.complete_below) + ": " + known +
+    return Status::InvalidArgument("class records: not complete below " + ToDecimal(imp.complete_below) + ": " + known() +
                                    ", and class " + std::to_string(m.delay) + " is missing");
   }
   if (c->n > m.n) {
     return Status::InvalidArgument("class records: row " + std::to_string(c->delay) + "," + ToDecimal(c->n) +
-                                   " is no class record: the smaller " + known);
+                                   " is no class record: the smaller " + known());
   }
   return Status::Ok();
 }
