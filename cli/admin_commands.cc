@@ -13,6 +13,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/exit_codes.h"
+#include "cli/import_lists.h"
 #include "cli/stats_command.h"
 #include "core/records_csv.h"
 #include "proto/collatz.grpc.pb.h"
@@ -377,35 +378,32 @@ int Workers(const WorkersArgs& a) {
 
 struct ImportArgs {
   Connection c;
-  std::string delay_csv, class_csv, complete_below, source;
+  ImportListArgs lists;
+  std::string db;  // a local database instead of a server
 };
 int Import(const ImportArgs& a) {
   const std::string cmd = "import";
-  u128 bound = 0;
-  Status st = ParseNumberFlag("--complete-below", a.complete_below, &bound);
+  if (!a.db.empty()) return LocalImport(a.lists, a.db);
+  TrustedImport import;
+  std::string source;
+  Status st = ReadImportLists(a.lists, &import, &source);
+  if (st.code() == Status::Code::kIOError) return Failure(cmd, st);
   if (!st.ok()) return UsageError(cmd, st.message());
-  std::vector<Record> delay, cls;
-  if (!(st = ReadRecordsCsv(a.delay_csv, RecordCsvKind::kDelay, &delay)).ok()) return Failure(cmd, st);
-  if (!a.class_csv.empty() && !(st = ReadRecordsCsv(a.class_csv, RecordCsvKind::kClass, &cls)).ok()) {
-    return Failure(cmd, st);
-  }
-  // Only what lies below the bound is claimed complete.
-  std::erase_if(delay, [bound](const Record& r) { return r.n >= bound; });
-  std::erase_if(cls, [bound](const Record& r) { return r.n >= bound; });
   Client client;
   if (int rc = Connect(cmd, a.c, &client)) return rc;
   v1::ImportRequest req;
-  ToWire(bound, req.mutable_complete_below());
-  wire::RecordsToWire(delay, req.mutable_delay_records());
-  wire::RecordsToWire(cls, req.mutable_class_records());
-  req.set_source(a.source.empty() ? a.delay_csv : a.source);
+  ToWire(import.complete_below, req.mutable_complete_below());
+  wire::RecordsToWire(import.delay_records, req.mutable_delay_records());
+  wire::RecordsToWire(import.class_records, req.mutable_class_records());
+  req.set_source(source);
   v1::ImportResponse resp;
   grpc::ClientContext ctx;
   client.Prepare(&ctx);
   grpc::Status gs = client.stub->Import(&ctx, req, &resp);
   if (!gs.ok()) return RpcError(cmd, client, gs);
-  std::printf("imported %zu delay and %zu class records complete below %s; covered prefix now %s\n", delay.size(),
-              cls.size(), ToDecimal(bound).c_str(), Dec(resp.covered_prefix()).c_str());
+  std::printf("imported %zu delay and %zu class records complete below %s; covered prefix now %s\n",
+              import.delay_records.size(), import.class_records.size(), ToDecimal(import.complete_below).c_str(),
+              Dec(resp.covered_prefix()).c_str());
   return kExitOk;
 }
 
@@ -631,12 +629,18 @@ void RegisterAdminCommands(CLI::App& app) {
   w->callback([] { std::exit(Workers(workers)); });
 
   static ImportArgs import;
-  CLI::App* i = app.add_subcommand("import", "Import trusted records complete below a bound (each delay is rechecked)");
+  CLI::App* i = app.add_subcommand(
+      "import", "Import trusted records complete below a bound into a server, or with --db a local database "
+                "(each delay is rechecked; lists that are provably incomplete are refused)");
   AddConnectionFlags(i, &import.c);
-  i->add_option("--delay-csv", import.delay_csv, "Delay records, n,delay")->required();
-  i->add_option("--class-csv", import.class_csv, "Class records, delay,n (optional)");
-  i->add_option("--complete-below", import.complete_below, "The lists are complete below this bound")->required();
-  i->add_option("--source", import.source, "Where the records come from (stored with them)");
+  i->add_option("--db", import.db, "A local record database (collatzctl run's) instead of a server");
+  i->add_flag("--published", import.lists.published,
+              "The compiled-in published delay records, complete below their last n + 1 (delay searches only)");
+  i->add_option("--delay-csv", import.lists.delay_csv, "Delay records, n,delay, ascending, starting with 1,0");
+  i->add_option("--class-csv", import.lists.class_csv, "Class records, delay,n, ascending by delay (optional)");
+  i->add_option("--complete-below", import.lists.complete_below,
+                "The lists are complete below this bound (above their last row)");
+  i->add_option("--source", import.lists.source, "Where the records come from (stored with them)");
   i->callback([] { std::exit(Import(import)); });
 
   static ExportArgs exp;

@@ -1,7 +1,7 @@
 // collatzctl bench: a program, not a test. Builds the unit a real frontier search would
 // be leased at --at (core/bench_unit.h: the published delay records and the exhaustive
 // class records below 2^28 imported as trusted; by default the copies compiled into the
-// binary, cli/embedded_records.h), searches [at, at + numbers), verifies
+// binary, core/embedded_records.h), searches [at, at + numbers), verifies
 // the result and prints the speed counting every N of the range. With --backend gpu the
 // plain one-thread-per-number baseline kernel is timed in the same run.
 #include <algorithm>
@@ -15,7 +15,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
-#include "cli/embedded_records.h"
+#include "core/embedded_records.h"
 #include "cli/engine_factory.h"
 #include "cli/exit_codes.h"
 #include "cli/verify_result.h"
@@ -112,21 +112,23 @@ int BenchCommand(const BenchArgs& args) {
     return UsageError(cmd, "--baseline-numbers must be at most 2^40 and at + it < 2^128");
   }
 
+  BenchUnitOptions unit_options;
+  if (!(st = ParseBenchContext(args.context, &unit_options.context)).ok()) return UsageError(cmd, st.message());
+  unit_options.close_holes_by_members = !args.no_class_members;
+
   Backend resolved;
   std::string note;
   if (!(st = ResolveBackend(backend, &resolved, &note)).ok()) return Failure(cmd, st);
 
   // The unit a frontier search would get at --at, from the trusted record lists: the
-  // files given, else the copies compiled into the binary (cli/embedded_records.h).
+  // files given, else the copies compiled into the binary (core/embedded_records.h).
   const std::string delay_source = args.records.empty() ? kEmbeddedPublishedDelayRecordsName : args.records;
   const std::string class_source = args.class_records.empty() ? kEmbeddedClassRecordsName : args.class_records;
   BenchUnit unit;
-  BenchUnitOptions unit_options;
-  unit_options.close_holes_by_members = !args.no_class_members;
   if (!(st = LoadUnit(args, delay_source, class_source, at, numbers, kinds, unit_options, &unit)).ok()) {
     return Failure(cmd, st);
   }
-  if (unit.delay_complete_below < at) {
+  if (unit_options.context == BenchContext::kTrusted && unit.delay_complete_below < at) {
     spdlog::warn("{} is complete only up to {}; the range starts above the known records", delay_source,
                  ToDecimal(unit.delay_complete_below - 1));
   }
@@ -159,9 +161,22 @@ int BenchCommand(const BenchArgs& args) {
               KindsName(kinds), tables->sieve->bits(), tables->sieve->size());
   std::printf("range [%s, %s + %s) = [%s, %s)\n", FormatNumberShort(at).c_str(), FormatNumberShort(at).c_str(),
               FormatNumberShort(numbers).c_str(), ToDecimal(at).c_str(), ToDecimal(at + numbers).c_str());
-  std::printf("imported: delay records complete below %s (%s), class records complete below %s (%s)\n",
-              ToDecimal(unit.delay_complete_below).c_str(), delay_source.c_str(),
-              ToDecimal(unit.class_complete_below).c_str(), class_source.c_str());
+  switch (unit_options.context) {
+    case BenchContext::kNone:
+      std::printf("context none: nothing known below --at (floor 0, no record table)\n");
+      break;
+    case BenchContext::kFloor:
+      std::printf("context floor: the provable floor from the numbers of %s below --at, each delay recomputed, "
+                  "none trusted (no record table: no early termination)\n",
+                  delay_source.c_str());
+      break;
+    case BenchContext::kTrusted:
+      std::printf("context trusted: imported delay records complete below %s (%s), class records complete below %s "
+                  "(%s)\n",
+                  ToDecimal(unit.delay_complete_below).c_str(), delay_source.c_str(),
+                  ToDecimal(unit.class_complete_below).c_str(), class_source.c_str());
+      break;
+  }
   std::printf("spec: floor %u, %zu open holes (%zu more closed by members found below --at), %zu known records "
               "(complete below %s)\n",
               spec.floor, spec.open_holes.size(), unit.holes_closed_by_members, spec.known_records.size(),

@@ -17,6 +17,8 @@ struct RunArgs {
   std::string unit_size;       // empty: DefaultUnitSize
   int sieve_bits = 0;          // 0: DefaultSieveBits
   std::string sieve_file;      // a collatz-sieve file instead of a generated sieve
+  bool print_records = false;  // list every record of the range, not just the summary
+  double progress_interval_s = 20;  // without a terminal: seconds between progress log lines
 };
 int RunCommand(const RunArgs& args);
 
@@ -35,10 +37,11 @@ struct BenchArgs {
   int threads = 0;
   int sieve_bits = 0;
   std::string sieve_file;
-  std::string records;         // empty: the compiled-in copy of the published delay records (cli/embedded_records.h)
+  std::string records;         // empty: the compiled-in copy of the published delay records (core/embedded_records.h)
   std::string class_records;   // empty: the compiled-in copy of the class records below 2^28
   std::string baseline_numbers = "2^28";  // GPU: numbers for the baseline kernel (0: none)
   bool no_class_members = false;  // keep open the classes only a member search would close
+  std::string context = "trusted";  // none, floor or trusted (core/bench_unit.h BenchContext)
 };
 int BenchCommand(const BenchArgs& args);
 

@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
 
   RunArgs run;
   CLI::App* run_cmd = app.add_subcommand(
-      "run", "Search [--from, --to) in-process, store every finished unit in the database, print the records found");
+      "run", "Search [--from, --to) in-process, store every finished unit in the database, summarize what was found");
   run_cmd->add_option("--from", run.from, "First number of the range (inclusive)")->capture_default_str();
   run_cmd->add_option("--to", run.to, "End of the range (exclusive)")->required();
   run_cmd->add_option("--kinds", run.kinds, "Records to search for: delay, or delay,class")->capture_default_str();
@@ -36,6 +36,11 @@ int main(int argc, char** argv) {
   CLI::Option* run_bits = run_cmd->add_option("--sieve-bits", run.sieve_bits, "Width k of the join sieve (default: 19)");
   run_cmd->add_option("--sieve", run.sieve_file, "Sieve file made by collatz-sieve generate (checked on load)")
       ->excludes(run_bits);
+  run_cmd->add_flag("--print-records", run.print_records,
+                    "List every delay and class record of the range (else a short summary; collatzctl records lists them)");
+  run_cmd->add_option("--progress-interval", run.progress_interval_s,
+                      "Without a terminal: seconds between progress log lines")
+      ->capture_default_str();
 
   RecordsArgs records;
   CLI::App* records_cmd =
@@ -62,6 +67,11 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--class-records", bench.class_records,
                         "Class records CSV, complete up to its largest n (default: the built-in copy of "
                         "data/class_records_below_2p28.csv, compiled into the binary)");
+  bench_cmd->add_option("--context", bench.context,
+                        "What the unit knows: none (floor 0, no records), floor (the provable floor from the "
+                        "recomputed published records below --at, no early termination: an empty database), "
+                        "trusted (the records imported as trusted)")
+      ->capture_default_str();
   bench_cmd->add_flag("--no-class-members", bench.no_class_members,
                       "delay,class: do not close open classes with members found below --at in the inverse tree "
                       "of the delay records (they stand in for published class records above 2^28)");

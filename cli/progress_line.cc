@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include <spdlog/spdlog.h>
+
 namespace collatz::cli {
 
 std::string FormatDuration(double seconds) {
@@ -18,25 +20,39 @@ std::string FormatDuration(double seconds) {
   return buf;
 }
 
-ProgressLine::ProgressLine(u128 total, bool enabled)
-    : total_(total), enabled_(enabled), start_(std::chrono::steady_clock::now()) {}
+ProgressLine::ProgressLine(u128 total, ProgressOptions options) : total_(total), options_(std::move(options)) {
+  if (!options_.now) options_.now = [] { return ProgressOptions::Clock::now(); };
+  if (!options_.log) options_.log = [](const std::string& line) { spdlog::info("{}", line); };
+  start_ = options_.now();
+}
 
 ProgressLine::~ProgressLine() { Clear(); }
 
-void ProgressLine::Update(u128 done, const std::string& label) {
-  if (!enabled_) return;
-  const auto now = std::chrono::steady_clock::now();
-  if (drawn_ && now - last_draw_ < std::chrono::milliseconds(250)) return;
-  last_draw_ = now;
+std::string ProgressLine::Describe(u128 done, const std::string& label, ProgressOptions::Clock::time_point now) const {
   const double elapsed = std::chrono::duration<double>(now - start_).count();
   const double d = static_cast<double>(done), t = static_cast<double>(total_);
   const double rate = elapsed > 0 ? d / elapsed : 0;
   const double eta = rate > 0 ? (t - d) / rate : -1;
-  std::fprintf(stderr, "\r\033[K%5.1f%%  %.3g of %.3g numbers  %.3g numbers/s  elapsed %s  ETA %s  %s",
-               t > 0 ? 100.0 * d / t : 100.0, d, t, rate, FormatDuration(elapsed).c_str(),
-               FormatDuration(eta).c_str(), label.c_str());
-  std::fflush(stderr);
-  drawn_ = true;
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%5.1f%%  %.3g of %.3g numbers  %.3g numbers/s  elapsed %s  ETA %s  ",
+                t > 0 ? 100.0 * d / t : 100.0, d, t, rate, FormatDuration(elapsed).c_str(), FormatDuration(eta).c_str());
+  return buf + label;
+}
+
+void ProgressLine::Update(u128 done, const std::string& label) {
+  const auto now = options_.now();
+  if (options_.terminal) {
+    if (drawn_ && now - last_ < std::chrono::milliseconds(250)) return;
+    last_ = now;
+    std::fprintf(stderr, "\r\033[K%s", Describe(done, label, now).c_str());
+    std::fflush(stderr);
+    drawn_ = true;
+    return;
+  }
+  if (logged_ && now - last_ < options_.log_interval) return;
+  last_ = now;
+  logged_ = true;
+  options_.log("progress " + Describe(done, label, now));
 }
 
 void ProgressLine::Clear() {

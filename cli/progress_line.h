@@ -1,33 +1,46 @@
-// The live progress line of long commands: percentage, rate and ETA, redrawn in place on
-// stderr at most a few times a second, and only when stderr is a terminal (logs and
-// pipes stay clean).
+// Progress of long commands, readable by a person and by a log: with a terminal, one line
+// (percentage, rate, ETA) redrawn in place on stderr at most a few times a second; without
+// one, a log line (done/total, numbers/s, ETA, the current unit) at the first report and
+// then every `log_interval`, so that a log shows the run is alive (engines report about
+// five times a second, core/search_engine.h).
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <string>
 
 #include "core/u128.h"
 
 namespace collatz::cli {
 
+struct ProgressOptions {
+  using Clock = std::chrono::steady_clock;
+  bool terminal = false;  // normally isatty(STDERR_FILENO)
+  std::chrono::milliseconds log_interval{20000};
+  std::function<Clock::time_point()> now;         // tests inject a clock; default: Clock::now
+  std::function<void(const std::string&)> log;   // default: spdlog::info
+};
+
 class ProgressLine {
  public:
-  // enabled: normally isatty(STDERR_FILENO).
-  ProgressLine(u128 total, bool enabled);
+  ProgressLine(u128 total, ProgressOptions options);
   ~ProgressLine();
 
-  bool enabled() const { return enabled_; }
-  // `done` numbers of `total` are finished; `label` is shown too ("unit 3/16").
+  bool terminal() const { return options_.terminal; }
+  // `done` numbers of `total` are finished; `label` is shown too ("unit 3/16 [2^60, 2^60+2^38)").
   void Update(u128 done, const std::string& label);
-  // Erases the line (before other output, and at the end).
+  // Erases the terminal line (before other output, and at the end).
   void Clear();
 
  private:
+  std::string Describe(u128 done, const std::string& label, ProgressOptions::Clock::time_point now) const;
+
   u128 total_;
-  bool enabled_;
-  bool drawn_ = false;
-  std::chrono::steady_clock::time_point start_;
-  std::chrono::steady_clock::time_point last_draw_;
+  ProgressOptions options_;
+  bool drawn_ = false;   // a terminal line is on screen
+  bool logged_ = false;  // a log line was written
+  ProgressOptions::Clock::time_point start_;
+  ProgressOptions::Clock::time_point last_;  // the last draw or log line
 };
 
 std::string FormatDuration(double seconds);

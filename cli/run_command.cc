@@ -15,8 +15,8 @@
 #include "cli/progress_line.h"
 #include "cli/unit_plan.h"
 #include "cli/verify_result.h"
-#include "core/class_members.h"
 #include "core/merge.h"
+#include "core/unit_spec.h"
 #include "storage/record_db.h"
 
 namespace collatz::cli {
@@ -51,6 +51,61 @@ void PrintRecordsInRange(const MergedRecords& merged, u128 from, u128 to, bool c
   }
 }
 
+// Counts of the records of [from, to) in a final and a candidate list; the last of them.
+struct InRange {
+  size_t final_count = 0, candidates = 0;
+  const Record* last = nullptr;
+  bool last_is_candidate = false;
+};
+InRange CountInRange(const std::vector<Record>& fin, const std::vector<Record>& cand, u128 from, u128 to) {
+  InRange out;
+  for (const auto* list : {&fin, &cand}) {
+    for (const Record& r : *list) {
+      if (r.n < from || r.n >= to) continue;
+      (list == &fin ? out.final_count : out.candidates)++;
+      if (out.last == nullptr || r.n > out.last->n) {
+        out.last = &r;
+        out.last_is_candidate = list == &cand;
+      }
+    }
+  }
+  return out;
+}
+
+// What a person wants after a run: what was found, where it is, what to try next.
+void PrintSummary(const MergedRecords& merged, u128 from, u128 to, Kinds kinds, const std::string& db) {
+  const InRange delay = CountInRange(merged.delay_final, merged.delay_candidates, from, to);
+  std::printf("# found: %zu final delay records and %zu candidates in the range (candidates: at or above the covered "
+              "prefix %s)\n",
+              delay.final_count, delay.candidates, FormatNumberShort(merged.covered_prefix).c_str());
+  if (delay.last != nullptr) {
+    std::printf("# the last delay record: %s (delay %u)%s\n", ToDecimal(delay.last->n).c_str(), delay.last->delay,
+                delay.last_is_candidate ? ", a candidate: final once everything below it is covered" : "");
+  } else {
+    std::printf("# no delay record in the range\n");
+  }
+  if (kinds == Kinds::kDelayAndClass) {
+    // Class records ascend by delay, not by n: the count says enough.
+    const InRange cls = CountInRange(merged.class_final, merged.class_candidates, from, to);
+    std::printf("# found: %zu final class records and %zu candidates in the range\n", cls.final_count, cls.candidates);
+  }
+  std::printf("# database: %s (covered below %s; class searches below %s)\n", db.c_str(),
+              FormatNumberShort(merged.covered_prefix).c_str(), FormatNumberShort(merged.class_covered_prefix).c_str());
+  // The next range, right above this one: to 4 * to after a search from low down (the
+  // quickstart's [1, 2^32) -> [2^32, 2^34)), else four times as wide (a window up high).
+  const u128 width = to - from;
+  u128 next_to = kU128Max;
+  if (from <= to / 2) {
+    if (to <= kU128Max / 4) next_to = 4 * to;
+  } else if (width <= (kU128Max - to) / 4) {
+    next_to = to + 4 * width;
+  }
+  std::printf("# next: collatzctl records --db %s --kind delay              # the final delay records\n", db.c_str());
+  std::printf("#       collatzctl records --db %s --kind class --format csv  # the final class records\n", db.c_str());
+  std::printf("#       collatzctl run --db %s --from %s --to %s --print-records  # go on; reruns resume\n", db.c_str(),
+              FormatNumberShort(to).c_str(), FormatNumberShort(next_to).c_str());
+}
+
 }  // namespace
 
 int RunCommand(const RunArgs& args) {
@@ -79,6 +134,9 @@ int RunCommand(const RunArgs& args) {
     if (unit_size < 1 || unit_size > kMaxUnitSize) return UsageError(cmd, "--unit-size must be between 1 and 2^48");
   }
   if (args.db.empty()) return UsageError(cmd, "--db must not be empty");
+  if (!(args.progress_interval_s > 0 && args.progress_interval_s <= 86400)) {
+    return UsageError(cmd, "--progress-interval must be above 0 and at most 86400 seconds");
+  }
 
   Backend resolved;
   std::string note;
@@ -122,31 +180,34 @@ int RunCommand(const RunArgs& args) {
 
     g_cancel.store(false);
     auto previous_handler = std::signal(SIGINT, OnInterrupt);
-    ProgressLine progress(planned_numbers, ::isatty(STDERR_FILENO) == 1);
+    ProgressOptions progress_options;
+    progress_options.terminal = ::isatty(STDERR_FILENO) == 1;
+    progress_options.log_interval =
+        std::chrono::milliseconds(static_cast<int64_t>(args.progress_interval_s * 1000 + 0.5));
+    ProgressLine progress(planned_numbers, std::move(progress_options));
     for (size_t i = 0; i < plan.size(); ++i) {
       const PlannedUnit& p = plan[i];
-      LeaseContext ctx = ComputeLeaseContext(merged, p.begin, kinds);
-      // As the coordinator does: members found below the unit close classes (safe to skip).
-      const Status closed = CloseHolesFromKnownPoints(merged, p.begin, &ctx);
-      if (!closed.ok()) spdlog::warn("unit at {}: holes left open: {}", ToDecimal(p.begin), closed.ToString());
+      // The spec the coordinator would lease for this unit (core/unit_spec.h).
       UnitSpec spec;
-      spec.begin = p.begin;
-      spec.end = p.end;
-      spec.kinds = kinds;
-      spec.floor = ctx.floor;
-      spec.open_holes = ctx.open_holes;
-      spec.known_records = ctx.known_records;
-      spec.records_complete_below = ctx.records_complete_below;
+      UnitSpecNotes notes;
+      if (!(st = MakeUnitSpec(merged, p.begin, p.end, kinds, nullptr, &spec, &notes)).ok()) {
+        progress.Clear();
+        return Failure(cmd, st);
+      }
+      if (!notes.member_search_error.empty()) {
+        spdlog::warn("unit at {}: holes left open: {}", ToDecimal(p.begin), notes.member_search_error);
+      }
 
-      const std::string label = "unit " + std::to_string(i + 1) + "/" + std::to_string(plan.size());
+      const std::string label = "unit " + std::to_string(i + 1) + "/" + std::to_string(plan.size()) + " [" +
+                                FormatNumberShort(p.begin) + ", " + FormatNumberShort(p.end) + ") floor " +
+                                std::to_string(spec.floor);
       const auto unit_start = std::chrono::steady_clock::now();
       FinishedUnit finished;
       finished.begin = p.begin;
       finished.end = p.end;
       finished.kinds = kinds;
-      // Without a terminal there is no progress line, and no callback (engines poll for it).
-      ProgressFn on_progress = nullptr;
-      if (progress.enabled()) on_progress = [&](uint64_t done, uint64_t) { progress.Update(searched + done, label); };
+      // A line redrawn on a terminal, else a log line every --progress-interval.
+      const ProgressFn on_progress = [&](uint64_t done, uint64_t) { progress.Update(searched + done, label); };
       st = engine->Search(spec, &finished.result, on_progress, &g_cancel);
       if (st.code() == Status::Code::kUnavailable && g_cancel.load()) {
         progress.Clear();
@@ -175,9 +236,11 @@ int RunCommand(const RunArgs& args) {
       merged = std::move(next);
       searched += p.end - p.begin;
       progress.Clear();
-      spdlog::debug("unit [{}, {}) stored: floor {}, {} open holes, {} ladder entries, {} class minima, {:.2f} s",
+      spdlog::debug("unit [{}, {}) stored: floor {}, {} open holes, {} ladder entries, {} class minima, {:.2f} s, "
+                    "record table complete below {}",
                     ToDecimal(p.begin), ToDecimal(p.end), spec.floor, spec.open_holes.size(),
-                    finished.result.ladder.size(), finished.result.class_minima.size(), seconds);
+                    finished.result.ladder.size(), finished.result.class_minima.size(), seconds,
+                    ToDecimal(spec.records_complete_below));
       progress.Update(searched, label);
     }
     progress.Clear();
@@ -190,13 +253,14 @@ int RunCommand(const RunArgs& args) {
     if (!present && !(st = db->StoreMergedRecords(merged)).ok()) return Failure(cmd, st);
   }
 
-  // 4. The records of [from, to) and the summary.
-  PrintRecordsInRange(merged, from, to, kinds == Kinds::kDelayAndClass);
+  // 4. The summary (and with --print-records every record of [from, to)).
+  if (args.print_records) PrintRecordsInRange(merged, from, to, kinds == Kinds::kDelayAndClass);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const double rate = seconds > 0 ? static_cast<double>(searched) / seconds : 0;
   std::printf("# searched %s numbers in %.2f s (%s numbers/s); %zu new units, %s numbers were already covered\n",
               ToDecimal(searched).c_str(), seconds, FormatRate(rate).c_str(), plan.size(),
               ToDecimal((to - from) - searched).c_str());
+  PrintSummary(merged, from, to, kinds, args.db);
   std::fflush(stdout);
   return kExitOk;
 }

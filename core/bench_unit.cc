@@ -78,6 +78,27 @@ Status BuildBenchUnit(const std::vector<Record>& delay_records, const std::vecto
   if (st.ok()) st = CheckClassRecords(class_records);
   if (!st.ok()) return st;
 
+  out->holes_closed_by_members = 0;
+  out->delay_complete_below = 1;
+  out->class_complete_below = 1;
+  if (options.context != BenchContext::kTrusted) {
+    out->spec = UnitSpec{};
+    out->spec.begin = at;
+    out->spec.end = at + numbers;
+    out->spec.kinds = kinds;
+    if (options.context == BenchContext::kFloor) {
+      // The delay list's numbers as known points only (their delays were just recomputed).
+      LeaseContext ctx = ComputeLeaseContext(MergedRecords{}, at, kinds, delay_records);
+      const size_t before = ctx.open_holes.size();
+      if (options.close_holes_by_members) st = CloseHolesFromKnownPoints(MergedRecords{}, at, &ctx, delay_records);
+      if (!st.ok()) return st;
+      out->holes_closed_by_members = before - ctx.open_holes.size();
+      out->spec.floor = ctx.floor;
+      out->spec.open_holes = ctx.open_holes;
+    }
+    return ValidateUnitSpec(out->spec);
+  }
+
   // Each list says nothing beyond its largest n (a list "complete below 2^28" is in
   // particular complete below its largest n + 1), and nothing at or above `at` is used.
   TrustedImport delays;
@@ -98,7 +119,6 @@ Status BuildBenchUnit(const std::vector<Record>& delay_records, const std::vecto
     }
   }
   LeaseContext ctx = ComputeLeaseContext(MergeRecords(imports, {}), at, kinds);
-  out->holes_closed_by_members = 0;
   if (options.close_holes_by_members && !ctx.open_holes.empty()) {
     // Seeds: every trusted row, at any height (its trajectory may pass below `at`).
     std::vector<Record> seeds = delay_records;
@@ -122,6 +142,25 @@ Status BuildBenchUnit(const std::vector<Record>& delay_records, const std::vecto
   out->spec.known_records = ctx.known_records;
   out->spec.records_complete_below = ctx.records_complete_below;
   return ValidateUnitSpec(out->spec);
+}
+
+const char* BenchContextName(BenchContext context) {
+  switch (context) {
+    case BenchContext::kNone: return "none";
+    case BenchContext::kFloor: return "floor";
+    case BenchContext::kTrusted: return "trusted";
+  }
+  return "?";
+}
+
+Status ParseBenchContext(const std::string& text, BenchContext* out) {
+  for (BenchContext c : {BenchContext::kNone, BenchContext::kFloor, BenchContext::kTrusted}) {
+    if (text == BenchContextName(c)) {
+      *out = c;
+      return Status::Ok();
+    }
+  }
+  return Status::InvalidArgument("--context must be none, floor or trusted, not \"" + text + "\"");
 }
 
 Status LoadBenchUnit(const std::string& delay_csv, const std::string& class_csv, u128 at, u128 numbers, Kinds kinds,

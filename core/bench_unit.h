@@ -17,12 +17,24 @@ namespace collatz {
 
 struct BenchUnit {
   UnitSpec spec;                  // [at, at + numbers) with floor, open holes, record table
-  u128 delay_complete_below = 1;  // the delay list was trusted below this: min(at, largest n + 1)
-  u128 class_complete_below = 1;  // likewise the class list (1: none given)
+  u128 delay_complete_below = 1;  // the delay list was trusted below this: min(at, largest n + 1) (1: not trusted)
+  u128 class_complete_below = 1;  // likewise the class list (1: none given or not trusted)
   size_t holes_closed_by_members = 0;  // holes the class-member search closed (delay+class only)
 };
 
+// What the bench unit knows, i.e. which of the three situations of a search it measures.
+enum class BenchContext {
+  kNone,     // floor 0, no open holes, no record table: nothing is known below the unit
+  kFloor,    // the provable floor and holes from the delay list's numbers below the unit, each
+             // delay recomputed, none trusted: no record table, so no early termination; what
+             // `collatzctl run` gives a unit on an empty database (core/unit_spec.h)
+  kTrusted,  // the lists imported as trusted: floor, holes and the record table (the default)
+};
+const char* BenchContextName(BenchContext context);  // "none", "floor", "trusted"
+Status ParseBenchContext(const std::string& text, BenchContext* out);
+
 struct BenchUnitOptions {
+  BenchContext context = BenchContext::kTrusted;
   // Delay+class units: close the holes that members found below `at` in the inverse tree of
   // the delay records fill (core/class_members.h). This stands in for the published class
   // records of a real frontier, which ../shared/data lacks above 2^28; without it nearly

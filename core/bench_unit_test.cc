@@ -10,6 +10,7 @@
 
 #include "core/records_csv.h"
 #include "core/test_support.h"
+#include "core/unit_spec.h"
 
 namespace collatz {
 namespace {
@@ -131,6 +132,39 @@ TEST(BenchUnit, AtTheFrontierTheClassRecordsCloseClasses) {
   EXPECT_TRUE(high.delay_complete_below == lists.delays.back().n + 1);
   EXPECT_TRUE(high.spec.records_complete_below == lists.delays.back().n + 1);
   EXPECT_EQ(high.spec.floor, lists.delays.back().delay + 1);  // its doubling lies below 2^66
+}
+
+// --context floor is what `collatzctl run` gives a unit on an empty database; --context none
+// knows nothing.
+TEST(BenchUnit, FloorContextIsTheSpecOfAnEmptyDatabase) {
+  const ReferenceLists lists = Lists();
+  for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
+    for (u128 at : {Pow2(40), Pow2(60), Pow2(66)}) {
+      SCOPED_TRACE(ToDecimal(at));
+      BenchUnitOptions floor_only;
+      floor_only.context = BenchContext::kFloor;
+      BenchUnit unit;
+      ASSERT_TRUE(BuildBenchUnit(lists.delays, lists.classes, at, Pow2(20), kinds, &unit, floor_only).ok());
+      UnitSpec empty_db;
+      ASSERT_TRUE(MakeUnitSpec(MergedRecords{}, at, at + Pow2(20), kinds, nullptr, &empty_db).ok());
+      EXPECT_EQ(unit.spec.floor, empty_db.floor);
+      EXPECT_GT(unit.spec.floor, 1000u);
+      EXPECT_EQ(unit.spec.open_holes, empty_db.open_holes);
+      EXPECT_TRUE(unit.spec.known_records.empty());
+      EXPECT_TRUE(unit.spec.records_complete_below == 0);
+      EXPECT_TRUE(unit.delay_complete_below == 1 && unit.class_complete_below == 1);
+
+      BenchUnitOptions none;
+      none.context = BenchContext::kNone;
+      ASSERT_TRUE(BuildBenchUnit(lists.delays, lists.classes, at, Pow2(20), kinds, &unit, none).ok());
+      EXPECT_EQ(unit.spec.floor, 0u);
+      EXPECT_TRUE(unit.spec.open_holes.empty());
+      EXPECT_TRUE(unit.spec.records_complete_below == 0);
+    }
+  }
+  BenchContext c;
+  EXPECT_TRUE(ParseBenchContext("floor", &c).ok() && c == BenchContext::kFloor);
+  EXPECT_FALSE(ParseBenchContext("trust", &c).ok());
 }
 
 TEST(BenchUnit, RefusesWrongRowsAndRanges) {

@@ -4,9 +4,10 @@
 
 namespace collatz {
 
-Status ClassMemberCache::CloseHoles(const MergedRecords& merged, u128 begin, LeaseContext* ctx) {
+Status ClassMemberCache::CloseHoles(const MergedRecords& merged, u128 begin, LeaseContext* ctx,
+                                    const std::vector<Record>& extra_points) {
   if (ctx->open_holes.empty() || begin < 2) return Status::Ok();
-  std::vector<Record> seeds = ClassMemberSeeds(merged);
+  std::vector<Record> seeds = ClassMemberSeeds(merged, extra_points);
   const bool reusable = valid_ && seeds == seeds_ && begin >= below_ && begin - below_ <= (below_ >> reuse_shift_) &&
                         ctx->floor <= max_delay_;
   if (reusable) {

@@ -23,9 +23,10 @@ class ClassMemberCache {
  public:
   explicit ClassMemberCache(unsigned reuse_shift = 6) : reuse_shift_(reuse_shift) {}
 
-  // CloseHolesFromKnownPoints(merged, begin, ctx), reusing the last search when it may. On
-  // error ctx is unchanged.
-  Status CloseHoles(const MergedRecords& merged, u128 begin, LeaseContext* ctx);
+  // CloseHolesFromKnownPoints(merged, begin, ctx, extra_points), reusing the last search
+  // when it may. On error ctx is unchanged.
+  Status CloseHoles(const MergedRecords& merged, u128 begin, LeaseContext* ctx,
+                    const std::vector<Record>& extra_points = {});
 
   uint64_t searches() const { return searches_; }  // member searches run
   uint64_t reuses() const { return reuses_; }      // leases served from the last one

@@ -77,21 +77,23 @@ Status FindClassMembers(const std::vector<Record>& seeds, const ClassMemberSearc
   return Status::Ok();
 }
 
-std::vector<Record> ClassMemberSeeds(const MergedRecords& merged) {
+std::vector<Record> ClassMemberSeeds(const MergedRecords& merged, const std::vector<Record>& extra_points) {
   std::vector<Record> seeds;
-  for (const auto* list : {&merged.delay_final, &merged.delay_candidates, &merged.class_final, &merged.class_candidates}) {
+  for (const auto* list : {&merged.delay_final, &merged.delay_candidates, &merged.class_final,
+                           &merged.class_candidates, &extra_points}) {
     seeds.insert(seeds.end(), list->begin(), list->end());
   }
   return seeds;
 }
 
-Status CloseHolesFromKnownPoints(const MergedRecords& merged, u128 begin, LeaseContext* ctx) {
+Status CloseHolesFromKnownPoints(const MergedRecords& merged, u128 begin, LeaseContext* ctx,
+                                 const std::vector<Record>& extra_points) {
   if (ctx->open_holes.empty() || begin < 2) return Status::Ok();
   ClassMemberSearch search;
   search.below = begin;
   search.max_delay = ctx->floor;
   std::vector<Record> members;
-  Status st = FindClassMembers(ClassMemberSeeds(merged), search, &members);
+  Status st = FindClassMembers(ClassMemberSeeds(merged, extra_points), search, &members);
   if (!st.ok()) return st;
   CloseHoles(members, begin, ctx);
   return Status::Ok();

@@ -36,11 +36,13 @@ struct ClassMemberSearch {
 Status FindClassMembers(const std::vector<Record>& seeds, const ClassMemberSearch& search,
                         std::vector<Record>* members);
 
-// The seeds of a lease's search: every known point of `merged` (records and candidates).
-std::vector<Record> ClassMemberSeeds(const MergedRecords& merged);
+// The seeds of a lease's search: every known point of `merged` (records and candidates),
+// then `extra_points` (numbers with their exact delays, e.g. PublishedDelayPoints()).
+std::vector<Record> ClassMemberSeeds(const MergedRecords& merged, const std::vector<Record>& extra_points = {});
 
 // For a lease at `begin`: closes the holes of ctx that members found from every known point
-// of `merged` (records and candidates, at any height) fill. On error ctx is unchanged.
-Status CloseHolesFromKnownPoints(const MergedRecords& merged, u128 begin, LeaseContext* ctx);
+// of `merged` and `extra_points` (at any height) fill. On error ctx is unchanged.
+Status CloseHolesFromKnownPoints(const MergedRecords& merged, u128 begin, LeaseContext* ctx,
+                                 const std::vector<Record>& extra_points = {});
 
 }  // namespace collatz

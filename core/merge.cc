@@ -128,13 +128,15 @@ MergedRecords MergeRecords(const std::vector<TrustedImport>& imports, const std:
   return out;
 }
 
-LeaseContext ComputeLeaseContext(const MergedRecords& merged, u128 begin, Kinds kinds) {
+LeaseContext ComputeLeaseContext(const MergedRecords& merged, u128 begin, Kinds kinds,
+                                 const std::vector<Record>& extra_points) {
   LeaseContext ctx;
   // Every known (n, delay) point below begin.
   std::vector<Record> known;
-  for (const auto* list : {&merged.delay_final, &merged.delay_candidates, &merged.class_final, &merged.class_candidates}) {
+  for (const auto* list : {&merged.delay_final, &merged.delay_candidates, &merged.class_final,
+                           &merged.class_candidates, &extra_points}) {
     for (const Record& r : *list) {
-      if (r.n < begin) known.push_back(r);
+      if (r.n >= 1 && r.n < begin) known.push_back(r);
     }
   }
   for (const Record& r : known) ForEachDoubling(r, begin, [&](uint32_t d) { ctx.floor = std::max(ctx.floor, d); });
@@ -148,11 +150,20 @@ LeaseContext ComputeLeaseContext(const MergedRecords& merged, u128 begin, Kinds 
       if (!closed[d]) ctx.open_holes.push_back(d);
     }
   }
-  if (merged.covered_prefix > 1 && !merged.delay_final.empty() && merged.delay_final.front().n == 1) {
-    ctx.known_records = merged.delay_final;
-    ctx.records_complete_below = merged.covered_prefix;
-  }
+  RecordTableBelow(merged, begin, &ctx.known_records, &ctx.records_complete_below);
   return ctx;
+}
+
+void RecordTableBelow(const MergedRecords& merged, u128 begin, std::vector<Record>* records, u128* complete_below) {
+  records->clear();
+  *complete_below = 0;
+  if (merged.covered_prefix <= 1 || merged.delay_final.empty() || merged.delay_final.front().n != 1) return;
+  // Only records below the bound are claimed complete.
+  const u128 bound = std::min(merged.covered_prefix, begin);
+  for (const Record& r : merged.delay_final) {
+    if (r.n < bound) records->push_back(r);
+  }
+  if (!records->empty()) *complete_below = bound;
 }
 
 void CloseHoles(const std::vector<Record>& members, u128 begin, LeaseContext* ctx) {

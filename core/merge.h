@@ -49,7 +49,18 @@ struct LeaseContext {
   std::vector<Record> known_records;
   u128 records_complete_below = 0;
 };
-LeaseContext ComputeLeaseContext(const MergedRecords& merged, u128 begin, Kinds kinds);
+// The floor is the largest delay of a known point below `begin` or of one of its doublings
+// below it; the open holes (class searches) are the classes <= floor that no such number
+// has. Known points: every record and candidate of `merged`, plus `extra_points`, numbers
+// with their exact delays (e.g. PublishedDelayPoints()); no completeness is needed for
+// either (docs/FLOOR.md). The record table needs it: it comes from coverage alone
+// (RecordTableBelow).
+LeaseContext ComputeLeaseContext(const MergedRecords& merged, u128 begin, Kinds kinds,
+                                 const std::vector<Record>& extra_points = {});
+
+// The record table for early termination of a unit at `begin`: the final delay records
+// below min(P, begin), complete there; none (and 0) when nothing is covered.
+void RecordTableBelow(const MergedRecords& merged, u128 begin, std::vector<Record>* records, u128* complete_below);
 
 // Removes from ctx->open_holes every class that a member below `begin`, or a doubling of
 // one, fills (members: numbers with their exact delays, e.g. from FindClassMembers).

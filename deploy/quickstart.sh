@@ -2,7 +2,9 @@
 # From a fresh Debian 12 machine to a running search, in one command:
 # installs the dependencies, builds Release into ./build, and searches [1, 2^32) for delay
 # and class records ([1, 2^36) when nvidia-smi finds a GPU), storing them in ./collatz.db.
-# Extra arguments go to `collatzctl run` (e.g. --db PATH, --threads N).
+# It ends with a short summary (records found, the last delay record, time, numbers/s, the
+# database and the next commands). Extra arguments go to `collatzctl run` (e.g. --db PATH,
+# --threads N, --print-records to list every record).
 # QUICKSTART_TO=2^24 searches a smaller range; QUICKSTART_BUILD_DIR=DIR uses an existing build
 # holding cli/collatzctl instead of installing and building (CI reuses its build this way).
 set -euo pipefail

@@ -7,6 +7,10 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/class_members.h"
+#include "core/import_check.h"
+#include "core/published_points.h"
+#include "core/unit_spec.h"
 #include "core/work_hash.h"
 #include "server/coordinator_util.h"
 #include "server/result_verifier.h"
@@ -286,8 +290,7 @@ grpc::Status Coordinator::LeaseImpl(int64_t worker_id, bool accepts_stats, Lease
   // An audit of another worker's unit first: audits are few and keep workers honest.
   UnitMem* unit = nullptr;
   LeasePurpose purpose = LeasePurpose::kSearch;
-  uint32_t floor = 0;
-  std::vector<uint32_t> holes;
+  UnitSpec spec;
   for (int64_t id : audit_queue_) {
     UnitMem& u = units_[id];
     if (u.finished_by == worker_id) continue;
@@ -295,8 +298,10 @@ grpc::Status Coordinator::LeaseImpl(int64_t worker_id, bool accepts_stats, Lease
     if (lit == leases_.end()) continue;
     unit = &u;
     purpose = LeasePurpose::kAudit;
-    floor = lit->second.floor;  // the audit repeats the unit exactly as first searched
-    holes = lit->second.open_holes;
+    // The audit repeats the unit exactly as first searched; the record table is today's
+    // (any table complete where it claims to be gives the same result).
+    spec = SpecFor(u, lit->second.floor, lit->second.open_holes);
+    RecordTableBelow(merged_, u.begin, &spec.known_records, &spec.records_complete_below);
     break;
   }
   if (unit == nullptr && accepts_stats) {
@@ -309,15 +314,15 @@ grpc::Status Coordinator::LeaseImpl(int64_t worker_id, bool accepts_stats, Lease
   }
   if (unit == nullptr && !queue_.empty()) {
     unit = &units_[std::get<2>(*queue_.begin())];
-    LeaseContext ctx = ComputeLeaseContext(merged_, unit->begin, unit->kinds);
-    // Classes with a member below the unit are not open, even where no class record is
-    // known: members found from the known points close most holes near a frontier (tens
-    // of milliseconds a search near 2^60, so consecutive leases share one:
-    // core/class_member_cache.h).
-    const Status closed = member_cache_.CloseHoles(merged_, unit->begin, &ctx);
-    if (!closed.ok()) spdlog::warn("lease of unit {}: holes left open: {}", unit->id, closed.ToString());
-    floor = ctx.floor;
-    holes = ctx.open_holes;
+    // The same spec `collatzctl run` gives this unit (core/unit_spec.h): the floor and holes
+    // from every known point below it and the published records, members found from them
+    // closing more holes (one search shared by consecutive leases: core/class_member_cache.h).
+    UnitSpecNotes notes;
+    const Status made = MakeUnitSpec(merged_, unit->begin, unit->end, unit->kinds, &member_cache_, &spec, &notes);
+    if (!made.ok()) return grpc::Status(StatusCode::INTERNAL, "lease of unit " + std::to_string(unit->id) + ": " + made.ToString());
+    if (!notes.member_search_error.empty()) {
+      spdlog::warn("lease of unit {}: holes left open: {}", unit->id, notes.member_search_error);
+    }
   }
   if (unit == nullptr) return grpc::Status::OK;  // no work now
 
@@ -326,8 +331,8 @@ grpc::Status Coordinator::LeaseImpl(int64_t worker_id, bool accepts_stats, Lease
   lease.unit_id = unit->id;
   lease.worker_id = worker_id;
   lease.purpose = purpose;
-  lease.floor = floor;
-  lease.open_holes = holes;
+  lease.floor = spec.floor;
+  lease.open_holes = spec.open_holes;
   lease.issued_ms = now;
   lease.deadline_ms = now + options_.lease_duration_ms;
   StoredUnit updated = *unit;
@@ -351,28 +356,13 @@ grpc::Status Coordinator::LeaseImpl(int64_t worker_id, bool accepts_stats, Lease
 
   out->has_unit = true;
   out->unit_id = unit->id;
-  out->spec = SpecFor(*unit, floor, holes);
-  // The record table for early termination: the final delay records (all below P).
-  {
-    out->spec.known_records = merged_.delay_final;
-    if (!out->spec.known_records.empty() && out->spec.known_records.front().n == 1) {
-      out->spec.records_complete_below = std::min(merged_.covered_prefix, unit->begin);
-      // Only records below the bound are claimed complete.
-      auto& kr = out->spec.known_records;
-      kr.erase(std::lower_bound(kr.begin(), kr.end(), out->spec.records_complete_below,
-                                [](const Record& r, u128 n) { return r.n < n; }),
-               kr.end());
-      if (kr.empty()) out->spec.records_complete_below = 0;
-    } else {
-      out->spec.known_records.clear();
-    }
-  }
+  out->spec = std::move(spec);
   out->token = lease.token;
   out->deadline_ms = lease.deadline_ms;
   out->purpose = purpose;
   spdlog::info("worker={} unit={} lease={} {}: [{}, {}) floor {} holes {}", worker_id, unit->id, Short(lease.token),
                purpose == LeasePurpose::kAudit ? "audit" : "search", ToDecimal(unit->begin), ToDecimal(unit->end),
-               floor, holes.size());
+               lease.floor, lease.open_holes.size());
   return grpc::Status::OK;
 }
 
@@ -987,23 +977,12 @@ grpc::Status Coordinator::RequeueQuarantined(int64_t unit_id, int64_t stats_unit
 }
 
 grpc::Status Coordinator::Import(const TrustedImport& import, const std::string& source, u128* covered_prefix) {
-  if (import.complete_below < 2) return grpc::Status(StatusCode::INVALID_ARGUMENT, "import bound must be at least 2");
-  for (int k = 0; k < 2; ++k) {
-    for (const Record& r : k == 0 ? import.delay_records : import.class_records) {
-      if (r.n < 1 || r.n >= import.complete_below) {
-        return grpc::Status(StatusCode::INVALID_ARGUMENT, "imported record " + ToDecimal(r.n) + " is not below the bound " +
-                                                              ToDecimal(import.complete_below));
-      }
-      // Trusted means complete, not unchecked: every delay is recomputed.
-      const uint32_t exact = tables_->delay->Delay(r.n);
-      if (exact != r.delay) {
-        return grpc::Status(StatusCode::INVALID_ARGUMENT, "imported record " + ToDecimal(r.n) + ":" +
-                                                              std::to_string(r.delay) + " is wrong: the exact delay is " +
-                                                              std::to_string(exact));
-      }
-    }
-  }
   WriteLock lock(this);
+  // Trusted means complete, not unchecked: every delay is recomputed, and every number
+  // known here (the published records, every point of the merge) must fit a complete list
+  // (core/import_check.h; `collatzctl import --db` applies the same rules).
+  const Status checked = CheckTrustedImport(import, ClassMemberSeeds(merged_, PublishedDelayPoints()));
+  if (!checked.ok()) return grpc::Status(StatusCode::INVALID_ARGUMENT, "import refused: " + checked.message());
   std::vector<TrustedImport> imports = imports_;
   imports.push_back(import);
   std::vector<FinishedUnit> units;

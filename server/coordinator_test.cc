@@ -13,6 +13,7 @@
 
 #include "core/cpu_engine.h"
 #include "core/records_csv.h"
+#include "core/unit_spec.h"
 #include "core/work_hash.h"
 #include "server/coordinator_test_fixture.h"
 #include "server/result_verifier.h"
@@ -523,6 +524,42 @@ TEST_F(CoordinatorTest, SearchOf2p20EqualsReferenceAcrossRestartsAndImports) {
   EXPECT_EQ(g.spec.floor, d22.back().delay);
   EXPECT_TRUE(g.spec.records_complete_below == (1 << 22));
   EXPECT_EQ(g.spec.known_records, d22);
+}
+
+// On an empty coordinator a unit high up is leased with the floor of the published records
+// (recomputed, not trusted) and no record table, exactly the spec `collatzctl run` gives it.
+TEST_F(CoordinatorTest, EmptyCoordinatorLeasesTheSameSpecAsCollatzctlRun) {
+  for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
+    const u128 begin = Pow2(60) + (kinds == Kinds::kDelay ? 0 : Pow2(30));
+    SubmitOutcome out;
+    ASSERT_TRUE(c_->Submit(begin, begin + Pow2(20), kinds, Pow2(20), 0, &out).ok());
+    LeaseGrant g = LeaseOne(NewWorker());
+    ASSERT_TRUE(g.has_unit);
+    UnitSpec run_spec;
+    ASSERT_TRUE(MakeUnitSpec(c_->Records(), g.spec.begin, g.spec.end, kinds, nullptr, &run_spec).ok());
+    EXPECT_EQ(g.spec.floor, 2283u);  // the largest published delay below 2^60
+    EXPECT_EQ(g.spec.floor, run_spec.floor);
+    EXPECT_EQ(g.spec.open_holes, run_spec.open_holes);
+    EXPECT_TRUE(g.spec.known_records.empty());
+    EXPECT_TRUE(g.spec.records_complete_below == 0);
+  }
+}
+
+// The Import RPC applies the checks of `collatzctl import --db` (core/import_check.h): a list
+// cut short of its bound is refused and nothing is stored.
+TEST_F(CoordinatorTest, ImportOfAnIncompleteListIsRefused) {
+  std::vector<Record> d22;
+  ASSERT_TRUE(ReadRecordsCsv(std::string(COLLATZ_SHARED_DATA) + "/delay_records_below_2p28.csv", RecordCsvKind::kDelay, &d22).ok());
+  std::erase_if(d22, [](const Record& x) { return x.n >= (1 << 22); });
+  TrustedImport cut;
+  cut.complete_below = 1 << 24;
+  cut.delay_records = d22;
+  u128 covered = 0;
+  const grpc::Status st = c_->Import(cut, "cut", &covered);
+  EXPECT_EQ(st.error_code(), StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(st.error_message().find("not complete below 16777216"), std::string::npos) << st.error_message();
+  Reopen();
+  EXPECT_TRUE(c_->Records().covered_prefix == 1);
 }
 
 // A class unit above imported delay records (no class records): classes with a member

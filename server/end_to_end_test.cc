@@ -10,6 +10,7 @@
 #include <chrono>
 #include <fstream>
 #include <memory>
+#include <regex>
 #include <thread>
 
 #include "core/records_csv.h"
@@ -37,6 +38,13 @@ std::vector<Record> Reference(const char* file, RecordCsvKind kind, u128 below) 
   return r;
 }
 
+// The server's Status, with a 2 s deadline.
+grpc::Status ServerStatus(v1::Admin::Stub* admin, v1::StatusResponse* s) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  return admin->Status(&ctx, v1::StatusRequest(), s);
+}
+
 TEST(EndToEnd, SearchWithWorkerLossAndServerKillEqualsReference) {
   test_support::TempDir dir;
   const std::string db = dir.File("e2e.db");
@@ -57,11 +65,7 @@ TEST(EndToEnd, SearchWithWorkerLossAndServerKillEqualsReference) {
   std::shared_ptr<grpc::Channel> channel;
   ASSERT_TRUE(MakeChannel(address, "", &channel).ok());
   auto admin = v1::Admin::NewStub(channel);
-  auto status = [&](v1::StatusResponse* s) {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
-    return admin->Status(&ctx, v1::StatusRequest(), s);
-  };
+  auto status = [&](v1::StatusResponse* s) { return ServerStatus(admin.get(), s); };
   auto wait_up = [&] {
     v1::StatusResponse s;
     for (int i = 0; i < 300; ++i) {
@@ -168,6 +172,85 @@ TEST(EndToEnd, SearchWithWorkerLossAndServerKillEqualsReference) {
   std::printf("workers: accepted %d+%d, duplicates %d+%d, audits %d+%d, reconnects %d+%d; audits passed %llu\n",
               s1.accepted, s2.accepted, s1.duplicates, s2.duplicates, s1.audits, s2.audits, s1.reconnects,
               s2.reconnects, static_cast<unsigned long long>(final_status.audits_passed()));
+}
+
+// The coordinator path on an empty database, no import: a window of 2^23 numbers around a
+// published record at 2^60 is leased with the floor of the published records below it
+// (recomputed, not trusted), a CPU worker finds the record, and it is a candidate with its
+// delay (nothing below the window is covered, so nothing is final).
+TEST(EndToEnd, EmptyServerAt2p60LeasesAFloorAndFindsThePublishedRecord) {
+  test_support::TempDir dir;
+  std::ofstream(dir.File("token")) << kToken << "\n";
+  const int port = test_support::FreeTcpPort();
+  ASSERT_GT(port, 0);
+  const std::string address = "127.0.0.1:" + std::to_string(port);
+  ChildProcess server(COLLATZ_SERVER_BINARY,
+                      {"--listen", address, "--db", dir.File("frontier.db"), "--token-file", dir.File("token"),
+                       "--sieve-bits", "16", "--unit-size", "2^22", "--log-level", "info"},
+                      dir.File("server.log"));
+  std::shared_ptr<grpc::Channel> channel;
+  ASSERT_TRUE(MakeChannel(address, "", &channel).ok());
+  auto admin = v1::Admin::NewStub(channel);
+  auto status = [&](v1::StatusResponse* s) { return ServerStatus(admin.get(), s); };
+  v1::StatusResponse st;
+  for (int i = 0; i < 300 && !status(&st).ok(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_TRUE(status(&st).ok()) << "server did not come up";
+
+  const std::vector<Record> published = Reference("delay_records.csv", RecordCsvKind::kDelay, kU128Max);
+  auto it = std::find_if(published.begin(), published.end(), [](const Record& r) { return r.n > Pow2(60); });
+  ASSERT_NE(it, published.end());
+  const Record record = *it;  // 1278775404785934855, delay 2286
+  const u128 begin = record.n - Pow2(22), end = record.n + Pow2(22);
+  {
+    grpc::ClientContext ctx;
+    AddToken(&ctx, kToken);
+    v1::SubmitRequest req;
+    wire::ToWire(begin, req.mutable_begin());
+    wire::ToWire(end, req.mutable_end());
+    req.set_kinds(v1::KINDS_DELAY);
+    v1::SubmitResponse resp;
+    ASSERT_TRUE(admin->Submit(&ctx, req, &resp).ok());
+    EXPECT_GE(resp.units(), 2u);
+  }
+  std::shared_ptr<const SearchTables> tables;
+  ASSERT_TRUE(SearchTables::Build(16, 16, 18, &tables).ok());
+  std::atomic<bool> stop{false};
+  TestWorkerOptions wo;
+  wo.address = address;
+  wo.token = kToken;
+  wo.threads = 2;
+  wo.idle_exit_ms = 2000;
+  const TestWorkerStats ws = RunTestWorker(wo, tables, &stop);
+  EXPECT_EQ(ws.errors, 0);
+  ASSERT_TRUE(status(&st).ok());
+  EXPECT_GE(st.units_finished(), 2u);
+  EXPECT_EQ(st.units_pending() + st.units_leased(), 0u);
+
+  grpc::ClientContext ctx;
+  v1::QueryRecordsRequest q;
+  q.set_kind(v1::RECORD_KIND_DELAY);
+  q.set_include_candidates(true);
+  v1::QueryRecordsResponse r;
+  ASSERT_TRUE(admin->QueryRecords(&ctx, q, &r).ok());
+  EXPECT_TRUE(wire::RecordsFromWire(r.final_records()).empty());
+  const std::vector<Record> candidates = wire::RecordsFromWire(r.candidates());
+  EXPECT_NE(std::find(candidates.begin(), candidates.end(), record), candidates.end())
+      << ToDecimal(record.n) << " not among " << candidates.size() << " candidates";
+  // Every unit was leased with a floor from the published records below it: at least the
+  // delay of the record before this one (the largest below the window), never 0.
+  server.Signal(SIGTERM);
+  EXPECT_EQ(server.Wait(), 0);
+  const std::string log = test_support::ReadFileOrEmpty(dir.File("server.log"));
+  const std::regex lease(R"(search: \[(\d+), (\d+)\) floor (\d+) holes 0)");
+  size_t leases = 0;
+  for (auto m = std::sregex_iterator(log.begin(), log.end(), lease); m != std::sregex_iterator(); ++m, ++leases) {
+    const unsigned floor = static_cast<unsigned>(std::stoul((*m)[3].str()));
+    EXPECT_GE(floor, std::prev(it)->delay) << (*m)[0].str();
+    u128 unit_begin = 0;
+    ASSERT_TRUE(ParseDecimalU128((*m)[1].str(), &unit_begin).ok());
+    if (unit_begin <= record.n) EXPECT_EQ(floor, std::prev(it)->delay) << (*m)[0].str();
+  }
+  EXPECT_EQ(leases, st.units_finished()) << log;
 }
 
 }  // namespace

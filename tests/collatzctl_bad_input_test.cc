@@ -39,6 +39,17 @@ const std::vector<BadCase>& BadCases() {
       {{"run", "--to", "100", "--threads", "-1", "--db", "{db}"}, 2, "--threads"},
       {{"run", "--to", "100", "--unit-size", "0", "--db", "{db}"}, 2, "--unit-size"},
       {{"run", "--db", "{db}"}, 2, "--to"},
+      {{"run", "--to", "100", "--progress-interval", "0", "--db", "{db}"}, 2, "--progress-interval"},
+      // Imports into a local database: a bound at or below the last row, a list cut short of
+      // its bound (the published records show it), flags that do not go together.
+      {{"import", "--db", "{db}", "--delay-csv", COLLATZ_SHARED_DATA "/delay_records.csv", "--complete-below", "2^20"},
+       2, "is not below the bound 1048576"},
+      {{"import", "--db", "{db}", "--delay-csv", COLLATZ_SHARED_DATA "/delay_records_below_2p28.csv",
+        "--complete-below", "2^30"},
+       2, "not complete below 1073741824"},
+      {{"import", "--db", "{db}", "--published", "--delay-csv", COLLATZ_SHARED_DATA "/delay_records.csv"},
+       2, "--published takes no"},
+      {{"import", "--db", "{db}", "--delay-csv", COLLATZ_SHARED_DATA "/delay_records.csv"}, 2, "--complete-below"},
       {{"records", "--kind", "foo", "--db", "{db}"}, 2, "--kind"},
       {{"records", "--kind", "delay", "--format", "xml", "--db", "{db}"}, 2, "--format"},
       {{"records", "--db", "{db}"}, 2, "--kind"},

@@ -4,6 +4,7 @@
 // shared/data.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -39,8 +40,14 @@ TEST(CollatzctlScriptFlow, ImportSubmitWaitRecords) {
   ASSERT_TRUE(std::regex_search(log, m, std::regex(R"(\(port (\d+)\))"))) << log;
   const std::string address = "127.0.0.1:" + m[1].str();
 
-  Completed import = RunCollatzctl({"import", "--server", address, "--delay-csv", kData + "/delay_records.csv",
-                                    "--complete-below", "2^20"});
+  // Every row must lie below the bound: a longer list is refused, nothing imported.
+  Completed too_long = RunCollatzctl({"import", "--server", address, "--delay-csv", kData + "/delay_records.csv",
+                                      "--complete-below", "2^20"});
+  EXPECT_EQ(too_long.exit_code, 2) << Describe(too_long);
+  EXPECT_NE(too_long.err.find("is not below the bound 1048576"), std::string::npos) << too_long.err;
+  const std::string below = dir.File("delay_below_2p20.csv");
+  std::ofstream(below) << CsvBelow(ReadFileOrEmpty(kData + "/delay_records.csv"), 1ull << 20, 0);
+  Completed import = RunCollatzctl({"import", "--server", address, "--delay-csv", below, "--complete-below", "2^20"});
   ASSERT_EQ(import.exit_code, 0) << Describe(import);
   Completed submit = RunCollatzctl(
       {"submit", "--server", address, "--from", "2^20", "--to", "2^24", "--unit-size", "2^22", "--kinds", "delay"});

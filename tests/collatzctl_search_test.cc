@@ -63,7 +63,7 @@ std::string RecordsCsv(const std::string& db, const std::string& kind) {
 TEST(CollatzctlSearch, Search2p28MatchesReferenceByteForByte) {
   TempDir dir;
   const std::string db = dir.File("records.db");
-  Completed run = RunCollatzctl({"run", "--from", "1", "--to", "2^28", "--db", db});
+  Completed run = RunCollatzctl({"run", "--from", "1", "--to", "2^28", "--db", db, "--print-records"});
   ASSERT_EQ(run.exit_code, 0) << Describe(run);
   EXPECT_NE(run.out.find("# searched 268435455 numbers in "), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("numbers/s"), std::string::npos);
@@ -101,7 +101,7 @@ TEST(CollatzctlSearch, ResumeReusesFinishedUnits) {
   const std::string db = dir.File("records.db");
   Completed first = RunCollatzctl({"run", "--to", "2^24", "--db", db});
   ASSERT_EQ(first.exit_code, 0) << Describe(first);
-  Completed second = RunCollatzctl({"run", "--from", "1", "--to", "2^26", "--db", db});
+  Completed second = RunCollatzctl({"run", "--from", "1", "--to", "2^26", "--db", db, "--print-records"});
   ASSERT_EQ(second.exit_code, 0) << Describe(second);
   EXPECT_NE(second.out.find("# searched 50331648 numbers"), std::string::npos) << second.out;
   EXPECT_NE(second.out.find("16777215 numbers were already covered"), std::string::npos) << second.out;
@@ -207,8 +207,8 @@ TEST(CollatzctlSearch, ClassRecordsNeedClassSearches) {
 TEST(CollatzctlSearch, RecordsAboveTheCoveredPrefixAreCandidates) {
   TempDir dir;
   const std::string db = dir.File("records.db");
-  // [2^20, 2^21) alone: nothing below 2^20 is known, so whatever is found is a candidate.
-  Completed run = RunCollatzctl({"run", "--from", "2^20", "--to", "2^21", "--db", db});
+  // [2^20, 2^21) alone: nothing below 2^20 is covered, so whatever is found is a candidate.
+  Completed run = RunCollatzctl({"run", "--from", "2^20", "--to", "2^21", "--db", db, "--print-records"});
   ASSERT_EQ(run.exit_code, 0) << Describe(run);
   EXPECT_NE(run.out.find(" candidate\n"), std::string::npos) << run.out;
   EXPECT_EQ(RecordsCsv(db, "delay"), "n,delay\n");
@@ -283,6 +283,25 @@ TEST(CollatzctlBench, MeasuresNearTheGivenHeight) {
   ASSERT_GT(floor, 1000u);
   EXPECT_NE(bench.out.find("floor " + std::to_string(floor) + ","), std::string::npos) << bench.out;
 
+  EXPECT_NE(bench.out.find("context trusted: imported delay records complete below 1099511627776"), std::string::npos)
+      << bench.out;
+  EXPECT_NE(bench.out.find(", 90 known records (complete below 1099511627776)"), std::string::npos) << bench.out;
+
+  // --context floor: the same floor (the published list is complete below 2^40) but no record
+  // table; --context none: floor 0.
+  Completed floor_only = RunCollatzctl({"bench", "--at", "2^40", "--numbers", "2^20", "--threads", "1", "--context", "floor"});
+  ASSERT_EQ(floor_only.exit_code, 0) << Describe(floor_only);
+  EXPECT_NE(floor_only.out.find("context floor: the provable floor"), std::string::npos) << floor_only.out;
+  EXPECT_NE(floor_only.out.find("floor " + std::to_string(floor) + ", 0 open holes"), std::string::npos) << floor_only.out;
+  EXPECT_NE(floor_only.out.find("0 known records (complete below 0)"), std::string::npos) << floor_only.out;
+  Completed none = RunCollatzctl({"bench", "--at", "2^40", "--numbers", "2^20", "--threads", "1", "--context", "none"});
+  ASSERT_EQ(none.exit_code, 0) << Describe(none);
+  EXPECT_NE(none.out.find("context none: "), std::string::npos) << none.out;
+  EXPECT_NE(none.out.find("spec: floor 0, 0 open holes"), std::string::npos) << none.out;
+  Completed bad = RunCollatzctl({"bench", "--context", "some"});
+  EXPECT_EQ(bad.exit_code, 2) << Describe(bad);
+  EXPECT_NE(bad.err.find("--context must be none, floor or trusted"), std::string::npos) << bad.err;
+
   Completed missing = RunCollatzctl({"bench", "--numbers", "2^20", "--records", "/nonexistent/records.csv"});
   EXPECT_EQ(missing.exit_code, 1) << Describe(missing);
   EXPECT_NE(missing.err.find("/nonexistent/records.csv"), std::string::npos) << missing.err;
@@ -303,7 +322,7 @@ TEST(CollatzctlBench, ClassBenchImportsTheClassRecordsBelow2p28) {
   Completed with = RunCollatzctl(args);
   ASSERT_EQ(with.exit_code, 0) << Describe(with);
   // The copy of shared/data's class records compiled into the binary (a verbatim copy;
-  // cli/embedded_records_test.cc compares them), trusted up to its largest n.
+  // core/embedded_records_test.cc compares them), trusted up to its largest n.
   std::vector<Record> classes;
   ASSERT_TRUE(ReadRecordsCsv(kData + "/class_records_below_2p28.csv", RecordCsvKind::kClass, &classes).ok());
   u128 largest = 0;

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Runs deploy/quickstart.sh as a user would, on the CPU over a small range
-(QUICKSTART_TO=2^24, reusing this build through QUICKSTART_BUILD_DIR), and compares the delay
-and class records it prints with shared/data (every reference record below 2^24, nothing else,
-none marked "candidate"). Running it again must search nothing and print the same records."""
+(QUICKSTART_TO=2^24, reusing this build through QUICKSTART_BUILD_DIR): it must end with the
+short summary (no record listing). Then, with --print-records, compares the delay and class
+records it prints with shared/data (every reference record below 2^24, nothing else, none
+marked "candidate"); that second run must search nothing."""
 import argparse
 import csv
 import os
@@ -53,12 +54,23 @@ def main():
         env = dict(os.environ, QUICKSTART_TO="2^24", QUICKSTART_BUILD_DIR=os.path.abspath(a.build))
         cmd = [os.path.join(a.source, "deploy/quickstart.sh"), "--db", os.path.join(tmp, "quickstart.db"), "--threads", "2"]
         for attempt in ("first run", "second run"):
-            r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+            args = cmd + (["--print-records"] if attempt == "second run" else [])
+            r = subprocess.run(args, env=env, capture_output=True, text=True, timeout=900)
             print(f"{attempt}: exit {r.returncode}")
             print("\n".join(l for l in r.stdout.splitlines() if l.startswith(("quickstart:", "#"))))
             if r.returncode != 0:
                 failures.append(f"{attempt}: exit {r.returncode}\n{r.stderr[-2000:]}")
                 break
+            if attempt == "first run":
+                # The summary, not a thousand lines of records.
+                lines = r.stdout.splitlines()
+                for part in ("# searched ", "# found: 57 final delay records and 0 candidates",
+                             "# the last delay record: 15733191 (delay 704)", "# database: ", "# next: "):
+                    if not any(l.startswith(part) for l in lines):
+                        failures.append(f"first run: no summary line starting {part!r}")
+                if len(lines) > 20:
+                    failures.append(f"first run printed {len(lines)} lines, not a short summary")
+                continue
             marked = [l for l in r.stdout.splitlines() if not l.startswith("#") and l.endswith(" candidate")]
             if marked:
                 failures.append(f"{attempt}: records below the covered prefix 2^24 marked candidate: {marked[:3]}")

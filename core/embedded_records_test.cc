@@ -1,7 +1,7 @@
-// The record lists compiled into collatzctl (cli/embedded_records.h) must be the files in
+// The record lists compiled into collatzctl (core/embedded_records.h) must be the files in
 // data/, whole: a stale or truncated embedding fails here. data/ in turn holds verbatim
 // copies of shared/data (data/README.md).
-#include "cli/embedded_records.h"
+#include "core/embedded_records.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 
 #include "core/records_csv.h"
 
-namespace collatz::cli {
+namespace collatz {
 namespace {
 
 const std::string kDataDir = COLLATZ_DATA_DIR;
@@ -60,4 +60,4 @@ TEST(EmbeddedRecords, DataHoldsVerbatimCopiesOfSharedData) {
 }
 
 }  // namespace
-}  // namespace collatz::cli
+}  // namespace collatz
