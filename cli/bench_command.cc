@@ -20,6 +20,8 @@
 #include "cli/exit_codes.h"
 #include "cli/verify_result.h"
 #include "core/bench_unit.h"
+#include "core/cpu_engine.h"
+#include "core/published_points.h"
 #include "core/records_csv.h"
 
 #if COLLATZ_WITH_GPU
@@ -83,6 +85,73 @@ Status LoadUnit(const BenchArgs& args, const std::string& delay_source, const st
                             class_source);
 }
 
+// The start of a window of `numbers` holding the first odd published record at or above `at`:
+// aligned to min(numbers, 2^32) when numbers is a power of 2 (so the record lies in its first
+// 2^32, where --check can reach it, and the window is aligned as the coordinator cuts units),
+// else with the record in its middle; false if there is none.
+bool RecordWindow(u128 at, u128 numbers, u128* begin, Record* record) {
+  for (const Record& r : PublishedDelayPoints()) {
+    if (r.n < at || r.n % 2 == 0) continue;  // even records are derived, never computed
+    const bool power_of_two = (numbers & (numbers - 1)) == 0;
+    const u128 align = std::min(numbers, static_cast<u128>(1) << 32);
+    *begin = power_of_two ? r.n - r.n % align : (r.n > numbers / 2 ? r.n - numbers / 2 : 1);
+    if (*begin < 1) *begin = 1;
+    *record = r;
+    return true;
+  }
+  return false;
+}
+
+// --check: the slice [spec.begin, + slice) searched by the CPU engine must equal the
+// engine's own search of it (every field), and the measured result's ladder entries and
+// class minima inside the slice (a unit's ladder and minima restricted to a prefix are the
+// prefix's own, for the same floor and open classes).
+Status CheckSlice(const std::shared_ptr<const SearchTables>& tables, SearchEngine& engine, const UnitSpec& spec,
+                  const UnitResult& measured, u128 slice, int threads) {
+  UnitSpec prefix = spec;
+  prefix.end = spec.begin + std::min(slice, spec.end - spec.begin);
+  CpuEngineOptions options;
+  options.threads = threads;
+  CpuEngine cpu(tables, options);
+  UnitResult want, got;
+  const auto t0 = std::chrono::steady_clock::now();
+  Status st = cpu.Search(prefix, &want);
+  if (!st.ok()) return st;
+  const double cpu_seconds = SecondsSince(t0);
+  if (!(st = engine.Search(prefix, &got)).ok()) return st;
+  if (!(got == want)) {
+    return Status::Internal("check: the engine's search of [" + ToDecimal(prefix.begin) + ", " + ToDecimal(prefix.end) +
+                            ") differs from the CPU engine's: " + DescribeUnitResult(got) + " vs " +
+                            DescribeUnitResult(want));
+  }
+  auto inside = [&](const std::vector<Record>& v) {
+    std::vector<Record> out;
+    for (const Record& r : v) {
+      if (r.n < prefix.end) out.push_back(r);
+    }
+    return out;
+  };
+  if (inside(measured.ladder) != want.ladder || inside(measured.class_minima) != want.class_minima) {
+    return Status::Internal("check: the measured result's entries in [" + ToDecimal(prefix.begin) + ", " +
+                            ToDecimal(prefix.end) + ") differ from the CPU engine's: " + DescribeUnitResult(want));
+  }
+  std::printf("check: [%s, %s) on the CPU engine (%.2f s): IDENTICAL to the engine's search of it (%llu examined, %zu "
+              "ladder entries, %zu class minima, tallies %llu/%llu) and to the measured result inside it\n",
+              ToDecimal(prefix.begin).c_str(), ToDecimal(prefix.end).c_str(), cpu_seconds,
+              static_cast<unsigned long long>(want.candidates), want.ladder.size(), want.class_minima.size(),
+              static_cast<unsigned long long>(want.tally_count), static_cast<unsigned long long>(want.tally_sum));
+  return Status::Ok();
+}
+
+std::string LadderText(const std::vector<Record>& ladder) {
+  std::string text;
+  for (size_t i = 0; i < ladder.size() && i < 8; ++i) {
+    text += (i == 0 ? "" : " ") + ToDecimal(ladder[i].n) + ":" + std::to_string(ladder[i].delay);
+  }
+  if (ladder.size() > 8) text += " ...";
+  return text;
+}
+
 }  // namespace
 
 int BenchCommand(const BenchArgs& args) {
@@ -110,6 +179,20 @@ int BenchCommand(const BenchArgs& args) {
   }
   if (baseline_numbers > (static_cast<u128>(1) << 40) || baseline_numbers > kU128Max - at) {
     return UsageError(cmd, "--baseline-numbers must be at most 2^40 and at + it < 2^128");
+  }
+  u128 check_numbers = 0;
+  if (!(st = ParseNumberFlag("--check-numbers", args.check_numbers, &check_numbers)).ok()) {
+    return UsageError(cmd, st.message());
+  }
+  if (check_numbers < 1 || check_numbers > (static_cast<u128>(1) << 40)) {
+    return UsageError(cmd, "--check-numbers must be between 1 and 2^40");
+  }
+  Record window_record;
+  if (args.record_window) {
+    if (!RecordWindow(at, numbers, &at, &window_record)) {
+      return UsageError(cmd, "--record-window: no odd published delay record at or above --at");
+    }
+    if (numbers > kU128Max - at) return UsageError(cmd, "--record-window: the window passes 2^128");
   }
 
   BenchUnitOptions unit_options;
@@ -181,8 +264,15 @@ int BenchCommand(const BenchArgs& args) {
               "(complete below %s)\n",
               spec.floor, spec.open_holes.size(), unit.holes_closed_by_members, spec.known_records.size(),
               ToDecimal(spec.records_complete_below).c_str());
-  std::printf("result: %llu numbers examined, %zu ladder entries, %zu class minima\n",
-              static_cast<unsigned long long>(result.candidates), result.ladder.size(), result.class_minima.size());
+  std::printf("result: %llu numbers examined, %zu ladder entries, %zu class minima; ladder %s\n",
+              static_cast<unsigned long long>(result.candidates), result.ladder.size(), result.class_minima.size(),
+              result.ladder.empty() ? "(empty)" : LadderText(result.ladder).c_str());
+  if (args.record_window) {
+    const bool found = std::find(result.ladder.begin(), result.ladder.end(), window_record) != result.ladder.end();
+    std::printf("record window: published record %s (delay %u) %s\n", ToDecimal(window_record.n).c_str(),
+                window_record.delay, found ? "is on the ladder" : "is NOT on the ladder");
+    if (!found) return Failure(cmd, Status::Internal("the published record of the window is missing from the result"));
+  }
   std::printf("tables built in %.2f s\n", build_seconds);
   std::printf("%s numbers in %.3f s: %s numbers/s", ToDecimal(numbers).c_str(), seconds, FormatRate(rate).c_str());
   if (resolved == Backend::kCpu && threads > 0) {
@@ -191,6 +281,11 @@ int BenchCommand(const BenchArgs& args) {
   std::printf("\n");
   if (resolved == Backend::kGpu && baseline_numbers > 0) {
     if (!(st = RunBaseline(spec, baseline_numbers, rate)).ok()) return Failure(cmd, st);
+  }
+  // With --record-window the slice reaches the record.
+  if (args.record_window) check_numbers = std::max(check_numbers, window_record.n - spec.begin + 1);
+  if (args.check && !(st = CheckSlice(tables, *engine, spec, result, check_numbers, args.threads)).ok()) {
+    return Failure(cmd, st);
   }
   return kExitOk;
 }

@@ -42,6 +42,9 @@ struct BenchArgs {
   std::string baseline_numbers = "2^28";  // GPU: numbers for the baseline kernel (0: none)
   bool no_class_members = false;  // keep open the classes only a member search would close
   std::string context = "trusted";  // none, floor or trusted (core/bench_unit.h BenchContext)
+  bool check = false;               // re-run a slice of the unit on the CPU engine and compare
+  std::string check_numbers = "2^30";
+  bool record_window = false;       // move --at to the aligned window holding the next published record
 };
 int BenchCommand(const BenchArgs& args);
 

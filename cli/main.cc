@@ -75,6 +75,13 @@ int main(int argc, char** argv) {
   bench_cmd->add_flag("--no-class-members", bench.no_class_members,
                       "delay,class: do not close open classes with members found below --at in the inverse tree "
                       "of the delay records (they stand in for published class records above 2^28)");
+  bench_cmd->add_flag("--check", bench.check,
+                      "Re-run the slice [at, at + --check-numbers) on the CPU engine: it must equal the engine's "
+                      "own search of the slice and the measured result's entries in it (exit 1 otherwise)");
+  bench_cmd->add_option("--check-numbers", bench.check_numbers, "Size of the --check slice")->capture_default_str();
+  bench_cmd->add_flag("--record-window", bench.record_window,
+                      "Measure the window of --numbers (aligned to it when a power of 2) that holds the first "
+                      "odd published delay record at or above --at, so the result holds a record");
   bench_cmd->add_option("--baseline-numbers", bench.baseline_numbers,
                         "GPU: numbers for the plain baseline kernel timed in the same run (0: none)")
       ->capture_default_str();

@@ -302,6 +302,23 @@ TEST(CollatzctlBench, MeasuresNearTheGivenHeight) {
   EXPECT_EQ(bad.exit_code, 2) << Describe(bad);
   EXPECT_NE(bad.err.find("--context must be none, floor or trusted"), std::string::npos) << bad.err;
 
+  // --record-window moves --at to the aligned window holding the next published record: the
+  // result line shows it; --check compares a slice with the CPU engine.
+  Completed window = RunCollatzctl({"bench", "--at", "2^40", "--numbers", "2^22", "--threads", "1", "--record-window",
+                                    "--check", "--check-numbers", "2^21"});
+  ASSERT_EQ(window.exit_code, 0) << Describe(window);
+  EXPECT_NE(window.out.find("is on the ladder"), std::string::npos) << window.out;
+  EXPECT_EQ(window.out.find("ladder (empty)"), std::string::npos) << window.out;
+  EXPECT_NE(window.out.find("check: ["), std::string::npos) << window.out;
+  EXPECT_NE(window.out.find("IDENTICAL"), std::string::npos) << window.out;
+  EXPECT_EQ(window.out.find(" 0 ladder entries, 0 class minima, tallies"), std::string::npos)
+      << "the checked slice must reach the record: " << window.out;
+  Completed bad_check = RunCollatzctl({"bench", "--check", "--check-numbers", "0"});
+  EXPECT_EQ(bad_check.exit_code, 2) << Describe(bad_check);
+  Completed no_record = RunCollatzctl({"bench", "--at", "2^100", "--record-window"});
+  EXPECT_EQ(no_record.exit_code, 2) << Describe(no_record);
+  EXPECT_NE(no_record.err.find("no odd published delay record"), std::string::npos) << no_record.err;
+
   Completed missing = RunCollatzctl({"bench", "--numbers", "2^20", "--records", "/nonexistent/records.csv"});
   EXPECT_EQ(missing.exit_code, 1) << Describe(missing);
   EXPECT_NE(missing.err.find("/nonexistent/records.csv"), std::string::npos) << missing.err;
