@@ -5,6 +5,7 @@
 
 #include "core/delay.h"
 #include "core/merge.h"
+#include "core/published_points.h"
 
 namespace collatz::worker {
 namespace {
@@ -24,7 +25,7 @@ Status Compare(const char* name, const UnitResult& got, const UnitResult& want) 
 
 }  // namespace
 
-Status RunSelfTest(SearchEngine& engine, const SearchTables& tables, std::string* summary) {
+Status RunSelfTest(SearchEngine& engine, const SearchTables& tables, std::string* summary, u128 window_numbers) {
   const auto t0 = std::chrono::steady_clock::now();
 
   // 1. [1, 2^20) from scratch: the first block (unsieved), every kind, floor 0.
@@ -69,10 +70,51 @@ Status RunSelfTest(SearchEngine& engine, const SearchTables& tables, std::string
   if (!st.ok()) return Status::Internal("self-test near 1980976057694848447: " + st.ToString());
   if (st = Compare("self-test near 1980976057694848447", wide_got, wide_want); !st.ok()) return st;
 
+  // 3. A unit of production kind: window_numbers, aligned as the coordinator cuts units, holding
+  // the first odd published record above 2^60, leased with the published records below it as
+  // a trusted table (each delay recomputed). The record must be on its ladder with its exact
+  // delay, and every ladder entry must check.
+  Record record;
+  for (const Record& r : PublishedDelayPoints()) {
+    if (r.n > Pow2(60) && r.n % 2 == 1) {
+      record = r;
+      break;
+    }
+  }
+  if (record.n == 0) return Status::Internal("self-test: no published record above 2^60");
+  UnitSpec window;
+  window.begin = record.n - record.n % window_numbers;
+  window.end = window.begin + window_numbers;
+  window.kinds = Kinds::kDelay;
+  for (const Record& r : PublishedDelayPoints()) {
+    if (r.n >= window.begin) break;
+    window.known_records.push_back(r);
+    window.floor = r.delay;
+  }
+  window.records_complete_below = window.begin;
+  if (st = ValidateUnitSpec(window); !st.ok()) return Status::Internal("self-test spec: " + st.ToString());
+  UnitResult window_got;
+  st = engine.Search(window, &window_got);
+  if (!st.ok()) return Status::Internal("self-test near " + ToDecimal(record.n) + ": " + st.ToString());
+  if (!Contains(window_got.ladder, record)) {
+    return Status::Internal("self-test: the engine misses the published record " + ToDecimal(record.n) + " (delay " +
+                            std::to_string(record.delay) + ") in [" + ToDecimal(window.begin) + ", " +
+                            ToDecimal(window.end) + "): " + DescribeUnitResult(window_got));
+  }
+  uint32_t running = window.floor;
+  for (const Record& r : window_got.ladder) {
+    if (r.n < window.begin || r.n >= window.end || r.delay <= running || SlowDelay(r.n) != r.delay) {
+      return Status::Internal("self-test: ladder entry " + ToDecimal(r.n) + ":" + std::to_string(r.delay) +
+                              " does not check");
+    }
+    running = r.delay;
+  }
+
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   *summary = "[1, 2^20) (" + std::to_string(first_got.ladder.size()) + " ladder entries, " +
              std::to_string(first_got.class_minima.size()) + " class minima) and [" + ToDecimal(wide.begin) + ", " +
-             ToDecimal(wide.end) + ") holding 1980976057694848447 (delay 1475) with early termination, equal to the reference, in " +
+             ToDecimal(wide.end) + ") holding 1980976057694848447 (delay 1475) with early termination, equal to the reference, and [" + ToDecimal(window.begin) + ", +" +
+             ToDecimal(window_numbers) + ") holding the published record " + ToDecimal(record.n) + " on its ladder, in " +
              std::to_string(static_cast<int>(ms)) + " ms";
   return Status::Ok();
 }

@@ -13,7 +13,10 @@
 namespace collatz::worker {
 
 // Runs every case; Internal with the first difference on failure. *summary says what
-// was checked and how long it took.
-Status RunSelfTest(SearchEngine& engine, const SearchTables& tables, std::string* summary);
+// was checked and how long it took. window_numbers: the size of the production-kind case (a
+// unit aligned as the coordinator cuts them around a published record near 2^60): 2^40 on a
+// GPU (its residue groups, two-step walks and stop tables), less on a CPU (seconds).
+Status RunSelfTest(SearchEngine& engine, const SearchTables& tables, std::string* summary,
+                   u128 window_numbers = u128{1} << 28);
 
 }  // namespace collatz::worker

@@ -73,5 +73,28 @@ TEST(SelfTestTest, RefusesAnEngineThatFails) {
   EXPECT_NE(st.message().find("device lost"), std::string::npos);
 }
 
+// The production-kind case: an engine that stops walks early in a frontier unit (its ladder
+// near the published record comes back empty, as a lost stop-table carry would make it) is
+// refused, and so is one that reports a ladder entry with a wrong delay.
+TEST(SelfTestTest, RefusesAnEngineThatLosesTheRecordOfTheProductionWindow) {
+  FaultyEngine drops([](const UnitSpec& spec, UnitResult* r) {
+    if (spec.kinds == Kinds::kDelay && spec.begin > Pow2(60)) r->ladder.clear();
+  });
+  std::string summary;
+  Status st = RunSelfTest(drops, *Tables(), &summary, Pow2(24));
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("misses the published record"), std::string::npos) << st.ToString();
+  FaultyEngine wrong_delay([](const UnitSpec& spec, UnitResult* r) {
+    if (spec.kinds == Kinds::kDelay && spec.begin > Pow2(60)) r->ladder.push_back({spec.end - 1, 5000});
+  });
+  st = RunSelfTest(wrong_delay, *Tables(), &summary, Pow2(24));
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("does not check"), std::string::npos) << st.ToString();
+  CpuEngine engine(Tables(), {});
+  st = RunSelfTest(engine, *Tables(), &summary, Pow2(24));
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  EXPECT_NE(summary.find("on its ladder"), std::string::npos) << summary;
+}
+
 }  // namespace
 }  // namespace collatz::worker

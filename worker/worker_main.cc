@@ -189,7 +189,8 @@ int main(int argc, char** argv) {
     if (!MakeGpuStatsEngine(g.index, tables->delay, threads, &d.stats).ok()) d.stats = MakeCpuStatsEngine(tables->delay, threads);
     Status st = MakeGpuSearchEngine(tables, g.index, &d.engine);
     std::string summary;
-    if (st.ok() && !skip_self_test) st = RunSelfTest(*d.engine, *tables, &summary);
+    // A GPU's production-kind case takes 2^40 numbers (its residue groups and walks).
+    if (st.ok() && !skip_self_test) st = RunSelfTest(*d.engine, *tables, &summary, Pow2(40));
     if (!st.ok()) {
       spdlog::error("GPU {} ({}) REFUSED: self-test failed: {}", g.index, d.description, st.message());
       continue;
