@@ -1,6 +1,6 @@
 #include "cli/engine_factory.h"
 
-#include "sieve_gen/sieve_file.h"
+#include "core/sieve_file.h"
 
 #include "core/cpu_engine.h"
 

@@ -1,7 +1,7 @@
 #include "worker/engines.h"
 
 #include "core/cpu_engine.h"
-#include "sieve_gen/sieve_file.h"
+#include "core/sieve_file.h"
 
 #if COLLATZ_WORKER_WITH_GPU
 #include "gpu/gpu_engine.h"
