@@ -11,10 +11,10 @@
 #include <thread>
 #include <vector>
 
+#include "engines/engine_factory.h"
 #include "platform/systemd_notify.h"
 #include "server/auth.h"
 #include "worker/coordinator_connection.h"
-#include "worker/engines.h"
 #include "worker/gpu_discovery.h"
 #include "worker/lease_loop.h"
 #include "worker/log_setup.h"
@@ -160,7 +160,7 @@ int main(int argc, char** argv) {
   }
   const bool use_gpu = !gpus.empty();
   std::shared_ptr<const SearchTables> tables;
-  if (Status st = BuildSearchTables(sieve_file, sieve_bits, &tables); !st.ok()) {
+  if (Status st = engines::BuildSearchTables(sieve_file, sieve_bits, &tables); !st.ok()) {
     spdlog::error("search tables: {}", st.ToString());
     return finish(kExitFatal);
   }
@@ -171,7 +171,7 @@ int main(int argc, char** argv) {
   std::vector<Device> devices;
   {
     Device cpu{"cpu", "", nullptr, MakeCpuStatsEngine(tables->delay, threads)};
-    MakeCpuSearchEngine(tables, threads, &cpu.engine);
+    (void)engines::MakeEngine(engines::Backend::kCpu, tables, threads, &cpu.engine);
     cpu.description = cpu.engine->Describe();
     std::string summary;
     Status st = skip_self_test ? Status::Ok() : RunSelfTest(*cpu.engine, *tables, &summary);
@@ -187,7 +187,7 @@ int main(int argc, char** argv) {
     Device d{"gpu" + std::to_string(g.index), g.model + " " + g.uuid, nullptr, nullptr};
     // Stats units on this GPU when the build has the GPU stats engine, else on the CPU.
     if (!MakeGpuStatsEngine(g.index, tables->delay, threads, &d.stats).ok()) d.stats = MakeCpuStatsEngine(tables->delay, threads);
-    Status st = MakeGpuSearchEngine(tables, g.index, &d.engine);
+    Status st = engines::MakeEngine(engines::Backend::kGpu, tables, threads, &d.engine, g.index);
     std::string summary;
     if (st.ok() && !skip_self_test) st = RunSelfTest(*d.engine, *tables, &summary);
     if (!st.ok()) {
