@@ -16,7 +16,7 @@ int64_t SteadyNowMs() {
       .count();
 }
 
-LeaseLoop::LeaseLoop(SearchEngine* engine, StatsEngine* stats, CoordinatorConnection* connection, Spool* spool,
+LeaseLoop::LeaseLoop(SearchEngine* engine, StatsEngine* stats, client::WorkerConnection* connection, Spool* spool,
                      ResultSender* sender, WorkerMetrics* metrics, ShutdownState* shutdown, LeaseLoopOptions options)
     : engine_(engine),
       stats_(stats),
@@ -41,7 +41,7 @@ std::chrono::milliseconds LeaseLoop::HeartbeatInterval() const {
   return std::chrono::milliseconds(std::clamp<int64_t>(quarter, 200, 60000));
 }
 
-std::string LeaseLoop::Name(const Lease& lease) const {
+std::string LeaseLoop::Name(const client::Lease& lease) const {
   return options_.device + (lease.stats ? ": stats unit " : ": unit ") + std::to_string(lease.unit_id) +
          (lease.audit ? " (audit)" : "") + " [" +
          ToDecimal(lease.spec.begin) + ", " + ToDecimal(lease.spec.end) + ")";
@@ -50,7 +50,7 @@ std::string LeaseLoop::Name(const Lease& lease) const {
 void LeaseLoop::Run() {
   spdlog::info("{}: lease loop started on {}", options_.device, engine_->Describe());
   while (!shutdown_->stop_taking_work.load() && !shutdown_->fatal.load()) {
-    Lease lease;
+    client::Lease lease;
     {
       std::lock_guard<std::mutex> lock(prefetch_mu_);
       if (prefetched_) {
@@ -72,7 +72,7 @@ void LeaseLoop::Run() {
       break;
     }
   }
-  std::optional<Lease> left;
+  std::optional<client::Lease> left;
   {
     std::lock_guard<std::mutex> lock(prefetch_mu_);
     left.swap(prefetched_);
@@ -81,7 +81,7 @@ void LeaseLoop::Run() {
   spdlog::info("{}: lease loop stopped after {} unit(s)", options_.device, units_done_.load());
 }
 
-bool LeaseLoop::AcquireLease(Lease* out) {
+bool LeaseLoop::AcquireLease(client::Lease* out) {
   Backoff backoff(options_.backoff);
   int64_t idle_since = SteadyNowMs();
   bool unreachable_logged = false;
@@ -106,7 +106,7 @@ bool LeaseLoop::AcquireLease(Lease* out) {
     }
     idle_since = SteadyNowMs();
     if (st.error_code() == grpc::StatusCode::NOT_FOUND) {
-      spdlog::warn("{}: the server does not know worker {} ({}); registering again", options_.device, id, Describe(st));
+      spdlog::warn("{}: the server does not know worker {} ({}); registering again", options_.device, id, client::Describe(st));
       grpc::Status rs = connection_->RegisterAgainIfStill(id);
       if (rs.ok()) {
         spdlog::info("{}: registered as worker {}", options_.device, connection_->worker_id());
@@ -114,31 +114,31 @@ bool LeaseLoop::AcquireLease(Lease* out) {
       }
       st = rs;
     }
-    if (IsTransient(st)) {
+    if (client::IsTransient(st)) {
       const auto wait = backoff.Next();
       if (!unreachable_logged) {
-        spdlog::warn("{}: cannot lease ({}); retrying with backoff", options_.device, Describe(st));
+        spdlog::warn("{}: cannot lease ({}); retrying with backoff", options_.device, client::Describe(st));
         unreachable_logged = true;
       }
       spdlog::debug("{}: lease attempt {} failed; next in {} ms", options_.device, backoff.attempt(), wait.count());
       SleepUnlessStopped(wait, shutdown_->stop_taking_work);
       continue;
     }
-    spdlog::error("{}: the server refuses to lease ({}); stopping", options_.device, Describe(st));
+    spdlog::error("{}: the server refuses to lease ({}); stopping", options_.device, client::Describe(st));
     shutdown_->fatal = true;
     return false;
   }
   return false;
 }
 
-bool LeaseLoop::TryLease(Lease* out) {
+bool LeaseLoop::TryLease(client::Lease* out) {
   bool has_unit = false;
   uint64_t retry_after_ms = 0;
   grpc::Status st = connection_->LeaseUnit(out, &has_unit, &retry_after_ms);
   return st.ok() && has_unit;
 }
 
-void LeaseLoop::Release(const Lease& lease, bool failed, const std::string& reason) {
+void LeaseLoop::Release(const client::Lease& lease, bool failed, const std::string& reason) {
   // A few quick tries; if the server stays away the lease simply expires there.
   Backoff backoff({std::chrono::milliseconds(200), std::chrono::milliseconds(1000)});
   std::atomic<bool> never{false};
@@ -148,8 +148,8 @@ void LeaseLoop::Release(const Lease& lease, bool failed, const std::string& reas
       spdlog::info("{} released{}: {}", Name(lease), failed ? " as failed" : "", reason);
       return;
     }
-    if (!IsTransient(st)) {
-      spdlog::info("{}: release not needed ({})", Name(lease), Describe(st));
+    if (!client::IsTransient(st)) {
+      spdlog::info("{}: release not needed ({})", Name(lease), client::Describe(st));
       return;
     }
     SleepUnlessStopped(backoff.Next(), never);
@@ -157,7 +157,7 @@ void LeaseLoop::Release(const Lease& lease, bool failed, const std::string& reas
   spdlog::warn("{}: could not release (server unreachable); the lease will expire on the server", Name(lease));
 }
 
-void LeaseLoop::RunUnit(const Lease& lease) {
+void LeaseLoop::RunUnit(const client::Lease& lease) {
   const uint64_t total = static_cast<uint64_t>(std::min<u128>(lease.spec.end - lease.spec.begin, UINT64_MAX));
   if (lease.stats) {
     spdlog::info("{} started (stats job {}, batch {})", Name(lease), lease.stats_job_id, lease.stats_batch);
@@ -188,7 +188,7 @@ void LeaseLoop::RunUnit(const Lease& lease) {
       lock.unlock();
       const auto now = std::chrono::steady_clock::now();
       if (shutdown_->stop_taking_work.load()) {
-        std::optional<Lease> left;
+        std::optional<client::Lease> left;
         {
           std::lock_guard<std::mutex> pl(prefetch_mu_);
           left.swap(prefetched_);
@@ -205,7 +205,7 @@ void LeaseLoop::RunUnit(const Lease& lease) {
           have = prefetched_.has_value();
         }
         if (!have) {
-          Lease next;
+          client::Lease next;
           if (TryLease(&next)) {
             spdlog::debug("{}: prefetched unit {}", options_.device, next.unit_id);
             std::lock_guard<std::mutex> pl(prefetch_mu_);
@@ -222,17 +222,17 @@ void LeaseLoop::RunUnit(const Lease& lease) {
         if (st.ok() && stop) {
           spdlog::info("{}: the server no longer needs this unit; stopping it", Name(lease));
           cancel_for(CancelReason::kServerStop);
-        } else if (!st.ok() && !IsTransient(st)) {
-          spdlog::warn("{}: lease lost ({}); stopping the unit", Name(lease), Describe(st));
+        } else if (!st.ok() && !client::IsTransient(st)) {
+          spdlog::warn("{}: lease lost ({}); stopping the unit", Name(lease), client::Describe(st));
           cancel_for(CancelReason::kLeaseLost);
         } else if (!st.ok() && !unreachable_logged) {
           spdlog::warn("{}: heartbeat failed ({}); searching on, the result will be spooled", Name(lease),
-                       Describe(st));
+                       client::Describe(st));
           unreachable_logged = true;
         } else if (st.ok()) {
           unreachable_logged = false;
         }
-        std::optional<Lease> next;
+        std::optional<client::Lease> next;
         {
           std::lock_guard<std::mutex> pl(prefetch_mu_);
           next = prefetched_;
@@ -240,7 +240,7 @@ void LeaseLoop::RunUnit(const Lease& lease) {
         if (next) {
           bool next_stop = false;
           grpc::Status ns = connection_->Heartbeat(*next, 0, &next_stop);
-          if ((ns.ok() && next_stop) || (!ns.ok() && !IsTransient(ns))) {
+          if ((ns.ok() && next_stop) || (!ns.ok() && !client::IsTransient(ns))) {
             std::lock_guard<std::mutex> pl(prefetch_mu_);
             if (prefetched_ && prefetched_->token == next->token) prefetched_.reset();
           }
@@ -312,7 +312,7 @@ void LeaseLoop::RunUnit(const Lease& lease) {
       v1::Disposition disposition;
       grpc::Status cs = connection_->Complete(request, &disposition);
       if (!cs.ok()) {
-        spdlog::error("{}: result lost with the spool unwritable ({}); releasing the unit", Name(lease), Describe(cs));
+        spdlog::error("{}: result lost with the spool unwritable ({}); releasing the unit", Name(lease), client::Describe(cs));
         Release(lease, false, "worker could not spool or send the result");
       }
       return;

@@ -14,7 +14,7 @@
 
 #include "core/search_engine.h"
 #include "worker/backoff.h"
-#include "worker/coordinator_connection.h"
+#include "client/worker_connection.h"
 #include "worker/metrics.h"
 #include "worker/result_sender.h"
 #include "worker/spool.h"
@@ -48,7 +48,7 @@ class LeaseLoop {
  public:
   // `stats` computes the units of stats jobs (docs/PROTOCOL.md); the server only leases
   // them to workers that accept them, which every lane does.
-  LeaseLoop(SearchEngine* engine, StatsEngine* stats, CoordinatorConnection* connection, Spool* spool,
+  LeaseLoop(SearchEngine* engine, StatsEngine* stats, client::WorkerConnection* connection, Spool* spool,
             ResultSender* sender, WorkerMetrics* metrics, ShutdownState* shutdown, LeaseLoopOptions options);
   ~LeaseLoop();
 
@@ -64,23 +64,23 @@ class LeaseLoop {
   void Run();
   // Blocks (with backoff while the server is unreachable) until a unit is leased; false
   // when shutting down, idle too long, or after a fatal refusal.
-  bool AcquireLease(Lease* out);
+  bool AcquireLease(client::Lease* out);
   // One attempt, for the prefetch; false when there is no unit now or the call failed.
-  bool TryLease(Lease* out);
-  void RunUnit(const Lease& lease);
-  void Release(const Lease& lease, bool failed, const std::string& reason);
+  bool TryLease(client::Lease* out);
+  void RunUnit(const client::Lease& lease);
+  void Release(const client::Lease& lease, bool failed, const std::string& reason);
   std::chrono::milliseconds HeartbeatInterval() const;
-  std::string Name(const Lease& lease) const;
+  std::string Name(const client::Lease& lease) const;
 
   SearchEngine* engine_;
   StatsEngine* stats_;
-  CoordinatorConnection* connection_;
+  client::WorkerConnection* connection_;
   Spool* spool_;
   ResultSender* sender_;
   WorkerMetrics* metrics_;
   ShutdownState* shutdown_;
   LeaseLoopOptions options_;
-  std::optional<Lease> prefetched_;  // guarded by prefetch_mu_
+  std::optional<client::Lease> prefetched_;  // guarded by prefetch_mu_
   std::mutex prefetch_mu_;
   std::atomic<uint64_t> units_done_{0};
   int consecutive_failures_ = 0;

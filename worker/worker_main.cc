@@ -11,10 +11,10 @@
 #include <thread>
 #include <vector>
 
+#include "client/channel.h"
+#include "client/worker_client.h"
 #include "engines/engine_factory.h"
 #include "platform/systemd_notify.h"
-#include "server/auth.h"
-#include "worker/coordinator_connection.h"
 #include "worker/gpu_discovery.h"
 #include "worker/lease_loop.h"
 #include "worker/log_setup.h"
@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   std::string token;
-  if (Status st = server::LoadToken(token_file, &token); !st.ok()) {
+  if (Status st = client::LoadToken(token_file, &token); !st.ok()) {
     spdlog::error("{}", st.message());
     return kExitUsage;
   }
@@ -182,7 +182,7 @@ int main(int argc, char** argv) {
     if (!skip_self_test) spdlog::info("self-test passed on the CPU path ({}): {}", cpu.description, summary);
     if (!use_gpu) devices.push_back(std::move(cpu));
   }
-  WorkerIdentity identity;
+  client::WorkerIdentity identity;
   for (const GpuInfo& g : gpus) {
     Device d{"gpu" + std::to_string(g.index), g.model + " " + g.uuid, nullptr, nullptr};
     // Stats units on this GPU when the build has the GPU stats engine, else on the CPU.
@@ -218,7 +218,7 @@ int main(int argc, char** argv) {
   }
 
   std::shared_ptr<grpc::Channel> channel;
-  if (Status st = server::MakeChannel(server_address, tls_ca, &channel); !st.ok()) {
+  if (Status st = client::MakeChannel(server_address, tls_ca, &channel); !st.ok()) {
     spdlog::error("{}", st.message());
     return finish(kExitUsage);
   }
@@ -227,7 +227,7 @@ int main(int argc, char** argv) {
   identity.binary_version = std::string("collatz-worker ") + COLLATZ_WORKER_VERSION_STRING;
   identity.backend = use_gpu ? "gpu" : "cpu";
   identity.sieve_bits = tables->sieve->bits();
-  CoordinatorConnection connection(channel, token, identity);
+  client::WorkerClient connection(channel, token, identity);
 
   BackoffOptions backoff;
   backoff.cap = std::chrono::milliseconds(static_cast<int64_t>(backoff_cap_seconds * 1000));
@@ -235,7 +235,7 @@ int main(int argc, char** argv) {
     Backoff retry(backoff);
     bool logged = false;
     for (;;) {
-      Registration reg;
+      client::Registration reg;
       grpc::Status st = connection.Register(&reg);
       if (st.ok()) {
         spdlog::info("registered with {} as worker {} ({} on {}, {} device(s)); lease {} ms", server_address,
@@ -243,11 +243,11 @@ int main(int argc, char** argv) {
         (void)platform::NotifyReady("registered with " + server_address + " as worker " + std::to_string(reg.worker_id));
         break;
       }
-      if (!IsTransient(st)) {
-        spdlog::error("the server refuses registration: {}", Describe(st));
+      if (!client::IsTransient(st)) {
+        spdlog::error("the server refuses registration: {}", client::Describe(st));
         return finish(kExitFatal);
       }
-      if (!logged) spdlog::warn("cannot reach {} ({}); retrying with backoff", server_address, Describe(st));
+      if (!logged) spdlog::warn("cannot reach {} ({}); retrying with backoff", server_address, client::Describe(st));
       logged = true;
       if (!SleepUnlessStopped(retry.Next(), shutdown.stop_taking_work)) {
         spdlog::info("stopped before registering; {} result(s) stay in the spool", spool->List().size());
