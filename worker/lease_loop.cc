@@ -1,6 +1,5 @@
 #include "worker/lease_loop.h"
 
-#include <signal.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -11,13 +10,9 @@
 
 namespace collatz::worker {
 
-int64_t SteadyNowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-LeaseLoop::LeaseLoop(SearchEngine* engine, StatsEngine* stats, client::WorkerConnection* connection, Spool* spool,
-                     ResultSender* sender, WorkerMetrics* metrics, ShutdownState* shutdown, LeaseLoopOptions options)
+LeaseLoop::LeaseLoop(SearchEngine* engine, StatsEngine* stats, client::WorkerConnection* connection,
+                     SpoolWriter* spool, ResultSender* sender, WorkerMetrics* metrics, ShutdownState* shutdown,
+                     LeaseLoopOptions options, const Clock* clock)
     : engine_(engine),
       stats_(stats),
       connection_(connection),
@@ -25,7 +20,8 @@ LeaseLoop::LeaseLoop(SearchEngine* engine, StatsEngine* stats, client::WorkerCon
       sender_(sender),
       metrics_(metrics),
       shutdown_(shutdown),
-      options_(std::move(options)) {}
+      options_(std::move(options)),
+      clock_(clock != nullptr ? clock : &steady_clock_) {}
 
 LeaseLoop::~LeaseLoop() { Join(); }
 
@@ -83,7 +79,7 @@ void LeaseLoop::Run() {
 
 bool LeaseLoop::AcquireLease(client::Lease* out) {
   Backoff backoff(options_.backoff);
-  int64_t idle_since = SteadyNowMs();
+  int64_t idle_since = clock_->NowMs();
   bool unreachable_logged = false;
   while (!shutdown_->stop_taking_work.load() && !shutdown_->fatal.load()) {
     bool has_unit = false;
@@ -95,7 +91,7 @@ bool LeaseLoop::AcquireLease(client::Lease* out) {
       unreachable_logged = false;
       backoff.Reset();
       if (has_unit) return true;
-      if (options_.max_idle_seconds > 0 && SteadyNowMs() - idle_since >= options_.max_idle_seconds * 1000LL) {
+      if (options_.max_idle_seconds > 0 && clock_->NowMs() - idle_since >= options_.max_idle_seconds * 1000LL) {
         spdlog::info("{}: no work for {} s; stopping (--max-idle-seconds)", options_.device, options_.max_idle_seconds);
         return false;
       }
@@ -104,7 +100,7 @@ bool LeaseLoop::AcquireLease(client::Lease* out) {
       SleepUnlessStopped(wait, shutdown_->stop_taking_work);
       continue;
     }
-    idle_since = SteadyNowMs();
+    idle_since = clock_->NowMs();
     if (st.error_code() == grpc::StatusCode::NOT_FOUND) {
       spdlog::warn("{}: the server does not know worker {} ({}); registering again", options_.device, id, client::Describe(st));
       grpc::Status rs = connection_->RegisterAgainIfStill(id);
@@ -177,16 +173,16 @@ void LeaseLoop::RunUnit(const client::Lease& lease) {
   };
 
   std::thread monitor([&] {
-    const auto interval = HeartbeatInterval();
-    auto next_heartbeat = std::chrono::steady_clock::now() + interval;
-    auto next_prefetch = std::chrono::steady_clock::now();
+    const int64_t interval = HeartbeatInterval().count();
+    int64_t next_heartbeat = clock_->NowMs() + interval;
+    int64_t next_prefetch = clock_->NowMs();
     bool unreachable_logged = false;
     std::unique_lock<std::mutex> lock(mu);
     while (!search_over) {
-      cv.wait_for(lock, std::chrono::milliseconds(100));
+      cv.wait_for(lock, options_.poll_interval);
       if (search_over) break;
       lock.unlock();
-      const auto now = std::chrono::steady_clock::now();
+      const int64_t now = clock_->NowMs();
       if (shutdown_->stop_taking_work.load()) {
         std::optional<client::Lease> left;
         {
@@ -194,7 +190,7 @@ void LeaseLoop::RunUnit(const client::Lease& lease) {
           left.swap(prefetched_);
         }
         if (left) Release(*left, false, "worker shutting down before starting the unit");
-        if (SteadyNowMs() >= shutdown_->grace_deadline_ms.load() && reason.load() == CancelReason::kNone) {
+        if (clock_->NowMs() >= shutdown_->grace_deadline_ms.load() && reason.load() == CancelReason::kNone) {
           spdlog::warn("{}: grace period over; cancelling at {} of {} numbers", Name(lease), done.load(), total);
           cancel_for(CancelReason::kShutdown);
         }
@@ -211,7 +207,7 @@ void LeaseLoop::RunUnit(const client::Lease& lease) {
             std::lock_guard<std::mutex> pl(prefetch_mu_);
             prefetched_ = next;
           } else {
-            next_prefetch = now + std::chrono::seconds(2);
+            next_prefetch = now + 2000;
           }
         }
       }
@@ -250,7 +246,7 @@ void LeaseLoop::RunUnit(const client::Lease& lease) {
     }
   });
 
-  const auto t0 = std::chrono::steady_clock::now();
+  const int64_t t0 = clock_->NowMs();
   UnitResult result;
   StatsFile stats_file;
   Status st;
@@ -264,7 +260,7 @@ void LeaseLoop::RunUnit(const client::Lease& lease) {
     st = engine_->Search(
         lease.spec, &result, [&](uint64_t d, uint64_t) { done = d; }, &cancel);
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double seconds = static_cast<double>(clock_->NowMs() - t0) / 1000.0;
   {
     std::lock_guard<std::mutex> lock(mu);
     search_over = true;
@@ -274,14 +270,7 @@ void LeaseLoop::RunUnit(const client::Lease& lease) {
 
   if (st.ok()) {
     consecutive_failures_ = 0;
-    v1::CompleteRequest request;
-    request.set_worker_id(lease.worker_id);
-    request.set_unit_id(lease.unit_id);
-    request.set_lease_token(lease.token);
-    if (lease.stats && options_.lie_in_stats && !stats_file.batches.empty()) {
-      spdlog::warn("test hook --test-lie-stats: reporting a wrong sum for the last batch of {}", Name(lease));
-      stats_file.batches.back().sum += 1;
-    }
+    v1::CompleteRequest request = client::CompletionFor(lease);
     if (lease.stats) {
       // The stats file encoding carries its own XXH64 checksums (docs/STATS_FORMAT.md).
       request.mutable_stats_result()->set_stats_file(EncodeStatsFile(stats_file));
@@ -317,11 +306,7 @@ void LeaseLoop::RunUnit(const client::Lease& lease) {
       }
       return;
     }
-    if (options_.crash_after_spool) {
-      spdlog::warn("test hook --test-crash-after-spool: SIGKILL with {} spooled and not sent", name);
-      raise(SIGKILL);
-    }
-    sender_->Notify();
+    if (sender_ != nullptr) sender_->Notify();
     return;
   }
   if (st.code() == Status::Code::kUnavailable && reason.load() != CancelReason::kNone) {
