@@ -1,5 +1,7 @@
 // collatz-worker-test: the production worker (WorkerMain) plus fault flags for the
 // end-to-end tests, injected through its seams. Built with the tests only, never installed.
+#include <CLI/CLI.hpp>
+
 #include "worker/test_faults.h"
 #include "worker/worker_app.h"
 

@@ -8,10 +8,12 @@
 #include <functional>
 #include <memory>
 
-#include <CLI/CLI.hpp>
-
 #include "worker/spool.h"
 #include "worker/stats_engines.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace collatz::worker {
 
