@@ -12,13 +12,13 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_util.h"
+#include "client/admin_client.h"
 #include "cli/exit_codes.h"
 #include "cli/import_lists.h"
 #include "cli/stats_command.h"
 #include "core/records_csv.h"
 #include "proto/collatz.grpc.pb.h"
 #include "proto/wire.h"
-#include "server/auth.h"
 
 namespace collatz::cli {
 
@@ -44,31 +44,12 @@ void AddConnectionFlags(CLI::App* cmd, Connection* c) {
   cmd->add_option("--timeout", c->timeout_s, "Seconds to wait for the server")->capture_default_str();
 }
 
-struct Client {
-  std::unique_ptr<v1::Admin::Stub> stub;
-  std::string token;
-  std::string server;
-  int timeout_s = 60;
-  void Prepare(grpc::ClientContext* ctx) const {
-    server::AddToken(ctx, token);
-    ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(timeout_s));
-  }
-};
+using Client = client::AdminClient;
 
 // Connects, or prints why not and returns an exit code (> 0).
 int Connect(const std::string& cmd, const Connection& c, Client* out) {
-  out->server = c.server;
-  if (out->server.empty()) {
-    const char* env = std::getenv("COLLATZ_SERVER");
-    out->server = env != nullptr && *env != '\0' ? env : "127.0.0.1:50051";
-  }
-  Status st = server::LoadToken(c.token_file, &out->token);
-  if (!st.ok()) return Failure(cmd, st);
-  std::shared_ptr<grpc::Channel> channel;
-  if (!(st = server::MakeChannel(out->server, c.tls_ca, &channel)).ok()) return Failure(cmd, st);
-  out->stub = v1::Admin::NewStub(channel);
-  out->timeout_s = c.timeout_s;
-  return 0;
+  Status st = Client::Connect(c.server, c.token_file, c.tls_ca, std::chrono::seconds(c.timeout_s), out);
+  return st.ok() ? 0 : Failure(cmd, st);
 }
 
 // A gRPC error as a sentence; the exit code: usage for refused input, failure otherwise.

@@ -1,37 +1,17 @@
-// Chooses and builds the search engine for --backend cpu|gpu|auto. The GPU engine
-// exists only in builds with CUDA (gpu/gpu_engine.h); auto uses it when a device is
-// present and falls back to the CPU otherwise.
+// Forwarding header: the engine factory lives in engines/engine_factory.h. Kept so that
+// run_command.cc and bench_command.cc build unchanged; include engines/ directly in new code.
 #pragma once
 
-#include <memory>
-#include <string>
-
-#include "core/search_engine.h"
-#include "core/status.h"
-#include "core/unit_search.h"
+#include "engines/engine_factory.h"
 
 namespace collatz::cli {
 
-enum class Backend { kCpu, kGpu, kAuto };
-
-Status ParseBackendFlag(const std::string& text, Backend* out);
-
-// Whether this binary was built with the CUDA engine.
-bool BuildHasCuda();
-
-// Resolves kAuto to kCpu or kGpu; FailedPrecondition when kGpu cannot be had (no CUDA
-// in this build, or no device). `note` explains an automatic choice, for the log.
-Status ResolveBackend(Backend requested, Backend* resolved, std::string* note);
-
-// The sieve width used when --sieve-bits is not given.
-int DefaultSieveBits(Backend resolved);
-
-// The search tables: from a sieve file (collatz-sieve) when `sieve_file` is not empty,
-// else a generated sieve of `sieve_bits`; core's default step and tail tables.
-Status BuildSearchTables(const std::string& sieve_file, int sieve_bits, std::shared_ptr<const SearchTables>* out);
-
-// Builds the engine for a resolved backend. threads: CPU threads (0 = all cores).
-Status MakeEngine(Backend resolved, std::shared_ptr<const SearchTables> tables, int threads,
-                  std::unique_ptr<SearchEngine>* out);
+using engines::Backend;
+using engines::BuildHasCuda;
+using engines::BuildSearchTables;
+using engines::DefaultSieveBits;
+using engines::MakeEngine;
+using engines::ParseBackendFlag;
+using engines::ResolveBackend;
 
 }  // namespace collatz::cli

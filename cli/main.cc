@@ -10,8 +10,11 @@
 #include "cli/exit_codes.h"
 #include "cli/plot_command.h"
 #include "cli/stats_command.h"
+#include "core/unit_search.h"
 
 int main(int argc, char** argv) {
+  const std::string kSieveBitsHelp =
+      "Width k of the join sieve (default: " + std::to_string(collatz::kDefaultSieveBits) + ")";
   using namespace collatz::cli;
   CLI::App app{"collatzctl: exact search for Collatz delay records and class records.\n"
                "Numbers may be written as decimal, 0x hex, 2^k, or sums/differences of those (2^60+2^40)."};
@@ -33,7 +36,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--threads", run.threads, "CPU threads (0: all cores)")->capture_default_str();
   run_cmd->add_option("--unit-size", run.unit_size,
                       "Numbers per stored unit (default: about 1/64 of the range, 2^28 to 2^40; GPU: 1/8, 2^32 to 2^46)");
-  CLI::Option* run_bits = run_cmd->add_option("--sieve-bits", run.sieve_bits, "Width k of the join sieve (default: 19)");
+  CLI::Option* run_bits = run_cmd->add_option("--sieve-bits", run.sieve_bits, kSieveBitsHelp);
   run_cmd->add_option("--sieve", run.sieve_file, "Sieve file made by collatz-sieve generate (checked on load)")
       ->excludes(run_bits);
   run_cmd->add_flag("--print-records", run.print_records,
@@ -58,7 +61,7 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--kinds", bench.kinds, "delay, or delay,class")->capture_default_str();
   bench_cmd->add_option("--threads", bench.threads, "CPU threads (0: all cores)")->capture_default_str();
   CLI::Option* bench_bits =
-      bench_cmd->add_option("--sieve-bits", bench.sieve_bits, "Width k of the join sieve (default: 19)");
+      bench_cmd->add_option("--sieve-bits", bench.sieve_bits, kSieveBitsHelp);
   bench_cmd->add_option("--sieve", bench.sieve_file, "Sieve file made by collatz-sieve generate (checked on load)")
       ->excludes(bench_bits);
   bench_cmd->add_option("--records", bench.records,

@@ -1,13 +1,15 @@
-// Re-verification before storing (SPEC section 5): every N a unit reports (its ladder
-// and its class minima) is recomputed with the plain GMP definition of delay, and the
-// result's internal order is checked. An engine bug is caught here, not in the database.
+// Forwarding header: the result verifier lives in core/result_verifier.h. Kept so that
+// run_command.cc and bench_command.cc build unchanged.
 #pragma once
 
-#include "core/status.h"
-#include "core/unit.h"
+#include "core/result_verifier.h"
 
 namespace collatz::cli {
 
-Status VerifyUnitResult(const UnitSpec& spec, const UnitResult& result);
+// Core's verifier without the sieve (every check but the examined-number rule). Callers
+// that hold their SearchTables should call collatz::VerifyUnitResult(tables, ...) instead.
+inline Status VerifyUnitResult(const UnitSpec& spec, const UnitResult& result) {
+  return collatz::VerifyUnitResult(static_cast<const Sieve*>(nullptr), spec, result);
+}
 
 }  // namespace collatz::cli

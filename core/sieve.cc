@@ -160,6 +160,15 @@ bool OddNumberIsComputed(unsigned n_mod9, Kinds kinds, unsigned modulus) {
   return true;
 }
 
+bool IsExamined(const Sieve& sieve, Kinds kinds, u128 n) {
+  if ((n & 1) == 0) return false;
+  if (!OddNumberIsComputed(static_cast<unsigned>(n % 9), kinds, 9)) return false;
+  const u128 block = Pow2(static_cast<unsigned>(sieve.bits()));
+  if (n < block) return true;  // the first block is computed without the sieve
+  const uint64_t residue = static_cast<uint64_t>(n & (block - 1));
+  return std::binary_search(sieve.residues().begin(), sieve.residues().end(), residue);
+}
+
 OffsetTable::OffsetTable(std::shared_ptr<const Sieve> sieve, unsigned modulus)
     : sieve_(std::move(sieve)), modulus_(modulus) {
   if (modulus != 1 && modulus != 3 && modulus != 9) throw std::invalid_argument("offset table modulus must be 1, 3 or 9");

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "core/u128.h"
 
 namespace collatz {
 
@@ -79,5 +80,10 @@ class OffsetTable {
 // Whether odd N is computed in a search of `kinds` with mod rule `modulus` (1, 3, 9),
 // ignoring the join sieve. Used for the first block and by tests.
 bool OddNumberIsComputed(unsigned n_mod9, Kinds kinds, unsigned modulus);
+
+// The engines' rule for which N a search of `kinds` with `sieve` examines (SPEC 2): N odd,
+// kept by the kind's mod-9 rule, and in the first block [1, 2^k) or of a residue mod 2^k
+// that the sieve keeps. SearchRangeSimple and the result verifier use it.
+bool IsExamined(const Sieve& sieve, Kinds kinds, u128 n);
 
 }  // namespace collatz

@@ -264,11 +264,10 @@ UnitResult SearchRangeSimple(const SearchTables& tables, const UnitSpec& spec, u
   const int k = sieve.bits();
   const u128 block = Pow2(static_cast<unsigned>(k));
   for (u128 n = std::max<u128>(from, 1) | 1; n < to; n += 2) {
-    if (!OddNumberIsComputed(static_cast<unsigned>(n % 9), spec.kinds, 9)) continue;
+    if (!IsExamined(sieve, spec.kinds, n)) continue;
     uint64_t v1_low = Lo64(n);
     if (n >= block) {
       const uint64_t i = static_cast<uint64_t>(n & (block - 1));
-      if (!std::binary_search(sieve.residues().begin(), sieve.residues().end(), i)) continue;
       uint32_t p;
       uint64_t c;
       TStepsOfResidue(i, k, &p, &c);

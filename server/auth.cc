@@ -1,8 +1,6 @@
 #include "server/auth.h"
 
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
+#include <algorithm>
 
 namespace collatz::server {
 
@@ -17,30 +15,6 @@ bool ConstantTimeEquals(const std::string& a, const std::string& b) {
   return diff == 0;
 }
 
-namespace {
-std::string Trim(const std::string& s) {
-  const size_t a = s.find_first_not_of(" \t\r\n");
-  if (a == std::string::npos) return "";
-  const size_t b = s.find_last_not_of(" \t\r\n");
-  return s.substr(a, b - a + 1);
-}
-}  // namespace
-
-Status LoadToken(const std::string& file, std::string* token) {
-  token->clear();
-  if (!file.empty()) {
-    std::ifstream in(file);
-    if (!in) return Status::IOError("cannot read token file " + file);
-    std::string line;
-    std::getline(in, line);
-    *token = Trim(line);
-    if (token->empty()) return Status::InvalidArgument("token file " + file + " is empty");
-    return Status::Ok();
-  }
-  if (const char* env = std::getenv(kTokenEnvVar); env != nullptr) *token = Trim(env);
-  return Status::Ok();
-}
-
 grpc::Status TokenAuth::Check(const grpc::ServerContext* context) const {
   if (token_.empty()) return grpc::Status::OK;
   const auto& md = context->client_metadata();
@@ -52,29 +26,6 @@ grpc::Status TokenAuth::Check(const grpc::ServerContext* context) const {
     return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "wrong token");
   }
   return grpc::Status::OK;
-}
-
-void AddToken(grpc::ClientContext* context, const std::string& token) {
-  if (!token.empty()) context->AddMetadata("authorization", "Bearer " + token);
-}
-
-Status MakeChannel(const std::string& address, const std::string& ca_file, std::shared_ptr<grpc::Channel>* out) {
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(64 << 20);
-  std::shared_ptr<grpc::ChannelCredentials> creds;
-  if (ca_file.empty()) {
-    creds = grpc::InsecureChannelCredentials();
-  } else {
-    std::ifstream in(ca_file);
-    if (!in) return Status::IOError("cannot read CA certificate " + ca_file);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    grpc::SslCredentialsOptions opts;
-    opts.pem_root_certs = ss.str();
-    creds = grpc::SslCredentials(opts);
-  }
-  *out = grpc::CreateCustomChannel(address, creds, args);
-  return Status::Ok();
 }
 
 }  // namespace collatz::server

@@ -15,10 +15,10 @@
 #include <filesystem>
 #include <thread>
 
+#include "client/worker_client.h"
 #include "core/cpu_engine.h"
 #include "core/records_csv.h"
 #include "server/services.h"
-#include "server/worker_client.h"
 
 int main(int argc, char** argv) {
   using namespace collatz;
@@ -102,8 +102,10 @@ int main(int argc, char** argv) {
     threads.emplace_back([&, i] {
       grpc::ChannelArguments args;
       args.SetInt("grpc.channel_id", i);  // one connection per simulated worker
-      WorkerClient client(grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args), "bench-token");
-      if (!client.Register(WorkerIdentity{"bench-" + std::to_string(i), {}, "", "", "cpu", 16}).ok()) {
+      client::WorkerClient client(grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args),
+                                  "bench-token", client::WorkerIdentity{"bench-" + std::to_string(i), {}, "", "", "cpu", 16});
+      client.set_accepts_stats(false);
+      if (!client.Register().ok()) {
         ++failures;
         return;
       }
@@ -111,12 +113,14 @@ int main(int argc, char** argv) {
       eo.threads = 1;
       CpuEngine engine(tables, eo);
       while (true) {
-        WorkerLease lease;
-        if (!client.Lease(&lease).ok()) {
+        client::Lease lease;
+        bool has_unit = false;
+        uint64_t retry_after_ms = 0;
+        if (!client.LeaseUnit(&lease, &has_unit, &retry_after_ms).ok()) {
           ++failures;
           return;
         }
-        if (!lease.has_unit) return;
+        if (!has_unit) return;
         UnitResult r;
         if (!engine.Search(lease.spec, &r).ok()) return;
         v1::Disposition d;

@@ -13,9 +13,9 @@
 #include <regex>
 #include <thread>
 
+#include "client/channel.h"
 #include "core/records_csv.h"
 #include "proto/wire.h"
-#include "server/auth.h"
 #include "server/test_worker.h"
 #include "storage/record_db.h"
 #include "tests/support/child_process.h"
@@ -63,7 +63,7 @@ TEST(EndToEnd, SearchWithWorkerLossAndServerKillEqualsReference) {
   std::unique_ptr<ChildProcess> server = start_server();
 
   std::shared_ptr<grpc::Channel> channel;
-  ASSERT_TRUE(MakeChannel(address, "", &channel).ok());
+  ASSERT_TRUE(client::MakeChannel(address, "", &channel).ok());
   auto admin = v1::Admin::NewStub(channel);
   auto status = [&](v1::StatusResponse* s) { return ServerStatus(admin.get(), s); };
   auto wait_up = [&] {
@@ -77,7 +77,7 @@ TEST(EndToEnd, SearchWithWorkerLossAndServerKillEqualsReference) {
   ASSERT_TRUE(wait_up()) << "server did not come up";
   {
     grpc::ClientContext ctx;
-    AddToken(&ctx, kToken);
+    client::AddToken(&ctx, kToken);
     v1::SubmitRequest req;
     wire::ToWire(1, req.mutable_begin());
     wire::ToWire(end, req.mutable_end());
@@ -91,11 +91,14 @@ TEST(EndToEnd, SearchWithWorkerLossAndServerKillEqualsReference) {
   ASSERT_TRUE(SearchTables::Build(16, 16, 18, &tables).ok());
   // A worker that dies mid-unit: it leases and never comes back; its lease expires.
   {
-    WorkerClient lost(channel, kToken);
-    ASSERT_TRUE(lost.Register(WorkerIdentity{"lost", {}, "", "", "cpu", 16}).ok());
-    WorkerLease lease;
-    ASSERT_TRUE(lost.Lease(&lease).ok());
-    ASSERT_TRUE(lease.has_unit);
+    client::WorkerClient lost(channel, kToken, client::WorkerIdentity{"lost", {}, "", "", "cpu", 16});
+    lost.set_accepts_stats(false);
+    ASSERT_TRUE(lost.Register().ok());
+    client::Lease lease;
+    bool has_unit = false;
+    uint64_t retry_after_ms = 0;
+    ASSERT_TRUE(lost.LeaseUnit(&lease, &has_unit, &retry_after_ms).ok());
+    ASSERT_TRUE(has_unit);
   }
   std::atomic<bool> stop{false};
   TestWorkerOptions wo;

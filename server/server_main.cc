@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
   std::string listen = "127.0.0.1:50051", db_path, token_file, tls_cert, tls_key, unit_size_text = "2^46";
   std::string log_level = "info", stats_unit_size_text = "2^30", metrics_listen;
   double lease_seconds = 600, audit_fraction = 0;
-  int max_failures = 3, sieve_bits = 19, stats_audit_batches = 4;
+  int max_failures = 3, sieve_bits = kDefaultSieveBits, stats_audit_batches = 4;
   app.add_option("--listen", listen, "Address to listen on (host:port)")->capture_default_str();
   app.add_option("--db", db_path, "Record database (SQLite; created if missing)")->required();
   app.add_option("--token-file", token_file, "File holding the access token (else $COLLATZ_TOKEN; none: open)");

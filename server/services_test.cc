@@ -17,12 +17,14 @@
 
 #include "core/work_hash.h"
 #include "proto/wire.h"
-#include "server/worker_client.h"
+#include "client/worker_client.h"
 
 namespace collatz::server {
 namespace {
 
 using grpc::StatusCode;
+
+const client::WorkerIdentity kIdentity{"h", {}, "", "", "cpu", 12};
 
 constexpr const char* kToken = "s3cret-token-for-tests";
 
@@ -62,7 +64,7 @@ class ServicesTest : public ::testing::Test {
 
   grpc::Status Submit(const std::string& token, u128 begin, u128 end, v1::Kinds kinds = v1::KINDS_DELAY) {
     grpc::ClientContext ctx;
-    AddToken(&ctx, token);
+    client::AddToken(&ctx, token);
     v1::SubmitRequest req;
     wire::ToWire(begin, req.mutable_begin());
     wire::ToWire(end, req.mutable_end());
@@ -96,10 +98,10 @@ TEST_F(ServicesTest, TokenIsRequiredForChangesButNotForQueries) {
   EXPECT_EQ(Submit("wrong", 1, 1000).error_code(), StatusCode::UNAUTHENTICATED);
   EXPECT_EQ(Submit(std::string(kToken) + "x", 1, 1000).error_code(), StatusCode::UNAUTHENTICATED);
   EXPECT_EQ(GetStatus().units_pending(), 0u);
-  WorkerClient anonymous(channel_, "");
-  EXPECT_EQ(anonymous.Register(WorkerIdentity{"h", {}, "", "", "cpu", 12}).error_code(), StatusCode::UNAUTHENTICATED);
-  WorkerClient wrong(channel_, "nope");
-  EXPECT_EQ(wrong.Register(WorkerIdentity{"h", {}, "", "", "cpu", 12}).error_code(), StatusCode::UNAUTHENTICATED);
+  client::WorkerClient anonymous(channel_, "", kIdentity);
+  EXPECT_EQ(anonymous.Register().error_code(), StatusCode::UNAUTHENTICATED);
+  client::WorkerClient wrong(channel_, "nope", kIdentity);
+  EXPECT_EQ(wrong.Register().error_code(), StatusCode::UNAUTHENTICATED);
   EXPECT_TRUE(c_->ListWorkers().empty());
   // The error message never echoes a token.
   grpc::Status st = Submit("wrong-token-text", 1, 1000);
@@ -124,7 +126,7 @@ TEST_F(ServicesTest, RegisterRefusesAnotherWorkHashVersion) {
   v1::RegisterResponse resp;
   {
     grpc::ClientContext ctx;
-    AddToken(&ctx, kToken);
+    client::AddToken(&ctx, kToken);
     grpc::Status st = stub->Register(&ctx, req, &resp);
     EXPECT_EQ(st.error_code(), StatusCode::FAILED_PRECONDITION);
     EXPECT_NE(st.error_message().find("work hash version 0"), std::string::npos) << st.error_message();
@@ -132,7 +134,7 @@ TEST_F(ServicesTest, RegisterRefusesAnotherWorkHashVersion) {
   EXPECT_TRUE(c_->ListWorkers().empty());
   req.set_work_hash_version(kWorkHashVersion);
   grpc::ClientContext ctx;
-  AddToken(&ctx, kToken);
+  client::AddToken(&ctx, kToken);
   ASSERT_TRUE(stub->Register(&ctx, req, &resp).ok());
   ASSERT_EQ(c_->ListWorkers().size(), 1u);
   EXPECT_EQ(c_->ListWorkers()[0].w.work_hash_version, kWorkHashVersion);
@@ -145,23 +147,25 @@ TEST_F(ServicesTest, BadRequestsGetPreciseCodes) {
   EXPECT_EQ(Submit(kToken, 1, 9, static_cast<v1::Kinds>(77)).error_code(), StatusCode::INVALID_ARGUMENT);
   ASSERT_TRUE(Submit(kToken, 1, 4096).ok());
   EXPECT_EQ(Submit(kToken, 1, 4096).error_code(), StatusCode::ALREADY_EXISTS);
-  WorkerClient w(channel_, kToken);
-  ASSERT_TRUE(w.Register(WorkerIdentity{"h", {}, "", "", "cpu", 12}).ok());
-  WorkerLease lease;
-  ASSERT_TRUE(w.Lease(&lease).ok());
-  ASSERT_TRUE(lease.has_unit);
+  client::WorkerClient w(channel_, kToken, kIdentity);
+  ASSERT_TRUE(w.Register().ok());
+  client::Lease lease;
+  bool has_unit = false;
+  uint64_t retry_after_ms = 0;
+  ASSERT_TRUE(w.LeaseUnit(&lease, &has_unit, &retry_after_ms).ok());
+  ASSERT_TRUE(has_unit);
   EXPECT_TRUE(lease.spec.begin == 1 && lease.spec.end == 4096);
-  WorkerLease unknown = lease;
+  client::Lease unknown = lease;
   unknown.unit_id = 777;
   EXPECT_EQ(w.Complete(unknown, UnitResult(), 1, "cpu", nullptr).error_code(), StatusCode::NOT_FOUND);
-  WorkerLease stale = lease;
+  client::Lease stale = lease;
   stale.token = std::string(32, '0');
   EXPECT_EQ(w.Complete(stale, UnitResult(), 1, "cpu", nullptr).error_code(), StatusCode::FAILED_PRECONDITION);
   stale.token = "";
   EXPECT_EQ(w.Complete(stale, UnitResult(), 1, "cpu", nullptr).error_code(), StatusCode::INVALID_ARGUMENT);
   {
     grpc::ClientContext ctx;
-    AddToken(&ctx, kToken);
+    client::AddToken(&ctx, kToken);
     v1::CancelRequest req;
     req.set_submission_id(4242);
     v1::CancelResponse resp;
@@ -176,7 +180,7 @@ TEST_F(ServicesTest, BadRequestsGetPreciseCodes) {
   // Oversized message: refused by gRPC before it reaches the coordinator.
   {
     grpc::ClientContext ctx;
-    AddToken(&ctx, kToken);
+    client::AddToken(&ctx, kToken);
     v1::ImportRequest req;
     req.set_source(std::string(2 << 20, 'x'));
     v1::ImportResponse resp;
@@ -261,15 +265,14 @@ TEST(TlsTest, TokenAndQueriesWorkOverTlsAndPlaintextClientsAreRefused) {
   const std::string address = "localhost:" + std::to_string(port);
 
   std::shared_ptr<grpc::Channel> tls;
-  ASSERT_TRUE(MakeChannel(address, cert, &tls).ok());
-  WorkerClient w(tls, kToken);
-  ASSERT_TRUE(w.Register(WorkerIdentity{"h", {}, "", "", "cpu", 12}).ok());
-  EXPECT_EQ(WorkerClient(tls, "wrong").Register(WorkerIdentity{"h", {}, "", "", "cpu", 12}).error_code(),
-            StatusCode::UNAUTHENTICATED);
+  ASSERT_TRUE(client::MakeChannel(address, cert, &tls).ok());
+  client::WorkerClient w(tls, kToken, kIdentity);
+  ASSERT_TRUE(w.Register().ok());
+  EXPECT_EQ(client::WorkerClient(tls, "wrong", kIdentity).Register().error_code(), StatusCode::UNAUTHENTICATED);
   std::shared_ptr<grpc::Channel> plain;
-  ASSERT_TRUE(MakeChannel(address, "", &plain).ok());
-  WorkerClient p(plain, kToken, 3000);
-  EXPECT_EQ(p.Register(WorkerIdentity{"h", {}, "", "", "cpu", 12}).error_code(), StatusCode::UNAVAILABLE);
+  ASSERT_TRUE(client::MakeChannel(address, "", &plain).ok());
+  client::WorkerClient p(plain, kToken, kIdentity, 3000);
+  EXPECT_EQ(p.Register().error_code(), StatusCode::UNAVAILABLE);
   EXPECT_EQ(c->ListWorkers().size(), 1u);
   server->Shutdown();
   c.reset();

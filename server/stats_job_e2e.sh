@@ -3,15 +3,17 @@
 # the CPU, and collatzctl. Two jobs, [2^40, 2^40 + 2^22) in batches of 1024 (4 units) and
 # [0, 2^20) in batches of 256 (from 0: its first batch counts 255 numbers), are submitted and
 # refused for fetching while incomplete. A worker SIGKILLs itself after spooling its first
-# result; a lying worker (test hook) is rejected and flagged; an honest worker on the first
+# result; a lying worker (test fault) is rejected and flagged; an honest worker on the first
 # worker's spool sends the spooled result and computes the rest. The fetched files (and the
 # CSV) must be byte for byte what the one-shot `collatzctl stats` writes for the same range.
 # About 15 seconds on 2 cores.
-#   server/stats_job_e2e.sh COLLATZ_SERVER COLLATZ_WORKER COLLATZCTL
+# The crashing and the lying worker are collatz-worker-test (the same worker with fault flags).
+#   server/stats_job_e2e.sh COLLATZ_SERVER COLLATZ_WORKER COLLATZCTL COLLATZ_WORKER_TEST
 set -euo pipefail
-SERVER=$(realpath "${1:?usage: $0 COLLATZ_SERVER COLLATZ_WORKER COLLATZCTL}")
+SERVER=$(realpath "${1:?usage: $0 COLLATZ_SERVER COLLATZ_WORKER COLLATZCTL COLLATZ_WORKER_TEST}")
 WORKER=$(realpath "${2:?}")
 CTL=$(realpath "${3:?}")
+FAULTY_WORKER=$(realpath "${4:?}")
 W=$(mktemp -d)
 trap 'kill -KILL $(cat "$W"/*.pid 2>/dev/null) 2>/dev/null || true; rm -rf "$W"' EXIT
 cd "$W"
@@ -56,10 +58,10 @@ cat early.txt
 [ "$rc" = 1 ] && grep -q "not complete: 4 of 4 units remain" early.txt || fail "early fetch: exit $rc"
 [ ! -e early.bin ] || fail "an incomplete job wrote a file"
 
-worker() {  # name, idle seconds, extra flags...: runs a CPU worker to its end, prints its exit status
+worker() {  # name, idle seconds, extra flags...: runs a CPU worker ($BINARY, else $WORKER) to its end, prints its exit status
   local name=$1 idle=$2; shift 2
   local rc=0
-  "$WORKER" --server "$COLLATZ_SERVER" --token-file tok --backend cpu --threads 1 --max-idle-seconds "$idle" \
+  "${BINARY:-$WORKER}" --server "$COLLATZ_SERVER" --token-file tok --backend cpu --threads 1 --max-idle-seconds "$idle" \
     --heartbeat-seconds 1 "$@" 2>"$name.log" &
   echo $! > "$name.pid"
   wait "$(cat "$name.pid")" || rc=$?
@@ -67,11 +69,11 @@ worker() {  # name, idle seconds, extra flags...: runs a CPU worker to its end, 
   echo "$rc"
 }
 # 1. A worker killed (SIGKILL) right after spooling its first stats result.
-rc=$(worker crash 3 --spool spool --test-crash-after-spool)
+rc=$(BINARY=$FAULTY_WORKER worker crash 3 --spool spool --test-crash-after-spool)
 [ "$rc" = 137 ] || fail "the crashing worker exited with $rc"
 [ "$(ls spool/s*.result | wc -l)" = 1 ] || fail "no stats result in the spool"
 # 2. A lying worker: its result is rejected, it is flagged, refused further leases (exit 1).
-rc=$(worker liar 3 --spool spool-liar --test-lie-stats)
+rc=$(BINARY=$FAULTY_WORKER worker liar 3 --spool spool-liar --test-lie-stats)
 [ "$rc" = 1 ] || fail "the lying worker exited with $rc"
 grep -q "stats result rejected: batch at .* is wrong" liar.log || fail "the lie was not rejected"
 "$CTL" workers | tee workers.txt

@@ -3,7 +3,7 @@
 #include <chrono>
 #include <thread>
 
-#include "server/auth.h"
+#include "client/channel.h"
 
 namespace collatz::server {
 
@@ -11,14 +11,15 @@ TestWorkerStats RunTestWorker(const TestWorkerOptions& options, std::shared_ptr<
                               const std::atomic<bool>* stop) {
   TestWorkerStats stats;
   std::shared_ptr<grpc::Channel> channel;
-  if (!MakeChannel(options.address, "", &channel).ok()) return stats;
-  WorkerClient client(channel, options.token, 10000);
+  if (!client::MakeChannel(options.address, "", &channel).ok()) return stats;
+  client::WorkerIdentity id;
+  id.host = "test-worker";
+  id.sieve_bits = tables->sieve->bits();
+  client::WorkerClient client(channel, options.token, id, 10000);
+  client.set_accepts_stats(false);  // searches only
   CpuEngineOptions eo;
   eo.threads = options.threads;
   CpuEngine engine(tables, eo);
-  WorkerIdentity id;
-  id.host = "test-worker";
-  id.sieve_bits = tables->sieve->bits();
   auto now_ms = [] {
     return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
   };
@@ -26,7 +27,7 @@ TestWorkerStats RunTestWorker(const TestWorkerOptions& options, std::shared_ptr<
   bool registered = false;
   while (stop == nullptr || !stop->load()) {
     if (!registered) {
-      grpc::Status st = client.Register(id);
+      grpc::Status st = client.Register();
       if (!st.ok()) {
         ++stats.reconnects;
         if (now_ms() - idle_since > 60000) return stats;
@@ -35,8 +36,10 @@ TestWorkerStats RunTestWorker(const TestWorkerOptions& options, std::shared_ptr<
       }
       registered = true;
     }
-    WorkerLease lease;
-    grpc::Status st = client.Lease(&lease);
+    client::Lease lease;
+    bool has_unit = false;
+    uint64_t retry_after_ms = 0;
+    grpc::Status st = client.LeaseUnit(&lease, &has_unit, &retry_after_ms);
     if (st.error_code() == grpc::StatusCode::NOT_FOUND) {
       registered = false;  // a fresh database: register again
       continue;
@@ -48,7 +51,7 @@ TestWorkerStats RunTestWorker(const TestWorkerOptions& options, std::shared_ptr<
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       continue;
     }
-    if (!lease.has_unit) {
+    if (!has_unit) {
       if (now_ms() - idle_since > options.idle_exit_ms) return stats;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
       continue;

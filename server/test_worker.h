@@ -8,7 +8,7 @@
 #include <string>
 
 #include "core/cpu_engine.h"
-#include "server/worker_client.h"
+#include "client/worker_client.h"
 
 namespace collatz::server {
 

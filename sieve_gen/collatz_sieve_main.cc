@@ -17,7 +17,7 @@
 
 #include "sieve_gen/generator.h"
 #include "sieve_gen/resources.h"
-#include "sieve_gen/sieve_file.h"
+#include "core/sieve_file.h"
 
 namespace {
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/sieve.h"
-#include "sieve_gen/sieve_file.h"
+#include "core/sieve_file.h"
 
 namespace collatz::sievegen {
 namespace {

@@ -12,7 +12,7 @@
 #include "core/unit.h"
 #include "core/unit_search.h"
 #include "sieve_gen/generator.h"
-#include "sieve_gen/sieve_file.h"
+#include "core/sieve_file.h"
 
 namespace collatz {
 namespace {

@@ -13,7 +13,7 @@
 #include "core/records_csv.h"
 #include "core/sieve.h"
 #include "core/u128.h"
-#include "sieve_gen/sieve_file.h"
+#include "core/sieve_file.h"
 #include "tests/collatzctl_runner.h"
 
 namespace collatz::e2e {

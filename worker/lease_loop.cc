@@ -1,6 +1,5 @@
 #include "worker/lease_loop.h"
 
-#include <signal.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -11,13 +10,9 @@
 
 namespace collatz::worker {
 
-int64_t SteadyNowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-LeaseLoop::LeaseLoop(SearchEngine* engine, StatsEngine* stats, CoordinatorConnection* connection, Spool* spool,
-                     ResultSender* sender, WorkerMetrics* metrics, ShutdownState* shutdown, LeaseLoopOptions options)
+LeaseLoop::LeaseLoop(SearchEngine* engine, StatsEngine* stats, client::WorkerConnection* connection,
+                     SpoolWriter* spool, ResultSender* sender, WorkerMetrics* metrics, ShutdownState* shutdown,
+                     LeaseLoopOptions options, const Clock* clock)
     : engine_(engine),
       stats_(stats),
       connection_(connection),
@@ -25,7 +20,8 @@ LeaseLoop::LeaseLoop(SearchEngine* engine, StatsEngine* stats, CoordinatorConnec
       sender_(sender),
       metrics_(metrics),
       shutdown_(shutdown),
-      options_(std::move(options)) {}
+      options_(std::move(options)),
+      clock_(clock != nullptr ? clock : &steady_clock_) {}
 
 LeaseLoop::~LeaseLoop() { Join(); }
 
@@ -41,7 +37,7 @@ std::chrono::milliseconds LeaseLoop::HeartbeatInterval() const {
   return std::chrono::milliseconds(std::clamp<int64_t>(quarter, 200, 60000));
 }
 
-std::string LeaseLoop::Name(const Lease& lease) const {
+std::string LeaseLoop::Name(const client::Lease& lease) const {
   return options_.device + (lease.stats ? ": stats unit " : ": unit ") + std::to_string(lease.unit_id) +
          (lease.audit ? " (audit)" : "") + " [" +
          ToDecimal(lease.spec.begin) + ", " + ToDecimal(lease.spec.end) + ")";
@@ -50,7 +46,7 @@ std::string LeaseLoop::Name(const Lease& lease) const {
 void LeaseLoop::Run() {
   spdlog::info("{}: lease loop started on {}", options_.device, engine_->Describe());
   while (!shutdown_->stop_taking_work.load() && !shutdown_->fatal.load()) {
-    Lease lease;
+    client::Lease lease;
     {
       std::lock_guard<std::mutex> lock(prefetch_mu_);
       if (prefetched_) {
@@ -72,7 +68,7 @@ void LeaseLoop::Run() {
       break;
     }
   }
-  std::optional<Lease> left;
+  std::optional<client::Lease> left;
   {
     std::lock_guard<std::mutex> lock(prefetch_mu_);
     left.swap(prefetched_);
@@ -81,9 +77,9 @@ void LeaseLoop::Run() {
   spdlog::info("{}: lease loop stopped after {} unit(s)", options_.device, units_done_.load());
 }
 
-bool LeaseLoop::AcquireLease(Lease* out) {
+bool LeaseLoop::AcquireLease(client::Lease* out) {
   Backoff backoff(options_.backoff);
-  int64_t idle_since = SteadyNowMs();
+  int64_t idle_since = clock_->NowMs();
   bool unreachable_logged = false;
   while (!shutdown_->stop_taking_work.load() && !shutdown_->fatal.load()) {
     bool has_unit = false;
@@ -95,7 +91,7 @@ bool LeaseLoop::AcquireLease(Lease* out) {
       unreachable_logged = false;
       backoff.Reset();
       if (has_unit) return true;
-      if (options_.max_idle_seconds > 0 && SteadyNowMs() - idle_since >= options_.max_idle_seconds * 1000LL) {
+      if (options_.max_idle_seconds > 0 && clock_->NowMs() - idle_since >= options_.max_idle_seconds * 1000LL) {
         spdlog::info("{}: no work for {} s; stopping (--max-idle-seconds)", options_.device, options_.max_idle_seconds);
         return false;
       }
@@ -104,9 +100,9 @@ bool LeaseLoop::AcquireLease(Lease* out) {
       SleepUnlessStopped(wait, shutdown_->stop_taking_work);
       continue;
     }
-    idle_since = SteadyNowMs();
+    idle_since = clock_->NowMs();
     if (st.error_code() == grpc::StatusCode::NOT_FOUND) {
-      spdlog::warn("{}: the server does not know worker {} ({}); registering again", options_.device, id, Describe(st));
+      spdlog::warn("{}: the server does not know worker {} ({}); registering again", options_.device, id, client::Describe(st));
       grpc::Status rs = connection_->RegisterAgainIfStill(id);
       if (rs.ok()) {
         spdlog::info("{}: registered as worker {}", options_.device, connection_->worker_id());
@@ -114,31 +110,31 @@ bool LeaseLoop::AcquireLease(Lease* out) {
       }
       st = rs;
     }
-    if (IsTransient(st)) {
+    if (client::IsTransient(st)) {
       const auto wait = backoff.Next();
       if (!unreachable_logged) {
-        spdlog::warn("{}: cannot lease ({}); retrying with backoff", options_.device, Describe(st));
+        spdlog::warn("{}: cannot lease ({}); retrying with backoff", options_.device, client::Describe(st));
         unreachable_logged = true;
       }
       spdlog::debug("{}: lease attempt {} failed; next in {} ms", options_.device, backoff.attempt(), wait.count());
       SleepUnlessStopped(wait, shutdown_->stop_taking_work);
       continue;
     }
-    spdlog::error("{}: the server refuses to lease ({}); stopping", options_.device, Describe(st));
+    spdlog::error("{}: the server refuses to lease ({}); stopping", options_.device, client::Describe(st));
     shutdown_->fatal = true;
     return false;
   }
   return false;
 }
 
-bool LeaseLoop::TryLease(Lease* out) {
+bool LeaseLoop::TryLease(client::Lease* out) {
   bool has_unit = false;
   uint64_t retry_after_ms = 0;
   grpc::Status st = connection_->LeaseUnit(out, &has_unit, &retry_after_ms);
   return st.ok() && has_unit;
 }
 
-void LeaseLoop::Release(const Lease& lease, bool failed, const std::string& reason) {
+void LeaseLoop::Release(const client::Lease& lease, bool failed, const std::string& reason) {
   // A few quick tries; if the server stays away the lease simply expires there.
   Backoff backoff({std::chrono::milliseconds(200), std::chrono::milliseconds(1000)});
   std::atomic<bool> never{false};
@@ -148,8 +144,8 @@ void LeaseLoop::Release(const Lease& lease, bool failed, const std::string& reas
       spdlog::info("{} released{}: {}", Name(lease), failed ? " as failed" : "", reason);
       return;
     }
-    if (!IsTransient(st)) {
-      spdlog::info("{}: release not needed ({})", Name(lease), Describe(st));
+    if (!client::IsTransient(st)) {
+      spdlog::info("{}: release not needed ({})", Name(lease), client::Describe(st));
       return;
     }
     SleepUnlessStopped(backoff.Next(), never);
@@ -157,7 +153,7 @@ void LeaseLoop::Release(const Lease& lease, bool failed, const std::string& reas
   spdlog::warn("{}: could not release (server unreachable); the lease will expire on the server", Name(lease));
 }
 
-void LeaseLoop::RunUnit(const Lease& lease) {
+void LeaseLoop::RunUnit(const client::Lease& lease) {
   const uint64_t total = static_cast<uint64_t>(std::min<u128>(lease.spec.end - lease.spec.begin, UINT64_MAX));
   if (lease.stats) {
     spdlog::info("{} started (stats job {}, batch {})", Name(lease), lease.stats_job_id, lease.stats_batch);
@@ -177,24 +173,24 @@ void LeaseLoop::RunUnit(const Lease& lease) {
   };
 
   std::thread monitor([&] {
-    const auto interval = HeartbeatInterval();
-    auto next_heartbeat = std::chrono::steady_clock::now() + interval;
-    auto next_prefetch = std::chrono::steady_clock::now();
+    const int64_t interval = HeartbeatInterval().count();
+    int64_t next_heartbeat = clock_->NowMs() + interval;
+    int64_t next_prefetch = clock_->NowMs();
     bool unreachable_logged = false;
     std::unique_lock<std::mutex> lock(mu);
     while (!search_over) {
-      cv.wait_for(lock, std::chrono::milliseconds(100));
+      cv.wait_for(lock, options_.poll_interval);
       if (search_over) break;
       lock.unlock();
-      const auto now = std::chrono::steady_clock::now();
+      const int64_t now = clock_->NowMs();
       if (shutdown_->stop_taking_work.load()) {
-        std::optional<Lease> left;
+        std::optional<client::Lease> left;
         {
           std::lock_guard<std::mutex> pl(prefetch_mu_);
           left.swap(prefetched_);
         }
         if (left) Release(*left, false, "worker shutting down before starting the unit");
-        if (SteadyNowMs() >= shutdown_->grace_deadline_ms.load() && reason.load() == CancelReason::kNone) {
+        if (clock_->NowMs() >= shutdown_->grace_deadline_ms.load() && reason.load() == CancelReason::kNone) {
           spdlog::warn("{}: grace period over; cancelling at {} of {} numbers", Name(lease), done.load(), total);
           cancel_for(CancelReason::kShutdown);
         }
@@ -205,13 +201,13 @@ void LeaseLoop::RunUnit(const Lease& lease) {
           have = prefetched_.has_value();
         }
         if (!have) {
-          Lease next;
+          client::Lease next;
           if (TryLease(&next)) {
             spdlog::debug("{}: prefetched unit {}", options_.device, next.unit_id);
             std::lock_guard<std::mutex> pl(prefetch_mu_);
             prefetched_ = next;
           } else {
-            next_prefetch = now + std::chrono::seconds(2);
+            next_prefetch = now + 2000;
           }
         }
       }
@@ -222,17 +218,17 @@ void LeaseLoop::RunUnit(const Lease& lease) {
         if (st.ok() && stop) {
           spdlog::info("{}: the server no longer needs this unit; stopping it", Name(lease));
           cancel_for(CancelReason::kServerStop);
-        } else if (!st.ok() && !IsTransient(st)) {
-          spdlog::warn("{}: lease lost ({}); stopping the unit", Name(lease), Describe(st));
+        } else if (!st.ok() && !client::IsTransient(st)) {
+          spdlog::warn("{}: lease lost ({}); stopping the unit", Name(lease), client::Describe(st));
           cancel_for(CancelReason::kLeaseLost);
         } else if (!st.ok() && !unreachable_logged) {
           spdlog::warn("{}: heartbeat failed ({}); searching on, the result will be spooled", Name(lease),
-                       Describe(st));
+                       client::Describe(st));
           unreachable_logged = true;
         } else if (st.ok()) {
           unreachable_logged = false;
         }
-        std::optional<Lease> next;
+        std::optional<client::Lease> next;
         {
           std::lock_guard<std::mutex> pl(prefetch_mu_);
           next = prefetched_;
@@ -240,7 +236,7 @@ void LeaseLoop::RunUnit(const Lease& lease) {
         if (next) {
           bool next_stop = false;
           grpc::Status ns = connection_->Heartbeat(*next, 0, &next_stop);
-          if ((ns.ok() && next_stop) || (!ns.ok() && !IsTransient(ns))) {
+          if ((ns.ok() && next_stop) || (!ns.ok() && !client::IsTransient(ns))) {
             std::lock_guard<std::mutex> pl(prefetch_mu_);
             if (prefetched_ && prefetched_->token == next->token) prefetched_.reset();
           }
@@ -250,7 +246,7 @@ void LeaseLoop::RunUnit(const Lease& lease) {
     }
   });
 
-  const auto t0 = std::chrono::steady_clock::now();
+  const int64_t t0 = clock_->NowMs();
   UnitResult result;
   StatsFile stats_file;
   Status st;
@@ -264,7 +260,7 @@ void LeaseLoop::RunUnit(const Lease& lease) {
     st = engine_->Search(
         lease.spec, &result, [&](uint64_t d, uint64_t) { done = d; }, &cancel);
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double seconds = static_cast<double>(clock_->NowMs() - t0) / 1000.0;
   {
     std::lock_guard<std::mutex> lock(mu);
     search_over = true;
@@ -274,14 +270,7 @@ void LeaseLoop::RunUnit(const Lease& lease) {
 
   if (st.ok()) {
     consecutive_failures_ = 0;
-    v1::CompleteRequest request;
-    request.set_worker_id(lease.worker_id);
-    request.set_unit_id(lease.unit_id);
-    request.set_lease_token(lease.token);
-    if (lease.stats && options_.lie_in_stats && !stats_file.batches.empty()) {
-      spdlog::warn("test hook --test-lie-stats: reporting a wrong sum for the last batch of {}", Name(lease));
-      stats_file.batches.back().sum += 1;
-    }
+    v1::CompleteRequest request = client::CompletionFor(lease);
     if (lease.stats) {
       // The stats file encoding carries its own XXH64 checksums (docs/STATS_FORMAT.md).
       request.mutable_stats_result()->set_stats_file(EncodeStatsFile(stats_file));
@@ -312,16 +301,12 @@ void LeaseLoop::RunUnit(const Lease& lease) {
       v1::Disposition disposition;
       grpc::Status cs = connection_->Complete(request, &disposition);
       if (!cs.ok()) {
-        spdlog::error("{}: result lost with the spool unwritable ({}); releasing the unit", Name(lease), Describe(cs));
+        spdlog::error("{}: result lost with the spool unwritable ({}); releasing the unit", Name(lease), client::Describe(cs));
         Release(lease, false, "worker could not spool or send the result");
       }
       return;
     }
-    if (options_.crash_after_spool) {
-      spdlog::warn("test hook --test-crash-after-spool: SIGKILL with {} spooled and not sent", name);
-      raise(SIGKILL);
-    }
-    sender_->Notify();
+    if (sender_ != nullptr) sender_->Notify();
     return;
   }
   if (st.code() == Status::Code::kUnavailable && reason.load() != CancelReason::kNone) {

@@ -3,6 +3,11 @@
 // before the unit ends, spool the result, hand it to the sender, repeat. On shutdown it
 // takes no new work, releases the prefetched lease at once and the current one when the
 // grace period runs out.
+//
+// Everything outside the process comes in through small interfaces: the coordinator
+// (client::WorkerConnection), the spool (SpoolWriter) and the time (Clock), so that a
+// unit's whole course (RunUnit) is tested with fakes, and faults are injected there
+// rather than through flags of the production binary.
 #pragma once
 
 #include <atomic>
@@ -12,9 +17,10 @@
 #include <string>
 #include <thread>
 
+#include "client/worker_connection.h"
 #include "core/search_engine.h"
 #include "worker/backoff.h"
-#include "worker/coordinator_connection.h"
+#include "worker/clock.h"
 #include "worker/metrics.h"
 #include "worker/result_sender.h"
 #include "worker/spool.h"
@@ -31,25 +37,24 @@ struct ShutdownState {
   std::atomic<bool> fatal{false};
 };
 
-int64_t SteadyNowMs();
-
 struct LeaseLoopOptions {
   std::string device;                 // "cpu", "gpu0": log and metrics label
   double prefetch_fraction = 0.5;     // lease the next unit once this much of the current is done
   std::chrono::milliseconds heartbeat_interval{0};  // 0: a quarter of the server's lease duration
   int max_idle_seconds = 0;           // > 0: the loop ends after this long without work
   int max_consecutive_failures = 3;   // then the device is taken out of service
-  bool crash_after_spool = false;     // test hook: SIGKILL the process after the first result is spooled
-  bool lie_in_stats = false;          // test hook: report a wrong sum in the last batch of every stats unit
+  std::chrono::milliseconds poll_interval{100};  // how often the monitor looks at the clock
   BackoffOptions backoff;
 };
 
 class LeaseLoop {
  public:
   // `stats` computes the units of stats jobs (docs/PROTOCOL.md); the server only leases
-  // them to workers that accept them, which every lane does.
-  LeaseLoop(SearchEngine* engine, StatsEngine* stats, CoordinatorConnection* connection, Spool* spool,
-            ResultSender* sender, WorkerMetrics* metrics, ShutdownState* shutdown, LeaseLoopOptions options);
+  // them to workers that accept them, which every lane does. `sender` (may be null) is
+  // told of each spooled result; `clock` null means the steady clock.
+  LeaseLoop(SearchEngine* engine, StatsEngine* stats, client::WorkerConnection* connection, SpoolWriter* spool,
+            ResultSender* sender, WorkerMetrics* metrics, ShutdownState* shutdown, LeaseLoopOptions options,
+            const Clock* clock = nullptr);
   ~LeaseLoop();
 
   void Start();
@@ -58,29 +63,35 @@ class LeaseLoop {
   // Whether the loop ended because its device failed unit after unit.
   bool gave_up() const { return gave_up_.load(); }
 
+  // One leased unit from start to end: search it (heartbeating, prefetching, cancelling on
+  // shutdown, a server stop or a lost lease), then spool and hand on its result, or release
+  // it. Run calls it for every lease; public for the tests.
+  void RunUnit(const client::Lease& lease);
+
  private:
   enum class CancelReason { kNone, kShutdown, kServerStop, kLeaseLost };
 
   void Run();
   // Blocks (with backoff while the server is unreachable) until a unit is leased; false
   // when shutting down, idle too long, or after a fatal refusal.
-  bool AcquireLease(Lease* out);
+  bool AcquireLease(client::Lease* out);
   // One attempt, for the prefetch; false when there is no unit now or the call failed.
-  bool TryLease(Lease* out);
-  void RunUnit(const Lease& lease);
-  void Release(const Lease& lease, bool failed, const std::string& reason);
+  bool TryLease(client::Lease* out);
+  void Release(const client::Lease& lease, bool failed, const std::string& reason);
   std::chrono::milliseconds HeartbeatInterval() const;
-  std::string Name(const Lease& lease) const;
+  std::string Name(const client::Lease& lease) const;
 
   SearchEngine* engine_;
   StatsEngine* stats_;
-  CoordinatorConnection* connection_;
-  Spool* spool_;
+  client::WorkerConnection* connection_;
+  SpoolWriter* spool_;
   ResultSender* sender_;
   WorkerMetrics* metrics_;
   ShutdownState* shutdown_;
   LeaseLoopOptions options_;
-  std::optional<Lease> prefetched_;  // guarded by prefetch_mu_
+  SteadyClock steady_clock_;
+  const Clock* clock_;
+  std::optional<client::Lease> prefetched_;  // guarded by prefetch_mu_
   std::mutex prefetch_mu_;
   std::atomic<uint64_t> units_done_{0};
   int consecutive_failures_ = 0;

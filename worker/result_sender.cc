@@ -19,7 +19,7 @@ const char* DispositionName(v1::Disposition d) {
 
 }  // namespace
 
-ResultSender::ResultSender(Spool* spool, CoordinatorConnection* connection, WorkerMetrics* metrics,
+ResultSender::ResultSender(Spool* spool, client::WorkerConnection* connection, WorkerMetrics* metrics,
                            BackoffOptions backoff)
     : spool_(spool), connection_(connection), metrics_(metrics), backoff_(backoff) {}
 
@@ -63,11 +63,11 @@ ResultSender::Pass ResultSender::SendAll() {
       metrics_->SetSpoolPending(static_cast<double>(left));
       continue;
     }
-    if (IsTransient(st)) {
+    if (client::IsTransient(st)) {
       if (!unreachable_logged_) {
-        spdlog::warn("{} result not sent yet ({}); kept in the spool, retrying with backoff", unit, Describe(st));
+        spdlog::warn("{} result not sent yet ({}); kept in the spool, retrying with backoff", unit, client::Describe(st));
       } else {
-        spdlog::debug("{} result not sent yet ({})", unit, Describe(st));
+        spdlog::debug("{} result not sent yet ({})", unit, client::Describe(st));
       }
       unreachable_logged_ = true;
       return Pass::kRetryLater;
@@ -75,7 +75,7 @@ ResultSender::Pass ResultSender::SendAll() {
     unreachable_logged_ = false;
     // Refused for good (stale lease, unknown unit, rejected): never retried, kept for a human.
     Status ms = spool_->MoveAside(name, "rejected");
-    spdlog::error("{} result refused by the server ({}); moved to {}/rejected/{}", unit, Describe(st), spool_->dir(),
+    spdlog::error("{} result refused by the server ({}); moved to {}/rejected/{}", unit, client::Describe(st), spool_->dir(),
                   name);
     if (!ms.ok()) spdlog::error("spool: {}", ms.message());
     --left;

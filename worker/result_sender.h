@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "worker/backoff.h"
-#include "worker/coordinator_connection.h"
+#include "client/worker_connection.h"
 #include "worker/metrics.h"
 #include "worker/spool.h"
 
@@ -19,7 +19,7 @@ namespace collatz::worker {
 
 class ResultSender {
  public:
-  ResultSender(Spool* spool, CoordinatorConnection* connection, WorkerMetrics* metrics, BackoffOptions backoff);
+  ResultSender(Spool* spool, client::WorkerConnection* connection, WorkerMetrics* metrics, BackoffOptions backoff);
   ~ResultSender();
 
   // Sends what the spool holds, retrying until it is empty or `stop` is set. Returns
@@ -40,7 +40,7 @@ class ResultSender {
   void Run();
 
   Spool* spool_;
-  CoordinatorConnection* connection_;
+  client::WorkerConnection* connection_;
   WorkerMetrics* metrics_;
   Backoff backoff_;
   std::mutex mu_;

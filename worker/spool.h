@@ -19,14 +19,23 @@
 
 namespace collatz::worker {
 
-class Spool {
+// Where the lease loop puts a finished unit's request before it is sent: the spool in
+// production, a fake (or a fault injector) in tests.
+class SpoolWriter {
+ public:
+  virtual ~SpoolWriter() = default;
+  // Writes the request durably; *name identifies it.
+  virtual Status Write(const v1::CompleteRequest& request, std::string* name) = 0;
+};
+
+class Spool final : public SpoolWriter {
  public:
   // Creates `dir` (and corrupt/, rejected/) if needed and removes temporary files that
   // a crash left behind.
   static Status Open(const std::string& dir, std::unique_ptr<Spool>* out);
 
   // Writes the result durably; *name identifies it for Read/Remove.
-  Status Write(const v1::CompleteRequest& request, std::string* name);
+  Status Write(const v1::CompleteRequest& request, std::string* name) override;
   // Names of the spooled results, oldest unit first.
   std::vector<std::string> List() const;
   // Corruption when the file is damaged (the caller moves it aside).

@@ -113,7 +113,7 @@ TEST(WorkerEndToEnd, SpooledResultSurvivesSigkillBeforeItWasSent) {
   ASSERT_TRUE(server.ok()) << server.child().output();
   ASSERT_EQ(server.Submit(1, Pow2(24), Pow2(21)).units(), 9u);
   {
-    Child crashing(COLLATZ_WORKER_BINARY, WorkerArgs(server, dir, {"--test-crash-after-spool"}),
+    Child crashing(COLLATZ_TEST_WORKER_BINARY, WorkerArgs(server, dir, {"--test-crash-after-spool"}),
                    dir.File("worker1.log"));
     ASSERT_EQ(crashing.Wait(120000), kKilled) << crashing.output();
   }

@@ -1,4 +1,4 @@
-#include "sieve_gen/sieve_file.h"
+#include "core/sieve_file.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -292,7 +292,7 @@ Status SieveFileWriter::Finish() {
   }
   // Make the rename itself durable.
   std::string dir = path_.find('/') == std::string::npos ? "." : path_.substr(0, path_.rfind('/'));
-  if (dir.empty()) dir = "/";
+  if (dir.empty()) dir.push_back('/');  // the root (and no GCC 12 -Wrestrict false alarm at -O3)
   int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {
     ::fsync(dfd);

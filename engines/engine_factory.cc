@@ -1,14 +1,13 @@
-#include "cli/engine_factory.h"
-
-#include "sieve_gen/sieve_file.h"
+#include "engines/engine_factory.h"
 
 #include "core/cpu_engine.h"
+#include "core/sieve_file.h"
 
 #if COLLATZ_WITH_GPU
 #include "gpu/gpu_engine.h"
 #endif
 
-namespace collatz::cli {
+namespace collatz::engines {
 
 Status ParseBackendFlag(const std::string& text, Backend* out) {
   if (text == "cpu") *out = Backend::kCpu;
@@ -48,7 +47,7 @@ Status ResolveBackend(Backend requested, Backend* resolved, std::string* note) {
   return Status::Ok();
 }
 
-int DefaultSieveBits(Backend) { return 19; }
+int DefaultSieveBits(Backend) { return kDefaultSieveBits; }
 
 Status BuildSearchTables(const std::string& sieve_file, int sieve_bits, std::shared_ptr<const SearchTables>* out) {
   if (sieve_file.empty()) return SearchTables::Build(sieve_bits, kDefaultStepBits, kDefaultTailBits, out);
@@ -56,15 +55,17 @@ Status BuildSearchTables(const std::string& sieve_file, int sieve_bits, std::sha
   Status st = LoadSieveFile(sieve_file, &sieve);
   if (!st.ok()) return st;
   return SearchTables::FromSieve(std::move(sieve), kDefaultStepBits, kDefaultTailBits, out);
-}  // the GPU engine's own bench uses 19 too
+}
 
 Status MakeEngine(Backend resolved, std::shared_ptr<const SearchTables> tables, int threads,
-                  std::unique_ptr<SearchEngine>* out) {
+                  std::unique_ptr<SearchEngine>* out, int gpu_device) {
   if (resolved == Backend::kGpu) {
 #if COLLATZ_WITH_GPU
     GpuEngineOptions options;
+    options.device = gpu_device;
     return MakeGpuEngine(std::move(tables), options, out);
 #else
+    (void)gpu_device;
     return Status::FailedPrecondition("this build has no CUDA engine");
 #endif
   }
@@ -74,4 +75,4 @@ Status MakeEngine(Backend resolved, std::shared_ptr<const SearchTables> tables, 
   return Status::Ok();
 }
 
-}  // namespace collatz::cli
+}  // namespace collatz::engines

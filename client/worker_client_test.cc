@@ -1,6 +1,6 @@
 // The worker's side of registration against a fake server: a server of another work hash
 // version (or one from before versions) is refused, so a new worker never feeds an old server.
-#include "worker/coordinator_connection.h"
+#include "client/worker_client.h"
 
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 #include "core/work_hash.h"
 #include "proto/collatz.grpc.pb.h"
 
-namespace collatz::worker {
+namespace collatz::client {
 namespace {
 
 class FakeWorkerService final : public v1::Worker::Service {
@@ -42,13 +42,13 @@ grpc::Status RegisterWith(FakeWorkerService* service, Registration* reg) {
   identity.host = "test";
   identity.backend = "cpu";
   identity.sieve_bits = 12;
-  CoordinatorConnection connection(channel, "token", identity);
-  grpc::Status st = connection.Register(reg);
+  WorkerClient client(channel, "token", identity);
+  grpc::Status st = client.Register(reg);
   server->Shutdown();
   return st;
 }
 
-TEST(CoordinatorConnection, RefusesAServerOfAnotherWorkHashVersion) {
+TEST(WorkerClient, RefusesAServerOfAnotherWorkHashVersion) {
   for (uint32_t version : {0u, kWorkHashVersion + 1}) {
     FakeWorkerService service(version);
     Registration reg;
@@ -65,4 +65,4 @@ TEST(CoordinatorConnection, RefusesAServerOfAnotherWorkHashVersion) {
 }
 
 }  // namespace
-}  // namespace collatz::worker
+}  // namespace collatz::client

@@ -1,15 +1,15 @@
-#include "worker/coordinator_connection.h"
+#include "client/worker_client.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "core/batch_stats.h"
 #include "core/work_hash.h"
+#include "client/channel.h"
 #include "proto/wire.h"
-#include "server/auth.h"
 
-namespace collatz::worker {
+namespace collatz::client {
 
-constexpr int kCallTimeoutMs = 30000;
 constexpr int kHeartbeatTimeoutMs = 10000;
 
 bool IsTransient(const grpc::Status& status) {
@@ -38,18 +38,36 @@ std::string Describe(const grpc::Status& status) {
   return status.error_message().empty() ? name : name + ": " + status.error_message();
 }
 
-CoordinatorConnection::CoordinatorConnection(std::shared_ptr<grpc::Channel> channel, std::string token,
-                                             WorkerIdentity identity)
-    : stub_(v1::Worker::NewStub(std::move(channel))), token_(std::move(token)), identity_(std::move(identity)) {}
+namespace {
 
-void CoordinatorConnection::Prepare(grpc::ClientContext* ctx, int timeout_ms) const {
-  server::AddToken(ctx, token_);
-  ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(timeout_ms));
+// Every request about a lease names it by the worker it was granted to, its unit and token.
+template <typename Request>
+Request ForLease(const Lease& lease) {
+  Request request;
+  request.set_worker_id(lease.worker_id);
+  request.set_unit_id(lease.unit_id);
+  request.set_lease_token(lease.token);
+  return request;
 }
 
-grpc::Status CoordinatorConnection::Register(Registration* out) {
+}  // namespace
+
+v1::CompleteRequest CompletionFor(const Lease& lease) { return ForLease<v1::CompleteRequest>(lease); }
+
+WorkerClient::WorkerClient(std::shared_ptr<grpc::Channel> channel, std::string token, WorkerIdentity identity,
+                           int timeout_ms)
+    : stub_(v1::Worker::NewStub(std::move(channel))),
+      token_(std::move(token)),
+      identity_(std::move(identity)),
+      timeout_ms_(timeout_ms) {}
+
+void WorkerClient::Prepare(grpc::ClientContext* ctx, int timeout_ms) const {
+  PrepareCall(ctx, token_, std::chrono::milliseconds(std::min(timeout_ms, timeout_ms_)));
+}
+
+grpc::Status WorkerClient::Register(Registration* out) {
   grpc::ClientContext ctx;
-  Prepare(&ctx, kCallTimeoutMs);
+  Prepare(&ctx, timeout_ms_);
   v1::RegisterRequest req;
   req.set_host(identity_.host);
   for (const auto& [model, uuid] : identity_.gpus) {
@@ -75,28 +93,29 @@ grpc::Status CoordinatorConnection::Register(Registration* out) {
   }
   worker_id_ = resp.worker_id();
   if (resp.lease_duration_ms() > 0) lease_duration_ms_ = resp.lease_duration_ms();
+  if (out == nullptr) return st;
   out->worker_id = resp.worker_id();
   out->server_sieve_bits = static_cast<int>(resp.sieve_bits());
   out->lease_duration_ms = lease_duration_ms_;
   return st;
 }
 
-grpc::Status CoordinatorConnection::RegisterAgainIfStill(uint64_t stale_id) {
+grpc::Status WorkerClient::RegisterAgainIfStill(uint64_t stale_id) {
   std::lock_guard<std::mutex> lock(register_mu_);
   if (worker_id_.load() != stale_id) return grpc::Status::OK;
   Registration r;
   return Register(&r);
 }
 
-grpc::Status CoordinatorConnection::LeaseUnit(Lease* out, bool* has_unit, uint64_t* retry_after_ms) {
+grpc::Status WorkerClient::LeaseUnit(Lease* out, bool* has_unit, uint64_t* retry_after_ms) {
   *has_unit = false;
   *retry_after_ms = 0;
   grpc::ClientContext ctx;
-  Prepare(&ctx, kCallTimeoutMs);
+  Prepare(&ctx, timeout_ms_);
   v1::LeaseRequest req;
   const uint64_t id = worker_id_.load();
   req.set_worker_id(id);
-  req.set_accepts_stats(true);  // every worker computes stats units (on the CPU at least)
+  req.set_accepts_stats(accepts_stats_);
   v1::LeaseResponse resp;
   grpc::Status st = stub_->Lease(&ctx, req, &resp);
   if (!st.ok()) return st;
@@ -112,6 +131,7 @@ grpc::Status CoordinatorConnection::LeaseUnit(Lease* out, bool* has_unit, uint64
     out->spec.begin = wire::FromWire(u.begin());
     out->spec.end = wire::FromWire(u.end());
     out->token = resp.lease_token();
+    out->deadline_ms = resp.deadline_unix_ms();
     Status vs = ValidateStatsRange(out->spec.begin, out->spec.end, out->stats_batch);
     if (!vs.ok()) return grpc::Status(grpc::StatusCode::INTERNAL, "server sent a bad stats unit: " + vs.message());
     *has_unit = true;
@@ -124,18 +144,16 @@ grpc::Status CoordinatorConnection::LeaseUnit(Lease* out, bool* has_unit, uint64
   out->worker_id = id;
   out->unit_id = resp.unit().unit_id();
   out->token = resp.lease_token();
+  out->deadline_ms = resp.deadline_unix_ms();
   out->audit = resp.purpose() == v1::LEASE_PURPOSE_AUDIT;
   *has_unit = true;
   return st;
 }
 
-grpc::Status CoordinatorConnection::Heartbeat(const Lease& lease, uint64_t numbers_done, bool* stop) {
+grpc::Status WorkerClient::Heartbeat(const Lease& lease, uint64_t numbers_done, bool* stop) {
   grpc::ClientContext ctx;
   Prepare(&ctx, kHeartbeatTimeoutMs);
-  v1::HeartbeatRequest req;
-  req.set_worker_id(lease.worker_id);
-  req.set_unit_id(lease.unit_id);
-  req.set_lease_token(lease.token);
+  v1::HeartbeatRequest req = ForLease<v1::HeartbeatRequest>(lease);
   req.set_numbers_done(numbers_done);
   v1::HeartbeatResponse resp;
   grpc::Status st = stub_->Heartbeat(&ctx, req, &resp);
@@ -143,27 +161,32 @@ grpc::Status CoordinatorConnection::Heartbeat(const Lease& lease, uint64_t numbe
   return st;
 }
 
-grpc::Status CoordinatorConnection::Complete(const v1::CompleteRequest& request, v1::Disposition* disposition) {
+grpc::Status WorkerClient::Complete(const v1::CompleteRequest& request, v1::Disposition* disposition) {
   grpc::ClientContext ctx;
-  Prepare(&ctx, kCallTimeoutMs);
+  Prepare(&ctx, timeout_ms_);
   v1::CompleteResponse resp;
   grpc::Status st = stub_->Complete(&ctx, request, &resp);
-  *disposition = resp.disposition();
+  if (disposition != nullptr) *disposition = resp.disposition();
   return st;
 }
 
-grpc::Status CoordinatorConnection::Release(const Lease& lease, bool failed, const std::string& reason,
-                                            int timeout_ms) {
+grpc::Status WorkerClient::Complete(const Lease& lease, const UnitResult& result, double seconds,
+                                    const std::string& engine, v1::Disposition* disposition) {
+  v1::CompleteRequest request = CompletionFor(lease);
+  wire::ResultToWire(result, request.mutable_result());
+  request.set_seconds(seconds);
+  request.set_engine(engine);
+  return Complete(request, disposition);
+}
+
+grpc::Status WorkerClient::Release(const Lease& lease, bool failed, const std::string& reason, int timeout_ms) {
   grpc::ClientContext ctx;
   Prepare(&ctx, timeout_ms);
-  v1::ReleaseRequest req;
-  req.set_worker_id(lease.worker_id);
-  req.set_unit_id(lease.unit_id);
-  req.set_lease_token(lease.token);
+  v1::ReleaseRequest req = ForLease<v1::ReleaseRequest>(lease);
   req.set_failed(failed);
   req.set_reason(reason);
   v1::ReleaseResponse resp;
   return stub_->Release(&ctx, req, &resp);
 }
 
-}  // namespace collatz::worker
+}  // namespace collatz::client

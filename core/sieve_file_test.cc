@@ -1,4 +1,4 @@
-#include "sieve_gen/sieve_file.h"
+#include "core/sieve_file.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

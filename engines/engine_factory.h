@@ -1,0 +1,42 @@
+// The one engine factory: the search tables (from a sieve file or a generated sieve of a
+// given width) and the search engine for --backend cpu|gpu|auto, for collatzctl, the
+// worker and the coordinator. The GPU engine exists only in builds with CUDA
+// (gpu/gpu_engine.h); auto uses it when a device is present and falls back to the CPU.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/search_engine.h"
+#include "core/status.h"
+#include "core/unit_search.h"
+
+namespace collatz::engines {
+
+enum class Backend { kCpu, kGpu, kAuto };
+
+Status ParseBackendFlag(const std::string& text, Backend* out);
+
+// Whether this binary was built with the CUDA engine.
+bool BuildHasCuda();
+
+// Resolves kAuto to kCpu or kGpu; FailedPrecondition when kGpu cannot be had (no CUDA
+// in this build, or no device). `note` explains an automatic choice, for the log.
+Status ResolveBackend(Backend requested, Backend* resolved, std::string* note);
+
+// The sieve width used when --sieve-bits is not given (core's kDefaultSieveBits for
+// every backend).
+int DefaultSieveBits(Backend resolved);
+
+// The search tables: from a sieve file (collatz-sieve) when `sieve_file` is not empty
+// (its width wins), else a generated sieve of `sieve_bits`; core's default step and tail
+// tables.
+Status BuildSearchTables(const std::string& sieve_file, int sieve_bits, std::shared_ptr<const SearchTables>* out);
+
+// Builds the engine for a resolved backend. threads: CPU threads (0 = all cores);
+// gpu_device: the CUDA device of a kGpu engine. FailedPrecondition for kGpu in a build
+// without CUDA.
+Status MakeEngine(Backend resolved, std::shared_ptr<const SearchTables> tables, int threads,
+                  std::unique_ptr<SearchEngine>* out, int gpu_device = 0);
+
+}  // namespace collatz::engines

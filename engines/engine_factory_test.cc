@@ -1,0 +1,77 @@
+#include "engines/engine_factory.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "core/sieve.h"
+#include "core/sieve_file.h"
+
+namespace collatz::engines {
+namespace {
+
+TEST(EngineFactory, ParsesTheBackendFlag) {
+  Backend b = Backend::kAuto;
+  ASSERT_TRUE(ParseBackendFlag("cpu", &b).ok());
+  EXPECT_EQ(b, Backend::kCpu);
+  ASSERT_TRUE(ParseBackendFlag("gpu", &b).ok());
+  EXPECT_EQ(b, Backend::kGpu);
+  ASSERT_TRUE(ParseBackendFlag("auto", &b).ok());
+  EXPECT_EQ(b, Backend::kAuto);
+  EXPECT_EQ(ParseBackendFlag("tpu", &b).code(), Status::Code::kInvalidArgument);
+}
+
+TEST(EngineFactory, TheDefaultWidthIsCoresConstant) {
+  EXPECT_EQ(DefaultSieveBits(Backend::kCpu), kDefaultSieveBits);
+  EXPECT_EQ(DefaultSieveBits(Backend::kGpu), kDefaultSieveBits);
+  std::shared_ptr<const SearchTables> tables;
+  ASSERT_TRUE(BuildSearchTables("", kDefaultSieveBits, &tables).ok());
+  EXPECT_EQ(tables->sieve->bits(), kDefaultSieveBits);
+}
+
+TEST(EngineFactory, ASieveFileGivesTheSameTablesAsItsWidth) {
+  const int bits = 12;
+  std::shared_ptr<const SearchTables> generated;
+  ASSERT_TRUE(BuildSearchTables("", bits, &generated).ok());
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("engine_factory_test." + std::to_string(::getpid()) + ".sieve"))
+                               .string();
+  ASSERT_TRUE(WriteSieveFile(path, bits, generated->sieve->residues()).ok());
+  std::shared_ptr<const SearchTables> loaded;
+  // The file's width wins over the width argument.
+  Status st = BuildSearchTables(path, bits + 3, &loaded);
+  std::filesystem::remove(path);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(loaded->sieve->bits(), bits);
+  EXPECT_EQ(loaded->sieve->residues(), generated->sieve->residues());
+  EXPECT_FALSE(BuildSearchTables(path, bits, &loaded).ok());  // gone: a clear error
+}
+
+TEST(EngineFactory, MakesTheCpuEngineAndRefusesAGpuWithoutCuda) {
+  std::shared_ptr<const SearchTables> tables;
+  ASSERT_TRUE(BuildSearchTables("", 10, &tables).ok());
+  std::unique_ptr<SearchEngine> engine;
+  ASSERT_TRUE(MakeEngine(Backend::kCpu, tables, 1, &engine).ok());
+  ASSERT_NE(engine, nullptr);
+  UnitSpec spec;
+  spec.begin = 1;
+  spec.end = 1 << 12;
+  UnitResult result;
+  ASSERT_TRUE(engine->Search(spec, &result).ok());
+  ASSERT_FALSE(result.ladder.empty());
+  EXPECT_EQ(result.ladder.back().n, 3711u);  // the delay record below 2^12 (delay 237)
+  if (!BuildHasCuda()) {
+    std::unique_ptr<SearchEngine> gpu;
+    EXPECT_EQ(MakeEngine(Backend::kGpu, tables, 1, &gpu).code(), Status::Code::kFailedPrecondition);
+    Backend resolved;
+    std::string note;
+    EXPECT_EQ(ResolveBackend(Backend::kGpu, &resolved, &note).code(), Status::Code::kFailedPrecondition);
+    ASSERT_TRUE(ResolveBackend(Backend::kAuto, &resolved, &note).ok());
+    EXPECT_EQ(resolved, Backend::kCpu);
+  }
+}
+
+}  // namespace
+}  // namespace collatz::engines

@@ -1,0 +1,31 @@
+// collatz-worker as a function: leases units from a collatz-server and searches them on
+// every selected GPU (or the CPU). Wiring only: flags, logging, signals, engines and their
+// self-test, spool, sender and one lease loop per device (docs/WORKER.md). The production
+// binary (worker_main.cc) runs it as it is; the test-only collatz-worker-test binary
+// (test_worker_main.cc) adds its fault flags through the seams.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include "worker/spool.h"
+#include "worker/stats_engines.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
+
+namespace collatz::worker {
+
+struct WorkerSeams {
+  // Adds flags to the command line before it is parsed.
+  std::function<void(CLI::App*)> add_flags;
+  // After parsing: may wrap each lane's stats engine, and the spool the lanes write to.
+  std::function<std::unique_ptr<StatsEngine>(std::unique_ptr<StatsEngine>)> wrap_stats;
+  std::function<std::unique_ptr<SpoolWriter>(SpoolWriter*)> wrap_spool;
+};
+
+// The process's exit status: 0, 1 (fatal) or 2 (usage).
+int WorkerMain(int argc, char** argv, const WorkerSeams& seams = {});
+
+}  // namespace collatz::worker
