@@ -25,6 +25,8 @@ namespace collatz::server {
 namespace {
 
 using test_support::ChildProcess;
+using client::AddToken;
+using client::MakeChannel;
 
 constexpr const char* kToken = "e2e-token";
 // [1, 2^26) in units of 2^22: [1, 2^20), [2^20, 2^22), then 15 units of 2^22
