@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/records_csv.h"
+#include "core/test_support.h"
 #include "server/audit_settlement.h"
 #include "server/coordinator_test_fixture.h"
 
@@ -162,8 +163,8 @@ TEST_P(LiarInAFleetTest, OnlyTheLiarIsFlaggedNoWrongRecordLandsAndTheFlagStays) 
   EXPECT_EQ(s.quarantined, 0u);
 
   std::vector<Record> delay_ref, class_ref;
-  ASSERT_TRUE(ReadRecordsCsv(std::string(COLLATZ_SHARED_DATA) + "/delay_records_below_2p28.csv", RecordCsvKind::kDelay, &delay_ref).ok());
-  ASSERT_TRUE(ReadRecordsCsv(std::string(COLLATZ_SHARED_DATA) + "/class_records_below_2p28.csv", RecordCsvKind::kClass, &class_ref).ok());
+  delay_ref = testing_support::ReferenceRecords("delay_records_below_2p28.csv", RecordCsvKind::kDelay);
+  class_ref = testing_support::ReferenceRecords("class_records_below_2p28.csv", RecordCsvKind::kClass);
   std::erase_if(delay_ref, [](const Record& x) { return x.n >= kEnd; });
   std::erase_if(class_ref, [](const Record& x) { return x.n >= kEnd; });
   const MergedRecords m = c_->Records();

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "core/records_csv.h"
+#include "core/test_support.h"
 #include "proto/wire.h"
 #include "server/auth.h"
 #include "server/test_worker.h"
@@ -31,8 +32,7 @@ constexpr const char* kToken = "e2e-token";
 constexpr uint64_t kUnits = 17;
 
 std::vector<Record> Reference(const char* file, RecordCsvKind kind, u128 below) {
-  std::vector<Record> r;
-  EXPECT_TRUE(ReadRecordsCsv(std::string(COLLATZ_SHARED_DATA) + "/" + file, kind, &r).ok());
+  std::vector<Record> r = testing_support::ReferenceRecords(file, kind);
   std::erase_if(r, [below](const Record& x) { return x.n >= below; });
   return r;
 }
