@@ -176,6 +176,24 @@ UnitSpec Coordinator::SpecFor(const UnitMem& u, uint32_t floor, const std::vecto
   return spec;
 }
 
+// The record table for early termination: the final delay records (all below P), as far
+// as they are complete below the unit.
+void Coordinator::AddRecordTable(UnitSpec* spec) const {
+  spec->known_records = merged_.delay_final;
+  spec->records_complete_below = 0;
+  auto& kr = spec->known_records;
+  if (kr.empty() || kr.front().n != 1) {
+    kr.clear();
+    return;
+  }
+  spec->records_complete_below = std::min(merged_.covered_prefix, spec->begin);
+  // Only records below the bound are claimed complete.
+  kr.erase(std::lower_bound(kr.begin(), kr.end(), spec->records_complete_below,
+                            [](const Record& r, u128 n) { return r.n < n; }),
+           kr.end());
+  if (kr.empty()) spec->records_complete_below = 0;
+}
+
 void Coordinator::Requeue(UnitMem* u) {
   u->state = StoredUnitState::kPending;
   u->search_token.clear();
@@ -242,7 +260,17 @@ grpc::Status Coordinator::Complete(int64_t worker_id, int64_t unit_id, const std
                                  disposition);
   if (st.ok() && referee_spec.end != 0) {
     // The third opinion, on the server's CPU and without the lock (bounded by
-    // referee_max_numbers); CompleteImpl checks the lease and the unit again.
+    // referee_max_numbers); CompleteImpl checks the lease and the unit again. A retry of the
+    // same call meanwhile is told to come back rather than start a second re-run.
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!referee_tokens_.insert(token).second) {
+        st = grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                          "the server is re-running unit " + std::to_string(unit_id) + " to settle its audit; retry");
+        CountResult(st, disposition);
+        return st;
+      }
+    }
     CpuEngineOptions eo;
     eo.threads = std::max(1, options_.referee_threads);
     CpuEngine referee(tables_, eo);
@@ -251,6 +279,8 @@ grpc::Status Coordinator::Complete(int64_t worker_id, int64_t unit_id, const std
     if (!es.ok()) spdlog::error("unit={} server re-run for an audit failed: {}", unit_id, es.ToString());
     st = CompleteImpl(worker_id, unit_id, token, result, seconds, engine, es.ok() ? &truth : nullptr,
                       nullptr, disposition);
+    std::lock_guard<std::mutex> lock(mu_);
+    referee_tokens_.erase(token);
   }
   CountResult(st, disposition);
   return st;
@@ -371,21 +401,7 @@ grpc::Status Coordinator::LeaseImpl(int64_t worker_id, bool accepts_stats, Lease
   out->has_unit = true;
   out->unit_id = unit->id;
   out->spec = SpecFor(*unit, floor, holes);
-  // The record table for early termination: the final delay records (all below P).
-  {
-    out->spec.known_records = merged_.delay_final;
-    if (!out->spec.known_records.empty() && out->spec.known_records.front().n == 1) {
-      out->spec.records_complete_below = std::min(merged_.covered_prefix, unit->begin);
-      // Only records below the bound are claimed complete.
-      auto& kr = out->spec.known_records;
-      kr.erase(std::lower_bound(kr.begin(), kr.end(), out->spec.records_complete_below,
-                                [](const Record& r, u128 n) { return r.n < n; }),
-               kr.end());
-      if (kr.empty()) out->spec.records_complete_below = 0;
-    } else {
-      out->spec.known_records.clear();
-    }
-  }
+  AddRecordTable(&out->spec);
   out->token = lease.token;
   out->deadline_ms = lease.deadline_ms;
   out->purpose = purpose;

@@ -37,9 +37,10 @@ struct CoordinatorOptions {
   double audit_fraction = 0.0;         // fraction of finished units re-run by another worker
   // An audit mismatch on a unit of at most this many numbers is settled by a re-run on
   // the server's CPU engine (outside the lock, with referee_threads threads); larger units
-  // wait for a third worker. 2^30 is about 3 s of one core near 2^60, delay only
-  // (docs/PERFORMANCE.md); 0 never re-runs.
-  u128 referee_max_numbers = Pow2(30);
+  // wait for a third worker. 2^28 is about 1 s of one core near 2^60 delay only, 4 to 7 s
+  // with classes (docs/PERFORMANCE.md), well inside a worker's 30 s call deadline; 0 never
+  // re-runs.
+  u128 referee_max_numbers = Pow2(28);
   int referee_threads = 1;
   uint64_t audit_seed = 0x5eed;
   uint64_t max_units_per_submission = 1'000'000;
@@ -265,6 +266,8 @@ class Coordinator {
   grpc::Status FindLease(int64_t worker_id, int64_t unit_id, const std::string& token, UnitMem** unit,
                          StoredLease** lease);
   UnitSpec SpecFor(const UnitMem& u, uint32_t floor, const std::vector<uint32_t>& holes) const;
+  // Adds the early-termination table of the current merge to a spec of [spec->begin, ...).
+  void AddRecordTable(UnitSpec* spec) const;
   // A failed attempt: failures + 1, quarantine at the limit. Writes the unit and the attempt.
   grpc::Status RecordFailure(UnitMem* u, int64_t worker_id, const std::string& token, const std::string& kind,
                              const std::string& error, int64_t now);
@@ -287,7 +290,8 @@ class Coordinator {
   grpc::Status LoadAudits();
   // Whether `worker_id` already gave an opinion on the unit's current result.
   bool HasOpinion(const UnitMem& u, int64_t worker_id) const;
-  // Finished units whose results are merged: not those under an open dispute.
+  // Finished units whose results are merged: not those waiting for their audit (an
+  // audit disputed included), so that a lie an audit will catch never becomes a record.
   std::vector<FinishedUnit> MergeInputs() const;
   // Its part for stats: finished stats units of the worker and its active stats leases
   // go back to pending.
@@ -333,13 +337,14 @@ class Coordinator {
   std::map<int64_t, WorkerMem> workers_;
   std::map<int64_t, FinishedUnit> finished_;
   // Open audit mismatches against a unit's current result: (auditor, its result as
-  // DescribeUnitResult), waiting for a third opinion. Such a unit is left out of the merge.
+  // DescribeUnitResult), waiting for a third opinion.
   struct Dispute {
     int64_t auditor = 0;
     std::string result;
   };
   std::map<int64_t, std::vector<Dispute>> disputes_;
   std::map<std::string, FlaggedIdentity> flagged_identities_;
+  std::set<std::string> referee_tokens_;  // audit leases whose unit the server is re-running
   std::vector<TrustedImport> imports_;
   MergedRecords merged_;
   ClassMemberCache member_cache_;  // the class-member search of the last frontier lease

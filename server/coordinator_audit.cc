@@ -72,7 +72,8 @@ std::vector<FinishedUnit> Coordinator::MergeInputs() const {
   std::vector<FinishedUnit> units;
   units.reserve(finished_.size());
   for (const auto& [id, f] : finished_) {
-    if (!disputes_.count(id)) units.push_back(f);
+    auto it = units_.find(id);
+    if (it == units_.end() || it->second.audit != AuditState::kWanted) units.push_back(f);
   }
   return units;
 }
@@ -115,6 +116,7 @@ grpc::Status Coordinator::CompleteAuditLocked(int64_t worker_id, UnitMem* unit, 
   if (!matched && truth == nullptr && referee_spec != nullptr && options_.referee_max_numbers > 0 &&
       unit->end - unit->begin <= options_.referee_max_numbers) {
     *referee_spec = spec;  // the caller re-runs the unit on the server's CPU and comes back
+    AddRecordTable(referee_spec);  // early termination changes no field of the result, only the time
     return grpc::Status::OK;
   }
 

@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
   using namespace collatz::server;
   CLI::App app{"collatz-server: the coordinator of a distributed Collatz delay-record search"};
   std::string listen = "127.0.0.1:50051", db_path, token_file, tls_cert, tls_key, unit_size_text = "2^46";
-  std::string log_level = "info", stats_unit_size_text = "2^30", metrics_listen, referee_max_text = "2^30";
+  std::string log_level = "info", stats_unit_size_text = "2^30", metrics_listen, referee_max_text = "2^28";
   double lease_seconds = 600, audit_fraction = 0;
   int max_failures = 3, sieve_bits = 19, stats_audit_batches = 4, referee_threads = 1;
   app.add_option("--listen", listen, "Address to listen on (host:port)")->capture_default_str();
