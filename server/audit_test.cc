@@ -258,5 +258,35 @@ TEST_F(AuditTest, FlagStaysWithTheGpu) {
   EXPECT_FALSE(Flagged(NewWorker("node1", {{"H100", "GPU-good"}})));
 }
 
+// Workers without GPUs that share a host are told apart by their installation id (the
+// worker's spool): a liar's flag stays with its installation, not with its neighbours.
+TEST_F(AuditTest, FlagStaysWithTheInstallationOnASharedHost) {
+  auto register_worker = [&](const std::string& instance) {
+    WorkerDescription d;
+    d.host = "shared";
+    d.instance_id = instance;
+    d.sieve_bits = 12;
+    d.work_hash_version = kWorkHashVersion;
+    int64_t id = 0;
+    EXPECT_TRUE(c_->Register(d, &id).ok());
+    return id;
+  };
+  SubmitOutcome out;
+  ASSERT_TRUE(c_->Submit(1, 1 << 12, Kinds::kDelay, 1 << 12, 0, &out).ok());
+  const int64_t liar = register_worker("aaaa"), honest = register_worker("bbbb");
+  LeaseGrant g;
+  ASSERT_TRUE(c_->Lease(liar, &g).ok());
+  UnitResult r = Search(g.spec);
+  r.ladder.back().delay += 1;
+  Disposition d;
+  EXPECT_EQ(c_->Complete(liar, g.unit_id, g.token, r, 1, "cpu", &d).error_code(), StatusCode::PERMISSION_DENIED);
+  EXPECT_TRUE(Flagged(liar));
+  EXPECT_FALSE(Flagged(honest));
+  Reopen();
+  EXPECT_TRUE(Flagged(register_worker("aaaa")));
+  EXPECT_FALSE(Flagged(register_worker("cccc")));
+  EXPECT_FALSE(Flagged(honest));
+}
+
 }  // namespace
 }  // namespace collatz::server

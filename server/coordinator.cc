@@ -224,6 +224,7 @@ grpc::Status Coordinator::Register(const WorkerDescription& d, int64_t* worker_i
   w.backend = d.backend;
   w.sieve_bits = d.sieve_bits;
   w.work_hash_version = d.work_hash_version;
+  w.instance_id = d.instance_id.substr(0, 64);
   // A flag stays with the machine: a worker registering from a flagged GPU or host is
   // flagged from the start (its leases get PERMISSION_DENIED with the reason).
   w.flag_reason = InheritedFlag(w);

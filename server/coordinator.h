@@ -64,6 +64,7 @@ struct WorkerDescription {
   // The worker's kWorkHashVersion (core/work_hash.h); 0 from binaries before it. Must
   // equal the server's.
   uint32_t work_hash_version = 0;
+  std::string instance_id;  // stable id of the worker's installation; "" from older binaries
 };
 
 // A unit of a stats job as a worker computes it: every batch of [begin, end).
@@ -283,7 +284,7 @@ class Coordinator {
   grpc::Status CompleteAuditLocked(int64_t worker_id, UnitMem* unit, StoredLease* lease, const UnitSpec& spec,
                                    const UnitResult& result, const UnitResult* truth, UnitSpec* referee_spec,
                                    int64_t now, Disposition* disposition);
-  // 'gpu:UUID' for each GPU with a UUID, else 'host:NAME'.
+  // 'gpu:UUID' for each GPU with a UUID, else 'worker:HOST/INSTANCE_ID', else 'host:HOST'.
   static std::vector<std::string> WorkerIdentities(const StoredWorker& w);
   // The flag an identity of `w` carries from an earlier worker, or "".
   std::string InheritedFlag(const StoredWorker& w) const;

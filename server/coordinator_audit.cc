@@ -29,7 +29,9 @@ std::vector<std::string> Coordinator::WorkerIdentities(const StoredWorker& w) {
   for (const auto& [model, uuid] : w.gpus) {
     if (!uuid.empty()) out.push_back("gpu:" + uuid);
   }
-  if (out.empty()) out.push_back("host:" + w.host);
+  // Without GPUs: the installation when the worker names one (several workers may share a
+  // host), else the host.
+  if (out.empty()) out.push_back(w.instance_id.empty() ? "host:" + w.host : "worker:" + w.host + "/" + w.instance_id);
   return out;
 }
 
@@ -146,7 +148,10 @@ grpc::Status Coordinator::CompleteAuditLocked(int64_t worker_id, UnitMem* unit, 
       }
     } else {
       how = v.first_wrong || v.second_wrong ? "verified entries" : "";
-      const bool seconded = std::any_of(earlier.begin(), earlier.end(), [&](const Dispute& d) { return d.result == text; });
+      // Seconded by an earlier auditor that is not itself flagged since.
+      const bool seconded = std::any_of(earlier.begin(), earlier.end(), [&](const Dispute& d) {
+        return d.result == text && !workers_[d.auditor].flagged;
+      });
       if (seconded) {
         how = "two auditors agree";
         original_wrong = true;

@@ -31,6 +31,7 @@ grpc::Status WorkerClient::Register(const WorkerIdentity& id) {
   req.set_backend(id.backend);
   req.set_sieve_bits(static_cast<uint32_t>(id.sieve_bits));
   req.set_work_hash_version(kWorkHashVersion);
+  req.set_instance_id(id.instance_id);
   v1::RegisterResponse resp;
   grpc::Status st = stub_->Register(&ctx, req, &resp);
   if (st.ok()) worker_id_ = resp.worker_id();

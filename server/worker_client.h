@@ -17,6 +17,7 @@ struct WorkerIdentity {
   std::vector<std::pair<std::string, std::string>> gpus;
   std::string driver, binary_version = "dev", backend = "cpu";
   int sieve_bits = 19;
+  std::string instance_id;  // stable id of the installation (RegisterRequest.instance_id)
 };
 
 struct WorkerLease {

@@ -5,8 +5,9 @@
 
 namespace collatz {
 
-// flagged_identities: the GPUs (by UUID) or, for a worker without GPUs, the host of every
-// flagged worker, so that registering again does not wash a flag off. audits gains the
+// flagged_identities: the GPUs (by UUID) or, for a worker without GPUs, the installation
+// (workers.instance_id, new here) or else the host of every flagged worker, so that
+// registering again does not wash a flag off. audits gains the
 // token of the result that was audited, the auditor's whole result (DescribeUnitResult) and
 // the verdict; an `open` mismatch waits for a third opinion and is reloaded on restart.
 // Rows from before it have verdict '' and are never reloaded.
@@ -17,6 +18,8 @@ CREATE TABLE flagged_identities (
   reason     TEXT NOT NULL,
   flagged_ms INTEGER NOT NULL
 );
+
+ALTER TABLE workers ADD COLUMN instance_id TEXT NOT NULL DEFAULT '';
 
 ALTER TABLE audits ADD COLUMN audited_token TEXT NOT NULL DEFAULT '';
 ALTER TABLE audits ADD COLUMN auditor_result TEXT NOT NULL DEFAULT '';

@@ -217,7 +217,7 @@ Status CoordinatorStore::LoadWorkers(std::vector<StoredWorker>* out) {
   SqliteStatement q;
   Status st = q.Prepare(db_,
                         "SELECT id, host, gpus, driver, binary_version, backend, sieve_bits, flagged, flag_reason, "
-                        "units_finished, numbers_finished, seconds, work_hash_version FROM workers ORDER BY id");
+                        "units_finished, numbers_finished, seconds, work_hash_version, instance_id FROM workers ORDER BY id");
   if (!st.ok()) return st;
   for (bool row; (st = q.Step(&row)).ok() && row;) {
     StoredWorker w;
@@ -234,6 +234,7 @@ Status CoordinatorStore::LoadWorkers(std::vector<StoredWorker>* out) {
     if (!(st = Decode(q.ColumnText(10), &w.numbers_finished)).ok()) return st;
     w.seconds = q.ColumnDouble(11);
     w.work_hash_version = static_cast<uint32_t>(q.ColumnInt64(12));
+    w.instance_id = q.ColumnText(13);
     out->push_back(std::move(w));
   }
   return st;
@@ -364,8 +365,8 @@ Status CoordinatorStore::DeleteUnit(int64_t id) {
 Status CoordinatorStore::InsertWorker(const StoredWorker& w, int64_t* id) {
   SqliteStatement* q;
   Status st = Prepared(
-      "INSERT INTO workers (host, gpus, driver, binary_version, backend, sieve_bits, work_hash_version) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+      "INSERT INTO workers (host, gpus, driver, binary_version, backend, sieve_bits, work_hash_version, instance_id) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
       &q);
   if (!st.ok()) return st;
   q->BindText(1, w.host);
@@ -375,6 +376,7 @@ Status CoordinatorStore::InsertWorker(const StoredWorker& w, int64_t* id) {
   q->BindText(5, w.backend);
   q->BindInt64(6, w.sieve_bits);
   q->BindInt64(7, w.work_hash_version);
+  q->BindText(8, w.instance_id);
   if (!(st = q->Run()).ok()) return st;
   *id = sqlite3_last_insert_rowid(db_);
   return Status::Ok();

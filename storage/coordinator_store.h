@@ -55,6 +55,8 @@ struct StoredWorker {
   // The work hash version (core/work_hash.h) the worker registered with; 1 for workers
   // registered before schema v4, whose binaries did not send it.
   uint32_t work_hash_version = 0;
+  // The worker's installation id (RegisterRequest.instance_id, schema v5); "" if none.
+  std::string instance_id;
   bool flagged = false;
   std::string flag_reason;
   uint64_t units_finished = 0;

@@ -62,6 +62,7 @@ grpc::Status CoordinatorConnection::Register(Registration* out) {
   req.set_backend(identity_.backend);
   req.set_sieve_bits(static_cast<uint32_t>(identity_.sieve_bits));
   req.set_work_hash_version(kWorkHashVersion);
+  req.set_instance_id(identity_.instance_id);
   v1::RegisterResponse resp;
   grpc::Status st = stub_->Register(&ctx, req, &resp);
   if (!st.ok()) return st;

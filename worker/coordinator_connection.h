@@ -25,6 +25,7 @@ struct WorkerIdentity {
   std::vector<std::pair<std::string, std::string>> gpus;  // (model, uuid)
   std::string driver, binary_version, backend;
   int sieve_bits = 0;
+  std::string instance_id;  // Spool::InstanceId: a flag stays with it (docs/PROTOCOL.md)
 };
 
 struct Registration {
