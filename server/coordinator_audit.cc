@@ -148,11 +148,16 @@ grpc::Status Coordinator::CompleteAuditLocked(int64_t worker_id, UnitMem* unit, 
       }
     } else {
       how = v.first_wrong || v.second_wrong ? "verified entries" : "";
-      // Seconded by an earlier auditor that is not itself flagged since.
+      // Seconded by an earlier auditor that is not itself flagged since; a result refuted
+      // by the entries is wrong however many workers return it.
       const bool seconded = std::any_of(earlier.begin(), earlier.end(), [&](const Dispute& d) {
         return d.result == text && !workers_[d.auditor].flagged;
       });
-      if (seconded) {
+      if (v.second_wrong) {
+        for (const Dispute& d : earlier) {
+          if (d.result == text) wrong.insert(d.auditor);
+        }
+      } else if (seconded) {
         how = "two auditors agree";
         original_wrong = true;
         for (const Dispute& d : earlier) {
