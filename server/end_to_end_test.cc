@@ -170,5 +170,89 @@ TEST(EndToEnd, SearchWithWorkerLossAndServerKillEqualsReference) {
               s2.reconnects, static_cast<unsigned long long>(final_status.audits_passed()));
 }
 
+// One lying test worker (one number's delay one off in every tally it reports) beside two
+// honest ones, over gRPC against the real server with every unit audited and no server
+// re-runs: the liar is flagged alone (by third workers' audits), the records equal the
+// reference, and no audit is left pending.
+TEST(EndToEnd, LyingWorkerAmongHonestOnesIsFlaggedAlone) {
+  test_support::TempDir dir;
+  std::ofstream(dir.File("token")) << kToken << "\n";
+  const int port = test_support::FreeTcpPort();
+  ASSERT_GT(port, 0);
+  const std::string address = "127.0.0.1:" + std::to_string(port);
+  const u128 end = Pow2(21);
+  ChildProcess server(COLLATZ_SERVER_BINARY,
+                      {"--listen", address, "--db", dir.File("e2e.db"), "--token-file", dir.File("token"), "--sieve-bits",
+                       "16", "--unit-size", "2^17", "--lease-seconds", "5", "--audit-fraction", "1",
+                       "--referee-max-numbers", "0", "--log-level", "info"},
+                      dir.File("server.log"));
+  std::shared_ptr<grpc::Channel> channel;
+  ASSERT_TRUE(MakeChannel(address, "", &channel).ok());
+  auto admin = v1::Admin::NewStub(channel);
+  auto status = [&](v1::StatusResponse* s) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    return admin->Status(&ctx, v1::StatusRequest(), s);
+  };
+  v1::StatusResponse s;
+  for (int i = 0; i < 300 && !status(&s).ok(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  uint64_t units = 0;
+  {
+    grpc::ClientContext ctx;
+    AddToken(&ctx, kToken);
+    v1::SubmitRequest req;
+    wire::ToWire(1, req.mutable_begin());
+    wire::ToWire(end, req.mutable_end());
+    req.set_kinds(v1::KINDS_DELAY_AND_CLASS);
+    v1::SubmitResponse resp;
+    ASSERT_TRUE(admin->Submit(&ctx, req, &resp).ok());
+    units = resp.units();
+  }
+  std::shared_ptr<const SearchTables> tables;
+  ASSERT_TRUE(SearchTables::Build(16, 16, 18, &tables).ok());
+  std::atomic<bool> stop{false};
+  TestWorkerOptions honest;
+  honest.address = address;
+  honest.token = kToken;
+  honest.idle_exit_ms = 15000;
+  TestWorkerOptions liar = honest;
+  liar.host = "liar";
+  liar.tamper = [](UnitResult* r) { r->tally_sum += 1; };
+  TestWorkerStats s1, s2, s3;
+  std::thread t1([&] { s1 = RunTestWorker(honest, tables, &stop); });
+  std::thread t2([&] { s2 = RunTestWorker(honest, tables, &stop); });
+  std::thread t3([&] { s3 = RunTestWorker(liar, tables, &stop); });
+  for (int i = 0; i < 1200; ++i) {
+    if (status(&s).ok() && s.units_finished() == units && s.audits_pending() == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  stop = true;
+  t1.join();
+  t2.join();
+  t3.join();
+  EXPECT_EQ(s.units_finished(), units);
+  EXPECT_EQ(s.audits_pending(), 0u);
+  EXPECT_EQ(s.audits_passed(), units);
+  EXPECT_GE(s.audits_failed(), 1u);
+  EXPECT_TRUE(wire::FromWire(s.covered_prefix()) == end);
+  EXPECT_EQ(s1.errors + s2.errors, 0);
+  {
+    grpc::ClientContext ctx;
+    v1::ListWorkersResponse workers;
+    ASSERT_TRUE(admin->ListWorkers(&ctx, v1::ListWorkersRequest(), &workers).ok());
+    ASSERT_EQ(workers.workers_size(), 3);
+    for (const auto& w : workers.workers()) EXPECT_EQ(w.flagged(), w.host() == "liar") << w.host() << ": " << w.flag_reason();
+  }
+  for (auto [kind, file, csv] : {std::tuple{v1::RECORD_KIND_DELAY, "delay_records_below_2p28.csv", RecordCsvKind::kDelay},
+                                 std::tuple{v1::RECORD_KIND_CLASS, "class_records_below_2p28.csv", RecordCsvKind::kClass}}) {
+    grpc::ClientContext ctx;
+    v1::QueryRecordsRequest q;
+    q.set_kind(kind);
+    v1::QueryRecordsResponse r;
+    ASSERT_TRUE(admin->QueryRecords(&ctx, q, &r).ok());
+    EXPECT_EQ(wire::RecordsFromWire(r.final_records()), Reference(file, csv, end)) << file;
+  }
+}  // the server is SIGKILLed: its graceful stop is the other test's
+
 }  // namespace
 }  // namespace collatz::server

@@ -1,6 +1,8 @@
 #include "server/test_worker.h"
 
 #include <chrono>
+#include <cstdio>
+#include <random>
 #include <thread>
 
 #include "server/auth.h"
@@ -17,7 +19,14 @@ TestWorkerStats RunTestWorker(const TestWorkerOptions& options, std::shared_ptr<
   eo.threads = options.threads;
   CpuEngine engine(tables, eo);
   WorkerIdentity id;
-  id.host = "test-worker";
+  id.host = options.host;
+  id.instance_id = options.instance_id;
+  if (id.instance_id.empty()) {
+    std::random_device rd;
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%08x%08x", rd(), rd());
+    id.instance_id = buf;
+  }
   id.sieve_bits = tables->sieve->bits();
   auto now_ms = [] {
     return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
