@@ -261,16 +261,7 @@ TEST_F(AuditTest, FlagStaysWithTheGpu) {
 // Workers without GPUs that share a host are told apart by their installation id (the
 // worker's spool): a liar's flag stays with its installation, not with its neighbours.
 TEST_F(AuditTest, FlagStaysWithTheInstallationOnASharedHost) {
-  auto register_worker = [&](const std::string& instance) {
-    WorkerDescription d;
-    d.host = "shared";
-    d.instance_id = instance;
-    d.sieve_bits = 12;
-    d.work_hash_version = kWorkHashVersion;
-    int64_t id = 0;
-    EXPECT_TRUE(c_->Register(d, &id).ok());
-    return id;
-  };
+  auto register_worker = [&](const std::string& instance) { return NewWorker("shared", {}, instance); };
   SubmitOutcome out;
   ASSERT_TRUE(c_->Submit(1, 1 << 12, Kinds::kDelay, 1 << 12, 0, &out).ok());
   const int64_t liar = register_worker("aaaa"), honest = register_worker("bbbb");

@@ -65,12 +65,15 @@ class CoordinatorFixture : public ::testing::Test {
     return r;
   }
 
-  // A worker on a host of its own (flags stay with hosts and GPUs), unless `host` is given.
+  // A worker on a host of its own (flags stay with GPUs, installations or hosts), unless
+  // `host` is given.
   int64_t NewWorker(const std::string& host = "",
-                    const std::vector<std::pair<std::string, std::string>>& gpus = {}) {
+                    const std::vector<std::pair<std::string, std::string>>& gpus = {},
+                    const std::string& instance_id = "") {
     WorkerDescription d;
     d.host = host.empty() ? "w" + std::to_string(++hosts_) : host;
     d.gpus = gpus;
+    d.instance_id = instance_id;
     d.sieve_bits = 12;
     d.work_hash_version = kWorkHashVersion;
     int64_t id = 0;

@@ -37,6 +37,38 @@ std::vector<Record> Reference(const char* file, RecordCsvKind kind, u128 below) 
   return r;
 }
 
+grpc::Status GetStatus(v1::Admin::Stub* admin, v1::StatusResponse* s) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  return admin->Status(&ctx, v1::StatusRequest(), s);
+}
+
+// Submits [1, end) for delay and class records; the number of units.
+uint64_t SubmitFromOne(v1::Admin::Stub* admin, u128 end) {
+  grpc::ClientContext ctx;
+  AddToken(&ctx, kToken);
+  v1::SubmitRequest req;
+  wire::ToWire(1, req.mutable_begin());
+  wire::ToWire(end, req.mutable_end());
+  req.set_kinds(v1::KINDS_DELAY_AND_CLASS);
+  v1::SubmitResponse resp;
+  EXPECT_TRUE(admin->Submit(&ctx, req, &resp).ok());
+  return resp.units();
+}
+
+// The server's final records equal the reference below `end`.
+void ExpectReferenceRecords(v1::Admin::Stub* admin, u128 end) {
+  for (auto [kind, file, csv] : {std::tuple{v1::RECORD_KIND_DELAY, "delay_records_below_2p28.csv", RecordCsvKind::kDelay},
+                                 std::tuple{v1::RECORD_KIND_CLASS, "class_records_below_2p28.csv", RecordCsvKind::kClass}}) {
+    grpc::ClientContext ctx;
+    v1::QueryRecordsRequest q;
+    q.set_kind(kind);
+    v1::QueryRecordsResponse r;
+    ASSERT_TRUE(admin->QueryRecords(&ctx, q, &r).ok());
+    EXPECT_EQ(wire::RecordsFromWire(r.final_records()), Reference(file, csv, end)) << file;
+  }
+}
+
 TEST(EndToEnd, SearchWithWorkerLossAndServerKillEqualsReference) {
   test_support::TempDir dir;
   const std::string db = dir.File("e2e.db");
@@ -57,11 +89,7 @@ TEST(EndToEnd, SearchWithWorkerLossAndServerKillEqualsReference) {
   std::shared_ptr<grpc::Channel> channel;
   ASSERT_TRUE(MakeChannel(address, "", &channel).ok());
   auto admin = v1::Admin::NewStub(channel);
-  auto status = [&](v1::StatusResponse* s) {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
-    return admin->Status(&ctx, v1::StatusRequest(), s);
-  };
+  auto status = [&](v1::StatusResponse* s) { return GetStatus(admin.get(), s); };
   auto wait_up = [&] {
     v1::StatusResponse s;
     for (int i = 0; i < 300; ++i) {
@@ -71,17 +99,7 @@ TEST(EndToEnd, SearchWithWorkerLossAndServerKillEqualsReference) {
     return false;
   };
   ASSERT_TRUE(wait_up()) << "server did not come up";
-  {
-    grpc::ClientContext ctx;
-    AddToken(&ctx, kToken);
-    v1::SubmitRequest req;
-    wire::ToWire(1, req.mutable_begin());
-    wire::ToWire(end, req.mutable_end());
-    req.set_kinds(v1::KINDS_DELAY_AND_CLASS);
-    v1::SubmitResponse resp;
-    ASSERT_TRUE(admin->Submit(&ctx, req, &resp).ok());
-    EXPECT_EQ(resp.units(), kUnits);
-  }
+  EXPECT_EQ(SubmitFromOne(admin.get(), end), kUnits);
 
   std::shared_ptr<const SearchTables> tables;
   ASSERT_TRUE(SearchTables::Build(16, 16, 18, &tables).ok());
@@ -129,15 +147,7 @@ TEST(EndToEnd, SearchWithWorkerLossAndServerKillEqualsReference) {
   EXPECT_EQ(s1.errors + s2.errors, 0);
   EXPECT_GE(s1.accepted + s2.accepted, 12);  // some units may have finished before the kill, twice counted never
 
-  for (auto [kind, file, csv] : {std::tuple{v1::RECORD_KIND_DELAY, "delay_records_below_2p28.csv", RecordCsvKind::kDelay},
-                                 std::tuple{v1::RECORD_KIND_CLASS, "class_records_below_2p28.csv", RecordCsvKind::kClass}}) {
-    grpc::ClientContext ctx;
-    v1::QueryRecordsRequest q;
-    q.set_kind(kind);
-    v1::QueryRecordsResponse r;
-    ASSERT_TRUE(admin->QueryRecords(&ctx, q, &r).ok());
-    EXPECT_EQ(wire::RecordsFromWire(r.final_records()), Reference(file, csv, end)) << file;
-  }
+  ExpectReferenceRecords(admin.get(), end);
   // Graceful stop, then check the file itself: 17 finished units tile [1, 2^26) exactly.
   server->Signal(SIGTERM);
   EXPECT_EQ(server->Wait(), 0);
@@ -189,25 +199,11 @@ TEST(EndToEnd, LyingWorkerAmongHonestOnesIsFlaggedAlone) {
   std::shared_ptr<grpc::Channel> channel;
   ASSERT_TRUE(MakeChannel(address, "", &channel).ok());
   auto admin = v1::Admin::NewStub(channel);
-  auto status = [&](v1::StatusResponse* s) {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
-    return admin->Status(&ctx, v1::StatusRequest(), s);
-  };
+  auto status = [&](v1::StatusResponse* s) { return GetStatus(admin.get(), s); };
   v1::StatusResponse s;
   for (int i = 0; i < 300 && !status(&s).ok(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  uint64_t units = 0;
-  {
-    grpc::ClientContext ctx;
-    AddToken(&ctx, kToken);
-    v1::SubmitRequest req;
-    wire::ToWire(1, req.mutable_begin());
-    wire::ToWire(end, req.mutable_end());
-    req.set_kinds(v1::KINDS_DELAY_AND_CLASS);
-    v1::SubmitResponse resp;
-    ASSERT_TRUE(admin->Submit(&ctx, req, &resp).ok());
-    units = resp.units();
-  }
+  const uint64_t units = SubmitFromOne(admin.get(), end);
+  ASSERT_GT(units, 0u);
   std::shared_ptr<const SearchTables> tables;
   ASSERT_TRUE(SearchTables::Build(16, 16, 18, &tables).ok());
   std::atomic<bool> stop{false};
@@ -243,15 +239,7 @@ TEST(EndToEnd, LyingWorkerAmongHonestOnesIsFlaggedAlone) {
     ASSERT_EQ(workers.workers_size(), 3);
     for (const auto& w : workers.workers()) EXPECT_EQ(w.flagged(), w.host() == "liar") << w.host() << ": " << w.flag_reason();
   }
-  for (auto [kind, file, csv] : {std::tuple{v1::RECORD_KIND_DELAY, "delay_records_below_2p28.csv", RecordCsvKind::kDelay},
-                                 std::tuple{v1::RECORD_KIND_CLASS, "class_records_below_2p28.csv", RecordCsvKind::kClass}}) {
-    grpc::ClientContext ctx;
-    v1::QueryRecordsRequest q;
-    q.set_kind(kind);
-    v1::QueryRecordsResponse r;
-    ASSERT_TRUE(admin->QueryRecords(&ctx, q, &r).ok());
-    EXPECT_EQ(wire::RecordsFromWire(r.final_records()), Reference(file, csv, end)) << file;
-  }
+  ExpectReferenceRecords(admin.get(), end);
 }  // the server is SIGKILLed: its graceful stop is the other test's
 
 }  // namespace
