@@ -37,9 +37,8 @@ struct CoordinatorOptions {
   double audit_fraction = 0.0;         // fraction of finished units re-run by another worker
   // An audit mismatch on a unit of at most this many numbers is settled by a re-run on
   // the server's CPU engine (outside the lock, with referee_threads threads); larger units
-  // wait for a third worker. 2^28 is about 1 s of one core near 2^60 delay only, 4 to 7 s
-  // with classes (docs/PERFORMANCE.md), well inside a worker's 30 s call deadline; 0 never
-  // re-runs.
+  // wait for a third worker. 2^28 is about 1 s of one core near 2^60 delay only, 2 s with
+  // classes (docs/PROTOCOL.md), well inside a worker's 30 s call deadline; 0 never re-runs.
   u128 referee_max_numbers = Pow2(28);
   int referee_threads = 1;
   uint64_t audit_seed = 0x5eed;
