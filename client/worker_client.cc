@@ -70,6 +70,7 @@ grpc::Status WorkerClient::Register(Registration* out) {
   Prepare(&ctx, timeout_ms_);
   v1::RegisterRequest req;
   req.set_host(identity_.host);
+  req.set_instance_id(identity_.instance_id);
   for (const auto& [model, uuid] : identity_.gpus) {
     v1::Gpu* g = req.add_gpus();
     g->set_model(model);
@@ -80,6 +81,7 @@ grpc::Status WorkerClient::Register(Registration* out) {
   req.set_backend(identity_.backend);
   req.set_sieve_bits(static_cast<uint32_t>(identity_.sieve_bits));
   req.set_work_hash_version(kWorkHashVersion);
+  req.set_instance_id(identity_.instance_id);
   v1::RegisterResponse resp;
   grpc::Status st = stub_->Register(&ctx, req, &resp);
   if (!st.ok()) return st;

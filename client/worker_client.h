@@ -28,6 +28,7 @@ struct WorkerIdentity {
   std::vector<std::pair<std::string, std::string>> gpus;  // (model, uuid)
   std::string driver, binary_version = "dev", backend = "cpu";
   int sieve_bits = kDefaultSieveBits;
+  std::string instance_id;  // Spool::InstanceId: a flag stays with it (docs/PROTOCOL.md)
 };
 
 struct Registration {

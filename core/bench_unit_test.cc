@@ -15,6 +15,7 @@
 namespace collatz {
 namespace {
 
+using testing_support::ReferenceRecords;
 using testing_support::SharedData;
 
 struct ReferenceLists {
@@ -23,8 +24,8 @@ struct ReferenceLists {
 
 ReferenceLists Lists() {
   ReferenceLists l;
-  EXPECT_TRUE(ReadRecordsCsv(SharedData("delay_records.csv"), RecordCsvKind::kDelay, &l.delays).ok());
-  EXPECT_TRUE(ReadRecordsCsv(SharedData("class_records_below_2p28.csv"), RecordCsvKind::kClass, &l.classes).ok());
+  l.delays = ReferenceRecords("delay_records.csv", RecordCsvKind::kDelay);
+  l.classes = ReferenceRecords("class_records_below_2p28.csv", RecordCsvKind::kClass);
   return l;
 }
 

@@ -14,15 +14,14 @@
 namespace collatz {
 namespace {
 
-using testing_support::SharedData;
+using testing_support::ReferenceRecords;
 
 // Trusted imports as at a frontier at 2^44: the published delay records below it, and the
 // exhaustive delay and class records below 2^28.
 MergedRecords Frontier(u128 at) {
-  std::vector<Record> delays, small_delays, small_classes;
-  EXPECT_TRUE(ReadRecordsCsv(SharedData("delay_records.csv"), RecordCsvKind::kDelay, &delays).ok());
-  EXPECT_TRUE(ReadRecordsCsv(SharedData("delay_records_below_2p28.csv"), RecordCsvKind::kDelay, &small_delays).ok());
-  EXPECT_TRUE(ReadRecordsCsv(SharedData("class_records_below_2p28.csv"), RecordCsvKind::kClass, &small_classes).ok());
+  const std::vector<Record> delays = ReferenceRecords("delay_records.csv", RecordCsvKind::kDelay);
+  const std::vector<Record> small_delays = ReferenceRecords("delay_records_below_2p28.csv", RecordCsvKind::kDelay);
+  const std::vector<Record> small_classes = ReferenceRecords("class_records_below_2p28.csv", RecordCsvKind::kClass);
   TrustedImport high, low;
   high.complete_below = at;
   for (const Record& r : delays) {

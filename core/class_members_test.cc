@@ -12,12 +12,10 @@
 namespace collatz {
 namespace {
 
-using testing_support::SharedData;
+using testing_support::ReferenceRecords;
 
 std::vector<Record> DelayRecords() {
-  std::vector<Record> rows;
-  EXPECT_TRUE(ReadRecordsCsv(SharedData("delay_records.csv"), RecordCsvKind::kDelay, &rows).ok());
-  return rows;
+  return ReferenceRecords("delay_records.csv", RecordCsvKind::kDelay);
 }
 
 TEST(ClassMembers, AreExactAndNeverBelowTheTrueSmallestMember) {

@@ -1,8 +1,11 @@
-// Helpers shared by the core tests: the reference data and contexts built from it.
+// Helpers shared by the tests: the reference data and contexts built from it.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -12,13 +15,39 @@
 
 namespace collatz::testing_support {
 
-inline std::string SharedData(const std::string& name) { return std::string(COLLATZ_SHARED_DATA) + "/" + name; }
+// ../shared/data as configured (COLLATZ_SHARED_DATA), or $COLLATZ_SHARED_DATA when set.
+inline std::string SharedDataDir() {
+  const char* env = std::getenv("COLLATZ_SHARED_DATA");
+  return env != nullptr && *env != '\0' ? env : COLLATZ_SHARED_DATA;
+}
+
+// A test that cannot read its reference data fails with the path and stops there (GoogleTest
+// reports the exception as a failure of the test) instead of going on with empty data.
+[[noreturn]] inline void FailOnReferenceData(const std::string& what) {
+  throw std::runtime_error(what + " (the tests need ../shared/data beside the checkout, or COLLATZ_SHARED_DATA)");
+}
+
+// The path of a reference file; a missing file fails the test (FailOnReferenceData).
+inline std::string SharedData(const std::string& name) {
+  const std::string path = SharedDataDir() + "/" + name;
+  if (!std::filesystem::is_regular_file(path)) FailOnReferenceData("reference data file " + path + " is missing");
+  return path;
+}
+
+// Every row of a reference file; a missing, unreadable or empty file fails the test.
+inline std::vector<Record> ReferenceRecords(const std::string& name, RecordCsvKind kind) {
+  const std::string path = SharedData(name);
+  std::vector<Record> rows;
+  const Status st = ReadRecordsCsv(path, kind, &rows);
+  if (!st.ok()) FailOnReferenceData("cannot read reference data " + path + ": " + st.ToString());
+  if (rows.empty()) FailOnReferenceData("reference data " + path + " holds no records");
+  return rows;
+}
 
 // The published delay records as a trusted import, complete up to their last row.
 inline TrustedImport PublishedDelayRecords() {
   TrustedImport imp;
-  Status st = ReadRecordsCsv(SharedData("delay_records.csv"), RecordCsvKind::kDelay, &imp.delay_records);
-  EXPECT_TRUE(st.ok()) << st.ToString();
+  imp.delay_records = ReferenceRecords("delay_records.csv", RecordCsvKind::kDelay);
   imp.complete_below = imp.delay_records.back().n + 1;
   return imp;
 }

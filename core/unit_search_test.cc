@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "core/cpu_engine.h"
+#include "core/early_termination.h"
 #include "core/test_support.h"
 
 namespace collatz {
@@ -27,7 +29,9 @@ class UnitSearchTest : public ::testing::Test {
   }
 
   // The engine with small chunks (many chunk boundaries) against the plain version.
-  static void ExpectAgreement(const std::shared_ptr<const SearchTables>& tables, const UnitSpec& spec) {
+  // `out`, if given, receives the result.
+  static void ExpectAgreement(const std::shared_ptr<const SearchTables>& tables, const UnitSpec& spec,
+                              UnitResult* out = nullptr) {
     CpuEngine engine(tables, CpuEngineOptions{2, 1 << 12});
     UnitResult fast;
     ASSERT_TRUE(engine.Search(spec, &fast).ok());
@@ -35,6 +39,7 @@ class UnitSearchTest : public ::testing::Test {
     ASSERT_EQ(fast, simple) << "unit [" << ToDecimal(spec.begin) << ", " << ToDecimal(spec.end) << ") floor " << spec.floor
                             << "\nengine: " << DescribeUnitResult(fast) << "\nsimple: " << DescribeUnitResult(simple);
     EXPECT_GT(fast.candidates, 0u);
+    if (out != nullptr) *out = fast;
   }
 
   static std::shared_ptr<const SearchTables> tables19_, tables8_;
@@ -107,14 +112,26 @@ TEST_F(UnitSearchTest, RandomUnitsWithRandomFloorsAndHoles) {
   }
 }
 
-// Units as a frontier search leases them: floor, holes and record table from the published records.
+// Units as a frontier search leases them: floor, holes and record table from the published
+// records below the unit, each unit holding a published delay record near 2^60, so that the
+// results compared are not empty: the record must come out as the ladder's last entry.
 TEST_F(UnitSearchTest, UnitsNear2p60WithEarlyTermination) {
   u128 n1475;
   ASSERT_TRUE(ParseU128("1980976057694848447", &n1475).ok());
-  for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
-    for (u128 a : {Pow2(60), Pow2(60) + Pow2(44) + 12345, n1475 - 100000}) {
+  for (const char* record : {"931386509544713451", "1278775404785934855", "1339302163616345727"}) {
+    u128 n;
+    ASSERT_TRUE(ParseU128(record, &n).ok());
+    const uint32_t delay = tables19_->delay->Delay(n);
+    for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
+      const u128 a = n - 100000;
       UnitSpec spec = SpecFromKnowledge(*published_, a, a + (1 << 18), kinds);
-      ExpectAgreement(tables19_, spec);
+      ASSERT_LT(spec.floor, delay);
+      ASSERT_TRUE(spec.records_complete_below > 0);  // early termination on
+      UnitResult r;
+      ASSERT_NO_FATAL_FAILURE(ExpectAgreement(tables19_, spec, &r));
+      ASSERT_FALSE(r.ladder.empty()) << record;
+      EXPECT_EQ(r.ladder.back(), (Record{n, delay}));
+      EXPECT_GE(r.tally_count, r.ladder.size());
     }
   }
   // 1980976057694848447 (delay 1475, passes 2^125) comes out with its exact delay when open.
@@ -125,10 +142,9 @@ TEST_F(UnitSearchTest, UnitsNear2p60WithEarlyTermination) {
   UnitResult r;
   CpuEngine engine(tables19_, CpuEngineOptions{1, 1 << 12});
   ASSERT_TRUE(engine.Search(spec, &r).ok());
-  if (r.candidates == 1) {
-    ASSERT_EQ(r.ladder.size(), 1u);
-    EXPECT_EQ(r.ladder[0].delay, 1475u);
-  }
+  ASSERT_EQ(r.candidates, 1u);  // the 19-bit sieve keeps it (a condition here let the test check nothing)
+  ASSERT_EQ(r.ladder.size(), 1u);
+  EXPECT_EQ(r.ladder[0].delay, 1475u);
   // Searching it without the sieve through the first block path is not possible, so check the plain delay too.
   EXPECT_EQ(tables19_->delay->Delay(n1475), 1475u);
 }
@@ -145,8 +161,11 @@ TEST_F(UnitSearchTest, UnitsAbove2p64AndNear2p128) {
   }
 }
 
+// On units that hold a published delay record (38903934249727, delay 1617, near 2^45), so
+// that the results compared are not empty.
 TEST_F(UnitSearchTest, EarlyTerminationChangesNothing) {
-  const u128 a = Pow2(45) + 999;
+  const u128 record = 38903934249727ULL;
+  const u128 a = record - (1 << 19) + 999;
   for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
     UnitSpec with = SpecFromKnowledge(*published_, a, a + (1 << 20), kinds);
     UnitSpec without = with;
@@ -157,7 +176,44 @@ TEST_F(UnitSearchTest, EarlyTerminationChangesNothing) {
     ASSERT_TRUE(engine.Search(with, &r1).ok());
     ASSERT_TRUE(engine.Search(without, &r2).ok());
     EXPECT_EQ(r1, r2);
+    ASSERT_FALSE(r1.ladder.empty());
+    EXPECT_EQ(r1.ladder.back(), (Record{record, 1617}));
     EXPECT_TRUE(EarlyTermination(with).enabled());
+  }
+}
+
+// What an audit compares that depends on the walk (docs/PROTOCOL.md, "What an audit can and
+// cannot catch"): tally_count and tally_sum are the count and delay sum of every examined N
+// whose delay is open, recomputed here number by number with the exact delay. Early
+// termination is on, and the window holds numbers of open delay (a record among them), so
+// a walk stopped too early for any of them changes the tallies.
+TEST_F(UnitSearchTest, TalliesCountEveryExaminedNumberOfOpenDelay) {
+  const u128 record = 38903934249727ULL;
+  const u128 a = record - (1 << 15);
+  const Sieve& sieve = *tables19_->sieve;
+  for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
+    const UnitSpec spec = SpecFromKnowledge(*published_, a, a + (1 << 16), kinds);
+    ASSERT_TRUE(EarlyTermination(spec).enabled());
+    UnitResult r;
+    ASSERT_TRUE(CpuEngine(tables19_, CpuEngineOptions{2, 1 << 12}).Search(spec, &r).ok());
+    uint64_t count = 0, sum = 0, examined = 0;
+    for (u128 n = a | 1; n < spec.end; n += 2) {
+      const uint64_t residue = static_cast<uint64_t>(n & (Pow2(static_cast<unsigned>(sieve.bits())) - 1));
+      if (!std::binary_search(sieve.residues().begin(), sieve.residues().end(), residue)) continue;
+      if (!OddNumberIsComputed(static_cast<unsigned>(n % 9), kinds, 9)) continue;
+      ++examined;
+      const uint32_t d = tables19_->delay->Delay(n);
+      const bool open =
+          d > spec.floor || std::binary_search(spec.open_holes.begin(), spec.open_holes.end(), d);
+      if (open) {
+        ++count;
+        sum += d;
+      }
+    }
+    EXPECT_EQ(r.candidates, examined);
+    EXPECT_GE(count, 1u);
+    EXPECT_EQ(r.tally_count, count);
+    EXPECT_EQ(r.tally_sum, sum);
   }
 }
 

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "core/class_members.h"
+#include "core/cpu_engine.h"
 #include "core/import_check.h"
 #include "core/published_points.h"
 #include "core/unit_spec.h"
@@ -90,6 +91,7 @@ grpc::Status Coordinator::Load() {
   }
   grpc::Status sst = LoadStats();
   if (!sst.ok()) return sst;
+  if (!(sst = LoadAudits()).ok()) return sst;
   Remerge();
   RefreshMergedLocked(true);
   spdlog::info("coordinator loaded: {} submissions, {} units ({} queued), {} workers, {} leases, {} imports, "
@@ -131,10 +133,7 @@ void Coordinator::RefreshMergedLocked(bool force) {
   if (!merged_dirty_) return;
   const int64_t now = clock_->NowMs();
   if (!force && options_.merge_interval_ms > 0 && now - last_merge_ms_ < options_.merge_interval_ms) return;
-  std::vector<FinishedUnit> units;
-  units.reserve(finished_.size());
-  for (const auto& [id, f] : finished_) units.push_back(f);
-  merged_ = MergeRecords(imports_, units);
+  merged_ = MergeRecords(imports_, MergeInputs());
   merged_dirty_ = false;
   merged_written_ = false;
   last_merge_ms_ = now;
@@ -181,6 +180,12 @@ UnitSpec Coordinator::SpecFor(const UnitMem& u, uint32_t floor, const std::vecto
   return spec;
 }
 
+// The record table for early termination: the final delay records (all below P), as far
+// as they are complete below the unit.
+void Coordinator::AddRecordTable(UnitSpec* spec) const {
+  RecordTableBelow(merged_, spec->begin, &spec->known_records, &spec->records_complete_below);
+}
+
 void Coordinator::Requeue(UnitMem* u) {
   u->state = StoredUnitState::kPending;
   u->search_token.clear();
@@ -211,15 +216,21 @@ grpc::Status Coordinator::Register(const WorkerDescription& d, int64_t* worker_i
   w.backend = d.backend;
   w.sieve_bits = d.sieve_bits;
   w.work_hash_version = d.work_hash_version;
+  w.instance_id = d.instance_id.substr(0, 64);
+  // A flag stays with the machine: a worker registering from a flagged GPU or host is
+  // flagged from the start (its leases get PERMISSION_DENIED with the reason).
+  w.flag_reason = InheritedFlag(w);
+  w.flagged = !w.flag_reason.empty();
   auto txn = store_->Begin();
   RETURN_IF_DB_ERROR(txn->status(), "register");
   RETURN_IF_DB_ERROR(store_->InsertWorker(w, &w.id), "register");
+  if (w.flagged) RETURN_IF_DB_ERROR(store_->UpdateWorker(w), "register");
   RETURN_IF_DB_ERROR(txn->Commit(), "register");
   w.last_seen_ms = clock_->NowMs();
   workers_[w.id] = w;
   *worker_id = w.id;
-  spdlog::info("worker={} registered: host {} backend {} gpus {} version {}", w.id, w.host, w.backend, w.gpus.size(),
-               w.binary_version);
+  spdlog::info("worker={} registered: host {} backend {} gpus {} version {}{}", w.id, w.host, w.backend, w.gpus.size(),
+               w.binary_version, w.flagged ? " FLAGGED: " + w.flag_reason : "");
   return grpc::Status::OK;
 }
 
@@ -236,7 +247,34 @@ grpc::Status Coordinator::Lease(int64_t worker_id, bool accepts_stats, LeaseGran
 grpc::Status Coordinator::Complete(int64_t worker_id, int64_t unit_id, const std::string& token,
                                    const UnitResult& result, double seconds, const std::string& engine,
                                    Disposition* disposition) {
-  const grpc::Status st = CompleteImpl(worker_id, unit_id, token, result, seconds, engine, disposition);
+  UnitSpec referee_spec;
+  referee_spec.end = 0;  // set when an audit mismatch asks for the server's re-run
+  grpc::Status st = CompleteImpl(worker_id, unit_id, token, result, seconds, engine, nullptr, &referee_spec,
+                                 disposition);
+  if (st.ok() && referee_spec.end != 0) {
+    // The third opinion, on the server's CPU and without the lock (bounded by
+    // referee_max_numbers); CompleteImpl checks the lease and the unit again. A retry of the
+    // same call meanwhile is told to come back rather than start a second re-run.
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!referee_tokens_.insert(token).second) {
+        st = grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                          "the server is re-running unit " + std::to_string(unit_id) + " to settle its audit; retry");
+        CountResult(st, disposition);
+        return st;
+      }
+    }
+    CpuEngineOptions eo;
+    eo.threads = std::max(1, options_.referee_threads);
+    CpuEngine referee(tables_, eo);
+    UnitResult truth;
+    const Status es = referee.Search(referee_spec, &truth);
+    if (!es.ok()) spdlog::error("unit={} server re-run for an audit failed: {}", unit_id, es.ToString());
+    st = CompleteImpl(worker_id, unit_id, token, result, seconds, engine, es.ok() ? &truth : nullptr,
+                      nullptr, disposition);
+    std::lock_guard<std::mutex> lock(mu_);
+    referee_tokens_.erase(token);
+  }
   CountResult(st, disposition);
   return st;
 }
@@ -293,7 +331,7 @@ grpc::Status Coordinator::LeaseImpl(int64_t worker_id, bool accepts_stats, Lease
   UnitSpec spec;
   for (int64_t id : audit_queue_) {
     UnitMem& u = units_[id];
-    if (u.finished_by == worker_id) continue;
+    if (HasOpinion(u, worker_id)) continue;  // the audited worker and earlier auditors of this result
     auto lit = leases_.find(u.finished_token);
     if (lit == leases_.end()) continue;
     unit = &u;
@@ -528,10 +566,15 @@ grpc::Status Coordinator::FlagWorker(int64_t worker_id, const std::string& reaso
   // succeed, and the caller commits right after (a failed commit is reported as INTERNAL
   // and the process state is reloaded on restart).
   WorkerMem& w = workers_[worker_id];
+  if (w.flagged) return grpc::Status::OK;
   StoredWorker copy = w;
   copy.flagged = true;
   copy.flag_reason = reason;
   RETURN_IF_DB_ERROR(store_->UpdateWorker(copy), "flagging worker");
+  const std::vector<std::string> identities = WorkerIdentities(w);
+  for (const std::string& identity : identities) {
+    RETURN_IF_DB_ERROR(store_->InsertFlaggedIdentity({identity, worker_id, reason.substr(0, 500), now}), "flagging worker");
+  }
   std::vector<int64_t> revoke;
   for (auto& [id, u] : units_) {
     if (u.state == StoredUnitState::kFinished && u.finished_by == worker_id && u.audit != AuditState::kPassed) {
@@ -562,10 +605,12 @@ grpc::Status Coordinator::FlagWorker(int64_t worker_id, const std::string& reaso
   // Memory (the caller commits next).
   w.flagged = true;
   w.flag_reason = reason;
+  for (const std::string& identity : identities) flagged_identities_.emplace(identity, FlaggedIdentity{identity, worker_id, reason, now});
   for (int64_t id : revoke) {
     UnitMem& u = units_[id];
     finished_.erase(id);
     audit_queue_.erase(id);
+    disputes_.erase(id);
     if (!u.audit_token.empty()) {
       leases_[u.audit_token].state = LeaseState::kRevoked;
       u.audit_token.clear();
@@ -588,12 +633,22 @@ grpc::Status Coordinator::FlagWorker(int64_t worker_id, const std::string& reaso
   Remerge();
   spdlog::warn("worker={} flagged: {}; {} unaudited units and {} leases re-queued", worker_id, reason, revoke.size(),
                active.size());
+  // Other workers registered from the same GPU or host go with it.
+  const std::string inherited = "shares an identity with worker " + std::to_string(worker_id) + ", flagged: " + reason;
+  std::vector<int64_t> same;
+  for (const auto& [id, other] : workers_) {
+    if (!other.flagged && !InheritedFlag(other).empty()) same.push_back(id);
+  }
+  for (int64_t id : same) {
+    grpc::Status fst = FlagWorker(id, inherited, now);
+    if (!fst.ok()) return fst;
+  }
   return grpc::Status::OK;
 }
 
 grpc::Status Coordinator::CompleteImpl(int64_t worker_id, int64_t unit_id, const std::string& token,
                                        const UnitResult& result, double seconds, const std::string& engine,
-                                       Disposition* disposition) {
+                                       const UnitResult* truth, UnitSpec* referee_spec, Disposition* disposition) {
   WriteLock lock(this);
   UnitMem* unit;
   StoredLease* lease;
@@ -605,65 +660,7 @@ grpc::Status Coordinator::CompleteImpl(int64_t worker_id, int64_t unit_id, const
   const UnitSpec spec = SpecFor(*unit, lease->floor, lease->open_holes);
 
   if (lease->purpose == LeasePurpose::kAudit) {
-    if (unit->state != StoredUnitState::kFinished || unit->audit != AuditState::kWanted) {
-      *disposition = Disposition::kDuplicate;  // audited already, or revoked meanwhile
-      return grpc::Status::OK;
-    }
-    const FinishedUnit& stored = finished_[unit_id];
-    // stored.result.work_hash_version is the version its row was stored with (1 for results
-    // of older binaries); `result` is kWorkHashVersion (Register and FindUsableWorker refuse
-    // other workers). operator== compares work hashes only between equal versions: every
-    // other field is defined by the mathematics alone and must still agree.
-    const bool matched = stored.result == result;
-    std::string detail = matched ? "equal" : "stored " + DescribeUnitResult(stored.result) + " vs audit " + DescribeUnitResult(result);
-    Status verify = matched ? Status::Ok() : VerifyUnitResult(*tables_, spec, result);
-    auto txn = store_->Begin();
-    RETURN_IF_DB_ERROR(txn->status(), "audit");
-    StoredLease lc = *lease;
-    lc.state = verify.ok() ? LeaseState::kCompleted : LeaseState::kRejected;
-    if (!verify.ok()) {
-      // The auditor itself reported something false.
-      st = FlagWorker(worker_id, "audit of unit " + std::to_string(unit_id) + " failed verification: " + verify.message(), now);
-      if (!st.ok()) return st;
-      RETURN_IF_DB_ERROR(store_->UpdateLease(lc), "audit");
-      RETURN_IF_DB_ERROR(txn->Commit(), "audit");
-      lease->state = LeaseState::kRejected;
-      if (unit->audit_token == token) {
-        unit->audit_token.clear();
-        if (unit->state == StoredUnitState::kFinished && unit->audit == AuditState::kWanted) audit_queue_.insert(unit_id);
-      }
-      return grpc::Status(StatusCode::PERMISSION_DENIED, "audit result rejected: " + verify.message() +
-                                                             "; worker " + std::to_string(worker_id) + " is flagged");
-    }
-    RETURN_IF_DB_ERROR(store_->InsertAudit(unit_id, unit->finished_by, worker_id, token, matched, detail, now), "audit");
-    if (matched) {
-      RETURN_IF_DB_ERROR(store_->UpdateLease(lc), "audit");
-      UnitMem uc = *unit;
-      uc.audit = AuditState::kPassed;
-      RETURN_IF_DB_ERROR(store_->UpdateUnit(uc), "audit");
-      RETURN_IF_DB_ERROR(txn->Commit(), "audit");
-      lease->state = LeaseState::kCompleted;
-      unit->audit = AuditState::kPassed;
-      unit->audit_token.clear();
-      ++audits_passed_;
-      *disposition = Disposition::kAuditMatched;
-      spdlog::info("worker={} unit={} lease={} audit matched (worker {})", worker_id, unit_id, Short(token), unit->finished_by);
-      return grpc::Status::OK;
-    }
-    // Both results pass the spot checks but differ: one of them left something out or
-    // miscounted. Neither is trusted: both workers are flagged and the unit is re-run.
-    const int64_t original = unit->finished_by;
-    st = FlagWorker(original, "audit mismatch on unit " + std::to_string(unit_id) + " (auditor " + std::to_string(worker_id) + ")", now);
-    if (!st.ok()) return st;
-    st = FlagWorker(worker_id, "audit mismatch on unit " + std::to_string(unit_id) + " (audited worker " + std::to_string(original) + ")", now);
-    if (!st.ok()) return st;
-    RETURN_IF_DB_ERROR(store_->UpdateLease(lc), "audit");
-    RETURN_IF_DB_ERROR(txn->Commit(), "audit");
-    lease->state = LeaseState::kCompleted;
-    ++audits_failed_;
-    *disposition = Disposition::kAuditMismatch;
-    spdlog::warn("worker={} unit={} lease={} audit MISMATCH with worker {}: {}", worker_id, unit_id, Short(token), original, detail);
-    return grpc::Status::OK;
+    return CompleteAuditLocked(worker_id, unit, lease, spec, result, truth, referee_spec, now, disposition);
   }
 
   if (unit->state == StoredUnitState::kFinished) {
@@ -985,9 +982,7 @@ grpc::Status Coordinator::Import(const TrustedImport& import, const std::string&
   if (!checked.ok()) return grpc::Status(StatusCode::INVALID_ARGUMENT, "import refused: " + checked.message());
   std::vector<TrustedImport> imports = imports_;
   imports.push_back(import);
-  std::vector<FinishedUnit> units;
-  for (const auto& [id, f] : finished_) units.push_back(f);
-  MergedRecords merged = MergeRecords(imports, units);
+  MergedRecords merged = MergeRecords(imports, MergeInputs());
   auto txn = store_->Begin();
   RETURN_IF_DB_ERROR(txn->status(), "import");
   RETURN_IF_DB_ERROR(store_->StoreImport(import, source.substr(0, 500)), "import");

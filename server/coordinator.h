@@ -31,10 +31,16 @@
 namespace collatz::server {
 
 struct CoordinatorOptions {
-  u128 default_unit_size = Pow2(46);   // a few minutes of one H100 near 2^60
+  u128 default_unit_size = Pow2(46);   // one H100 near 2^60: about 8 s delay only, 35 s with classes (PERFORMANCE.md)
   int64_t lease_duration_ms = 10 * 60 * 1000;
   int max_failures = 3;                // failed attempts before a unit is quarantined
   double audit_fraction = 0.0;         // fraction of finished units re-run by another worker
+  // An audit mismatch on a unit of at most this many numbers is settled by a re-run on
+  // the server's CPU engine (outside the lock, with referee_threads threads); larger units
+  // wait for a third worker. 2^28 is about 1 s of one core near 2^60 delay only, 2 s with
+  // classes (docs/PROTOCOL.md), well inside a worker's 30 s call deadline; 0 never re-runs.
+  u128 referee_max_numbers = Pow2(28);
+  int referee_threads = 1;
   uint64_t audit_seed = 0x5eed;
   uint64_t max_units_per_submission = 1'000'000;
   int64_t retry_after_ms = 2000;       // told to a worker when there is no work
@@ -57,6 +63,7 @@ struct WorkerDescription {
   // The worker's kWorkHashVersion (core/work_hash.h); 0 from binaries before it. Must
   // equal the server's.
   uint32_t work_hash_version = 0;
+  std::string instance_id;  // stable id of the worker's installation; "" from older binaries
 };
 
 // A unit of a stats job as a worker computes it: every batch of [begin, end).
@@ -202,8 +209,12 @@ class Coordinator {
 
  private:
   grpc::Status LeaseImpl(int64_t worker_id, bool accepts_stats, LeaseGrant* out);
+  // With truth == nullptr an audit mismatch on a unit small enough for the server's CPU
+  // asks for it (*referee_spec set, nothing changed); the caller runs it without the lock
+  // and calls again with the truth.
   grpc::Status CompleteImpl(int64_t worker_id, int64_t unit_id, const std::string& token, const UnitResult& result,
-                               double seconds, const std::string& engine, Disposition* disposition);
+                            double seconds, const std::string& engine, const UnitResult* truth, UnitSpec* referee_spec,
+                            Disposition* disposition);
   grpc::Status CompleteStatsImpl(int64_t worker_id, int64_t unit_id, const std::string& token,
                                     const std::string& stats_file, double seconds, const std::string& engine,
                                     Disposition* disposition);
@@ -255,11 +266,33 @@ class Coordinator {
   grpc::Status FindLease(int64_t worker_id, int64_t unit_id, const std::string& token, UnitMem** unit,
                          StoredLease** lease);
   UnitSpec SpecFor(const UnitMem& u, uint32_t floor, const std::vector<uint32_t>& holes) const;
+  // Adds the early-termination table of the current merge to a spec of [spec->begin, ...).
+  void AddRecordTable(UnitSpec* spec) const;
   // A failed attempt: failures + 1, quarantine at the limit. Writes the unit and the attempt.
   grpc::Status RecordFailure(UnitMem* u, int64_t worker_id, const std::string& token, const std::string& kind,
                              const std::string& error, int64_t now);
-  // Flags a worker and re-queues its unaudited finished units and its active leases.
+  // Flags a worker and re-queues its unaudited finished units and its active leases. Its
+  // identities (WorkerIdentities) are flagged with it, durably, and so is every other
+  // worker registered from one of them.
   grpc::Status FlagWorker(int64_t worker_id, const std::string& reason, int64_t now);
+
+  // Audits (coordinator_audit.cc).
+  // An audit's result: compared with the stored one; a mismatch is settled by proof from
+  // the entries (server/audit_settlement.h), by `truth` (the server's re-run) or by a third
+  // worker's audit, and only the workers shown wrong are flagged.
+  grpc::Status CompleteAuditLocked(int64_t worker_id, UnitMem* unit, StoredLease* lease, const UnitSpec& spec,
+                                   const UnitResult& result, const UnitResult* truth, UnitSpec* referee_spec,
+                                   int64_t now, Disposition* disposition);
+  // 'gpu:UUID' for each GPU with a UUID, else 'worker:HOST/INSTANCE_ID', else 'host:HOST'.
+  static std::vector<std::string> WorkerIdentities(const StoredWorker& w);
+  // The flag an identity of `w` carries from an earlier worker, or "".
+  std::string InheritedFlag(const StoredWorker& w) const;
+  grpc::Status LoadAudits();
+  // Whether `worker_id` already gave an opinion on the unit's current result.
+  bool HasOpinion(const UnitMem& u, int64_t worker_id) const;
+  // Finished units whose results are merged: not those waiting for their audit (an
+  // audit disputed included), so that a lie an audit will catch never becomes a record.
+  std::vector<FinishedUnit> MergeInputs() const;
   // Its part for stats: finished stats units of the worker and its active stats leases
   // go back to pending.
   grpc::Status FlagWorkerStats(int64_t worker_id, int64_t now);
@@ -303,6 +336,15 @@ class Coordinator {
   std::set<std::string> active_tokens_;  // every active lease (and some that ended since)
   std::map<int64_t, WorkerMem> workers_;
   std::map<int64_t, FinishedUnit> finished_;
+  // Open audit mismatches against a unit's current result: (auditor, its result as
+  // DescribeUnitResult), waiting for a third opinion.
+  struct Dispute {
+    int64_t auditor = 0;
+    std::string result;
+  };
+  std::map<int64_t, std::vector<Dispute>> disputes_;
+  std::map<std::string, FlaggedIdentity> flagged_identities_;
+  std::set<std::string> referee_tokens_;  // audit leases whose unit the server is re-running
   std::vector<TrustedImport> imports_;
   MergedRecords merged_;
   ClassMemberCache member_cache_;  // the class-member search of the last frontier lease

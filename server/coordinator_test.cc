@@ -13,6 +13,7 @@
 
 #include "core/cpu_engine.h"
 #include "core/records_csv.h"
+#include "core/test_support.h"
 #include "core/unit_spec.h"
 #include "core/work_hash.h"
 #include "server/coordinator_test_fixture.h"
@@ -326,7 +327,7 @@ TEST_P(LyingWorkerTest, IsCaughtFlaggedAndItsUnauditedWorkRequeued) {
   }
   EXPECT_TRUE(c_->GetStatus().covered_prefix == (3 << 14));
   std::vector<Record> ref;
-  ASSERT_TRUE(ReadRecordsCsv(std::string(COLLATZ_SHARED_DATA) + "/delay_records_below_2p28.csv", RecordCsvKind::kDelay, &ref).ok());
+  ref = testing_support::ReferenceRecords("delay_records_below_2p28.csv", RecordCsvKind::kDelay);
   std::erase_if(ref, [](const Record& x) { return x.n >= (3 << 14); });
   EXPECT_EQ(c_->Records().delay_final, ref);
 }
@@ -400,8 +401,9 @@ TEST_F(CoordinatorTest, AuditCatchesAWrongTally) {
   EXPECT_EQ(s.audits_failed, 1u);
   EXPECT_EQ(s.finished, 0u);
   EXPECT_EQ(s.pending, 1u);
-  // Honest re-run by a third worker, then audited by... nobody else is left unflagged but
-  // a fourth; an honest audit matches.
+  // The server's re-run settled it: only the liar is flagged (server/audit_test.cc has more).
+  for (const WorkerReport& w : c_->ListWorkers()) EXPECT_EQ(w.w.flagged, w.w.id == a) << w.w.id;
+  // Honest re-run by a third worker, then audited by a fourth; an honest audit matches.
   g = LeaseOne(c);
   ASSERT_TRUE(c_->Complete(c, g.unit_id, g.token, Search(g.spec), 1, "cpu", &d).ok());
   const int64_t e = NewWorker();
@@ -447,7 +449,7 @@ TEST_F(CoordinatorTest, AuditComparesWorkHashesOfTheSameVersion) {
 // below them, and the records are the reference's.
 TEST_F(CoordinatorTest, FirstUnitIsCutSoThatLaterUnitsGetFloors) {
   std::vector<Record> ref;
-  ASSERT_TRUE(ReadRecordsCsv(std::string(COLLATZ_SHARED_DATA) + "/delay_records_below_2p28.csv", RecordCsvKind::kDelay, &ref).ok());
+  ref = testing_support::ReferenceRecords("delay_records_below_2p28.csv", RecordCsvKind::kDelay);
   const u128 end = Pow2(22) + Pow2(21);
   std::erase_if(ref, [end](const Record& x) { return x.n >= end; });
   SubmitOutcome out;
@@ -489,8 +491,8 @@ TEST_F(CoordinatorTest, SearchOf2p20EqualsReferenceAcrossRestartsAndImports) {
   }
   EXPECT_EQ(n, 8);
   std::vector<Record> delay_ref, class_ref;
-  ASSERT_TRUE(ReadRecordsCsv(std::string(COLLATZ_SHARED_DATA) + "/delay_records_below_2p28.csv", RecordCsvKind::kDelay, &delay_ref).ok());
-  ASSERT_TRUE(ReadRecordsCsv(std::string(COLLATZ_SHARED_DATA) + "/class_records_below_2p28.csv", RecordCsvKind::kClass, &class_ref).ok());
+  delay_ref = testing_support::ReferenceRecords("delay_records_below_2p28.csv", RecordCsvKind::kDelay);
+  class_ref = testing_support::ReferenceRecords("class_records_below_2p28.csv", RecordCsvKind::kClass);
   std::erase_if(delay_ref, [](const Record& x) { return x.n >= (1 << 20); });
   std::erase_if(class_ref, [](const Record& x) { return x.n >= (1 << 20); });
   MergedRecords m = c_->Records();
@@ -500,7 +502,7 @@ TEST_F(CoordinatorTest, SearchOf2p20EqualsReferenceAcrossRestartsAndImports) {
 
   // An import of the reference below 2^22 covers more; a wrong import is refused.
   std::vector<Record> d22, c22;
-  ASSERT_TRUE(ReadRecordsCsv(std::string(COLLATZ_SHARED_DATA) + "/delay_records_below_2p28.csv", RecordCsvKind::kDelay, &d22).ok());
+  d22 = testing_support::ReferenceRecords("delay_records_below_2p28.csv", RecordCsvKind::kDelay);
   std::erase_if(d22, [](const Record& x) { return x.n >= (1 << 22); });
   TrustedImport bad;
   bad.complete_below = 1 << 22;
@@ -567,8 +569,7 @@ TEST_F(CoordinatorTest, ImportOfAnIncompleteListIsRefused) {
 TEST_F(CoordinatorTest, ClassLeasesLeaveOpenOnlyClassesWithoutAKnownMember) {
   constexpr uint64_t kBegin = 1 << 22;
   std::vector<Record> records;
-  ASSERT_TRUE(ReadRecordsCsv(std::string(COLLATZ_SHARED_DATA) + "/delay_records_below_2p28.csv",
-                             RecordCsvKind::kDelay, &records).ok());
+  records = testing_support::ReferenceRecords("delay_records_below_2p28.csv", RecordCsvKind::kDelay);
   std::erase_if(records, [](const Record& x) { return x.n >= kBegin; });
   TrustedImport import;
   import.complete_below = kBegin;

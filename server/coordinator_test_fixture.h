@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/cpu_engine.h"
 #include "server/clock.h"
@@ -64,9 +65,15 @@ class CoordinatorFixture : public ::testing::Test {
     return r;
   }
 
-  int64_t NewWorker() {
+  // A worker on a host of its own (flags stay with GPUs, installations or hosts), unless
+  // `host` is given.
+  int64_t NewWorker(const std::string& host = "",
+                    const std::vector<std::pair<std::string, std::string>>& gpus = {},
+                    const std::string& instance_id = "") {
     WorkerDescription d;
-    d.host = "w";
+    d.host = host.empty() ? "w" + std::to_string(++hosts_) : host;
+    d.gpus = gpus;
+    d.instance_id = instance_id;
     d.sieve_bits = 12;
     d.work_hash_version = kWorkHashVersion;
     int64_t id = 0;
@@ -81,6 +88,7 @@ class CoordinatorFixture : public ::testing::Test {
   FakeClock clock_;
   CoordinatorOptions options_;
   std::unique_ptr<Coordinator> c_;
+  int hosts_ = 0;
 };
 
 }  // namespace collatz::server

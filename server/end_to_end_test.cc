@@ -13,9 +13,11 @@
 #include <regex>
 #include <thread>
 
-#include "client/channel.h"
 #include "core/records_csv.h"
+#include "core/test_support.h"
 #include "proto/wire.h"
+#include "client/channel.h"
+#include "client/worker_client.h"
 #include "server/test_worker.h"
 #include "storage/record_db.h"
 #include "tests/support/child_process.h"
@@ -34,17 +36,41 @@ constexpr const char* kToken = "e2e-token";
 constexpr uint64_t kUnits = 17;
 
 std::vector<Record> Reference(const char* file, RecordCsvKind kind, u128 below) {
-  std::vector<Record> r;
-  EXPECT_TRUE(ReadRecordsCsv(std::string(COLLATZ_SHARED_DATA) + "/" + file, kind, &r).ok());
+  std::vector<Record> r = testing_support::ReferenceRecords(file, kind);
   std::erase_if(r, [below](const Record& x) { return x.n >= below; });
   return r;
 }
 
-// The server's Status, with a 2 s deadline.
-grpc::Status ServerStatus(v1::Admin::Stub* admin, v1::StatusResponse* s) {
+grpc::Status GetStatus(v1::Admin::Stub* admin, v1::StatusResponse* s) {
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
   return admin->Status(&ctx, v1::StatusRequest(), s);
+}
+
+// Submits [1, end) for delay and class records; the number of units.
+uint64_t SubmitFromOne(v1::Admin::Stub* admin, u128 end) {
+  grpc::ClientContext ctx;
+  AddToken(&ctx, kToken);
+  v1::SubmitRequest req;
+  wire::ToWire(1, req.mutable_begin());
+  wire::ToWire(end, req.mutable_end());
+  req.set_kinds(v1::KINDS_DELAY_AND_CLASS);
+  v1::SubmitResponse resp;
+  EXPECT_TRUE(admin->Submit(&ctx, req, &resp).ok());
+  return resp.units();
+}
+
+// The server's final records equal the reference below `end`.
+void ExpectReferenceRecords(v1::Admin::Stub* admin, u128 end) {
+  for (auto [kind, file, csv] : {std::tuple{v1::RECORD_KIND_DELAY, "delay_records_below_2p28.csv", RecordCsvKind::kDelay},
+                                 std::tuple{v1::RECORD_KIND_CLASS, "class_records_below_2p28.csv", RecordCsvKind::kClass}}) {
+    grpc::ClientContext ctx;
+    v1::QueryRecordsRequest q;
+    q.set_kind(kind);
+    v1::QueryRecordsResponse r;
+    ASSERT_TRUE(admin->QueryRecords(&ctx, q, &r).ok());
+    EXPECT_EQ(wire::RecordsFromWire(r.final_records()), Reference(file, csv, end)) << file;
+  }
 }
 
 TEST(EndToEnd, SearchWithWorkerLossAndServerKillEqualsReference) {
@@ -65,9 +91,9 @@ TEST(EndToEnd, SearchWithWorkerLossAndServerKillEqualsReference) {
   std::unique_ptr<ChildProcess> server = start_server();
 
   std::shared_ptr<grpc::Channel> channel;
-  ASSERT_TRUE(client::MakeChannel(address, "", &channel).ok());
+  ASSERT_TRUE(MakeChannel(address, "", &channel).ok());
   auto admin = v1::Admin::NewStub(channel);
-  auto status = [&](v1::StatusResponse* s) { return ServerStatus(admin.get(), s); };
+  auto status = [&](v1::StatusResponse* s) { return GetStatus(admin.get(), s); };
   auto wait_up = [&] {
     v1::StatusResponse s;
     for (int i = 0; i < 300; ++i) {
@@ -77,17 +103,7 @@ TEST(EndToEnd, SearchWithWorkerLossAndServerKillEqualsReference) {
     return false;
   };
   ASSERT_TRUE(wait_up()) << "server did not come up";
-  {
-    grpc::ClientContext ctx;
-    client::AddToken(&ctx, kToken);
-    v1::SubmitRequest req;
-    wire::ToWire(1, req.mutable_begin());
-    wire::ToWire(end, req.mutable_end());
-    req.set_kinds(v1::KINDS_DELAY_AND_CLASS);
-    v1::SubmitResponse resp;
-    ASSERT_TRUE(admin->Submit(&ctx, req, &resp).ok());
-    EXPECT_EQ(resp.units(), kUnits);
-  }
+  EXPECT_EQ(SubmitFromOne(admin.get(), end), kUnits);
 
   std::shared_ptr<const SearchTables> tables;
   ASSERT_TRUE(SearchTables::Build(16, 16, 18, &tables).ok());
@@ -138,15 +154,7 @@ TEST(EndToEnd, SearchWithWorkerLossAndServerKillEqualsReference) {
   EXPECT_EQ(s1.errors + s2.errors, 0);
   EXPECT_GE(s1.accepted + s2.accepted, 12);  // some units may have finished before the kill, twice counted never
 
-  for (auto [kind, file, csv] : {std::tuple{v1::RECORD_KIND_DELAY, "delay_records_below_2p28.csv", RecordCsvKind::kDelay},
-                                 std::tuple{v1::RECORD_KIND_CLASS, "class_records_below_2p28.csv", RecordCsvKind::kClass}}) {
-    grpc::ClientContext ctx;
-    v1::QueryRecordsRequest q;
-    q.set_kind(kind);
-    v1::QueryRecordsResponse r;
-    ASSERT_TRUE(admin->QueryRecords(&ctx, q, &r).ok());
-    EXPECT_EQ(wire::RecordsFromWire(r.final_records()), Reference(file, csv, end)) << file;
-  }
+  ExpectReferenceRecords(admin.get(), end);
   // Graceful stop, then check the file itself: 17 finished units tile [1, 2^26) exactly.
   server->Signal(SIGTERM);
   EXPECT_EQ(server->Wait(), 0);
@@ -179,6 +187,68 @@ TEST(EndToEnd, SearchWithWorkerLossAndServerKillEqualsReference) {
               s2.reconnects, static_cast<unsigned long long>(final_status.audits_passed()));
 }
 
+// One lying test worker (one number's delay one off in every tally it reports) beside two
+// honest ones, over gRPC against the real server with every unit audited and no server
+// re-runs: the liar is flagged alone (by third workers' audits), the records equal the
+// reference, and no audit is left pending.
+TEST(EndToEnd, LyingWorkerAmongHonestOnesIsFlaggedAlone) {
+  test_support::TempDir dir;
+  std::ofstream(dir.File("token")) << kToken << "\n";
+  const int port = test_support::FreeTcpPort();
+  ASSERT_GT(port, 0);
+  const std::string address = "127.0.0.1:" + std::to_string(port);
+  const u128 end = Pow2(21);
+  ChildProcess server(COLLATZ_SERVER_BINARY,
+                      {"--listen", address, "--db", dir.File("e2e.db"), "--token-file", dir.File("token"), "--sieve-bits",
+                       "16", "--unit-size", "2^17", "--lease-seconds", "5", "--audit-fraction", "1",
+                       "--referee-max-numbers", "0", "--log-level", "info"},
+                      dir.File("server.log"));
+  std::shared_ptr<grpc::Channel> channel;
+  ASSERT_TRUE(MakeChannel(address, "", &channel).ok());
+  auto admin = v1::Admin::NewStub(channel);
+  auto status = [&](v1::StatusResponse* s) { return GetStatus(admin.get(), s); };
+  v1::StatusResponse s;
+  for (int i = 0; i < 300 && !status(&s).ok(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const uint64_t units = SubmitFromOne(admin.get(), end);
+  ASSERT_GT(units, 0u);
+  std::shared_ptr<const SearchTables> tables;
+  ASSERT_TRUE(SearchTables::Build(16, 16, 18, &tables).ok());
+  std::atomic<bool> stop{false};
+  TestWorkerOptions honest;
+  honest.address = address;
+  honest.token = kToken;
+  honest.idle_exit_ms = 15000;
+  TestWorkerOptions liar = honest;
+  liar.host = "liar";
+  liar.tamper = [](UnitResult* r) { r->tally_sum += 1; };
+  TestWorkerStats s1, s2, s3;
+  std::thread t1([&] { s1 = RunTestWorker(honest, tables, &stop); });
+  std::thread t2([&] { s2 = RunTestWorker(honest, tables, &stop); });
+  std::thread t3([&] { s3 = RunTestWorker(liar, tables, &stop); });
+  for (int i = 0; i < 1200; ++i) {
+    if (status(&s).ok() && s.units_finished() == units && s.audits_pending() == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  stop = true;
+  t1.join();
+  t2.join();
+  t3.join();
+  EXPECT_EQ(s.units_finished(), units);
+  EXPECT_EQ(s.audits_pending(), 0u);
+  EXPECT_EQ(s.audits_passed(), units);
+  EXPECT_GE(s.audits_failed(), 1u);
+  EXPECT_TRUE(wire::FromWire(s.covered_prefix()) == end);
+  EXPECT_EQ(s1.errors + s2.errors, 0);
+  {
+    grpc::ClientContext ctx;
+    v1::ListWorkersResponse workers;
+    ASSERT_TRUE(admin->ListWorkers(&ctx, v1::ListWorkersRequest(), &workers).ok());
+    ASSERT_EQ(workers.workers_size(), 3);
+    for (const auto& w : workers.workers()) EXPECT_EQ(w.flagged(), w.host() == "liar") << w.host() << ": " << w.flag_reason();
+  }
+  ExpectReferenceRecords(admin.get(), end);
+}  // the server is SIGKILLed: its graceful stop is the other test's
+
 // The coordinator path on an empty database, no import: a window of 2^23 numbers around a
 // published record at 2^60 is leased with the floor of the published records below it
 // (recomputed, not trusted), a CPU worker finds the record, and it is a candidate with its
@@ -196,7 +266,7 @@ TEST(EndToEnd, EmptyServerAt2p60LeasesAFloorAndFindsThePublishedRecord) {
   std::shared_ptr<grpc::Channel> channel;
   ASSERT_TRUE(MakeChannel(address, "", &channel).ok());
   auto admin = v1::Admin::NewStub(channel);
-  auto status = [&](v1::StatusResponse* s) { return ServerStatus(admin.get(), s); };
+  auto status = [&](v1::StatusResponse* s) { return GetStatus(admin.get(), s); };
   v1::StatusResponse st;
   for (int i = 0; i < 300 && !status(&st).ok(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   ASSERT_TRUE(status(&st).ok()) << "server did not come up";

@@ -40,9 +40,9 @@ int main(int argc, char** argv) {
   using namespace collatz::server;
   CLI::App app{"collatz-server: the coordinator of a distributed Collatz delay-record search"};
   std::string listen = "127.0.0.1:50051", db_path, token_file, tls_cert, tls_key, unit_size_text = "2^46";
-  std::string log_level = "info", stats_unit_size_text = "2^30", metrics_listen;
+  std::string log_level = "info", stats_unit_size_text = "2^30", metrics_listen, referee_max_text = "2^28";
   double lease_seconds = 600, audit_fraction = 0;
-  int max_failures = 3, sieve_bits = kDefaultSieveBits, stats_audit_batches = 4;
+  int max_failures = 3, sieve_bits = kDefaultSieveBits, stats_audit_batches = 4, referee_threads = 1;
   app.add_option("--listen", listen, "Address to listen on (host:port)")->capture_default_str();
   app.add_option("--db", db_path, "Record database (SQLite; created if missing)")->required();
   app.add_option("--token-file", token_file, "File holding the access token (else $COLLATZ_TOKEN; none: open)");
@@ -52,6 +52,11 @@ int main(int argc, char** argv) {
   app.add_option("--lease-seconds", lease_seconds, "Lease lifetime after each heartbeat")->capture_default_str();
   app.add_option("--max-failures", max_failures, "Failed attempts before a unit is quarantined")->capture_default_str();
   app.add_option("--audit-fraction", audit_fraction, "Fraction of units re-run by a second worker")->capture_default_str();
+  app.add_option("--referee-max-numbers", referee_max_text,
+                 "Audit mismatches on units of at most this many numbers are settled by a re-run on the server's "
+                 "CPU; larger ones by a third worker (0: never re-run)")
+      ->capture_default_str();
+  app.add_option("--referee-threads", referee_threads, "Threads of that re-run")->capture_default_str();
   app.add_option("--sieve-bits", sieve_bits, "Join-sieve width every worker must use")->capture_default_str();
   app.add_option("--stats-unit-size", stats_unit_size_text,
                  "Default numbers per stats unit (whole batches, at most 2^20 batches per unit)")
@@ -77,6 +82,11 @@ int main(int argc, char** argv) {
   u128 stats_unit_size = 0;
   if (Status st = ParseU128(stats_unit_size_text, &stats_unit_size); !st.ok() || stats_unit_size == 0) {
     spdlog::error("bad --stats-unit-size: {}", st.ok() ? "must be positive" : st.message());
+    return 2;
+  }
+  u128 referee_max = 0;
+  if (Status st = ParseU128(referee_max_text, &referee_max); !st.ok() || referee_threads < 1) {
+    spdlog::error("bad --referee-max-numbers or --referee-threads: {}", st.ok() ? "threads must be >= 1" : st.message());
     return 2;
   }
   if (stats_audit_batches < 1) {
@@ -123,6 +133,8 @@ int main(int argc, char** argv) {
   options.merge_interval_ms = 1000;
   options.default_stats_unit_size = stats_unit_size;
   options.stats_audit_batches = stats_audit_batches;
+  options.referee_max_numbers = referee_max;
+  options.referee_threads = referee_threads;
   std::unique_ptr<Coordinator> coordinator;
   if (grpc::Status st = Coordinator::Open(std::move(store), tables, &clock, options, &coordinator); !st.ok()) {
     spdlog::error("{}", st.error_message());

@@ -49,6 +49,7 @@ grpc::Status WorkerService::Register(grpc::ServerContext* ctx, const v1::Registe
   d.backend = req->backend();
   d.sieve_bits = static_cast<int>(req->sieve_bits());
   d.work_hash_version = req->work_hash_version();
+  d.instance_id = req->instance_id();
   int64_t id = 0;
   grpc::Status st = c_->Register(d, &id);
   if (!st.ok()) return st;

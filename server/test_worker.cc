@@ -1,6 +1,8 @@
 #include "server/test_worker.h"
 
 #include <chrono>
+#include <cstdio>
+#include <random>
 #include <thread>
 
 #include "client/channel.h"
@@ -13,7 +15,14 @@ TestWorkerStats RunTestWorker(const TestWorkerOptions& options, std::shared_ptr<
   std::shared_ptr<grpc::Channel> channel;
   if (!client::MakeChannel(options.address, "", &channel).ok()) return stats;
   client::WorkerIdentity id;
-  id.host = "test-worker";
+  id.host = options.host;
+  id.instance_id = options.instance_id;
+  if (id.instance_id.empty()) {
+    std::random_device rd;
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%08x%08x", rd(), rd());
+    id.instance_id = buf;
+  }
   id.sieve_bits = tables->sieve->bits();
   client::WorkerClient client(channel, options.token, id, 10000);
   client.set_accepts_stats(false);  // searches only

@@ -15,6 +15,10 @@ namespace collatz::server {
 struct TestWorkerOptions {
   std::string address;
   std::string token;
+  // Registered as; an empty instance id gets a random one (each call is an installation of
+  // its own, so a flag of one test worker does not reach the others).
+  std::string host = "test-worker";
+  std::string instance_id;
   int threads = 1;
   // Applied to every result before it is sent (to simulate a lying worker).
   std::function<void(UnitResult*)> tamper;

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "core/early_termination.h"
+#include "core/records_csv.h"
+#include "core/test_support.h"
 #include "core/unit.h"
 #include "core/unit_search.h"
 #include "sieve_gen/generator.h"
@@ -20,16 +22,10 @@ namespace {
 namespace fs = std::filesystem;
 
 std::vector<Record> OddReferenceRecordsBelow(uint64_t limit) {
-  std::ifstream in(std::string(COLLATZ_SHARED_DATA) + "/delay_records_below_2p28.csv");
-  EXPECT_TRUE(in.good()) << "reference data missing";
-  std::string line;
-  std::getline(in, line);  // header
   std::vector<Record> out;
-  while (std::getline(in, line)) {
-    const size_t comma = line.find(',');
-    const uint64_t n = std::stoull(line.substr(0, comma));
-    if (n >= limit) break;
-    if (n & 1) out.push_back(Record{n, static_cast<uint32_t>(std::stoul(line.substr(comma + 1)))});
+  for (const Record& r : testing_support::ReferenceRecords("delay_records_below_2p28.csv", RecordCsvKind::kDelay)) {
+    if (r.n >= limit) break;
+    if ((r.n & 1) != 0) out.push_back(r);
   }
   return out;
 }

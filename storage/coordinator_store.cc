@@ -217,7 +217,7 @@ Status CoordinatorStore::LoadWorkers(std::vector<StoredWorker>* out) {
   SqliteStatement q;
   Status st = q.Prepare(db_,
                         "SELECT id, host, gpus, driver, binary_version, backend, sieve_bits, flagged, flag_reason, "
-                        "units_finished, numbers_finished, seconds, work_hash_version FROM workers ORDER BY id");
+                        "units_finished, numbers_finished, seconds, work_hash_version, instance_id FROM workers ORDER BY id");
   if (!st.ok()) return st;
   for (bool row; (st = q.Step(&row)).ok() && row;) {
     StoredWorker w;
@@ -234,6 +234,7 @@ Status CoordinatorStore::LoadWorkers(std::vector<StoredWorker>* out) {
     if (!(st = Decode(q.ColumnText(10), &w.numbers_finished)).ok()) return st;
     w.seconds = q.ColumnDouble(11);
     w.work_hash_version = static_cast<uint32_t>(q.ColumnInt64(12));
+    w.instance_id = q.ColumnText(13);
     out->push_back(std::move(w));
   }
   return st;
@@ -364,8 +365,8 @@ Status CoordinatorStore::DeleteUnit(int64_t id) {
 Status CoordinatorStore::InsertWorker(const StoredWorker& w, int64_t* id) {
   SqliteStatement* q;
   Status st = Prepared(
-      "INSERT INTO workers (host, gpus, driver, binary_version, backend, sieve_bits, work_hash_version) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+      "INSERT INTO workers (host, gpus, driver, binary_version, backend, sieve_bits, work_hash_version, instance_id) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
       &q);
   if (!st.ok()) return st;
   q->BindText(1, w.host);
@@ -375,6 +376,7 @@ Status CoordinatorStore::InsertWorker(const StoredWorker& w, int64_t* id) {
   q->BindText(5, w.backend);
   q->BindInt64(6, w.sieve_bits);
   q->BindInt64(7, w.work_hash_version);
+  q->BindText(8, w.instance_id);
   if (!(st = q->Run()).ok()) return st;
   *id = sqlite3_last_insert_rowid(db_);
   return Status::Ok();
@@ -440,23 +442,77 @@ Status CoordinatorStore::InsertAttempt(int64_t unit_id, int64_t worker_id, const
   return q->Run();
 }
 
-Status CoordinatorStore::InsertAudit(int64_t unit_id, int64_t original_worker, int64_t auditor,
-                                     const std::string& token, bool matched, const std::string& detail,
-                                     int64_t at_ms) {
+Status CoordinatorStore::InsertAudit(const StoredAudit& a) {
   SqliteStatement* q;
   Status st = Prepared(
-      "INSERT INTO audits (unit_id, original_worker, auditor_worker, token, outcome, detail, at_ms) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+      "INSERT INTO audits (unit_id, original_worker, auditor_worker, token, outcome, detail, at_ms, audited_token, "
+      "auditor_result, verdict) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
       &q);
   if (!st.ok()) return st;
-  q->BindInt64(1, unit_id);
-  if (original_worker != 0) q->BindInt64(2, original_worker); else q->BindNull(2);
-  q->BindInt64(3, auditor);
-  q->BindText(4, token);
-  q->BindText(5, matched ? "matched" : "mismatch");
-  q->BindText(6, detail);
-  q->BindInt64(7, at_ms);
+  q->BindInt64(1, a.unit_id);
+  if (a.original_worker != 0) q->BindInt64(2, a.original_worker); else q->BindNull(2);
+  q->BindInt64(3, a.auditor);
+  q->BindText(4, a.token);
+  q->BindText(5, a.matched ? "matched" : "mismatch");
+  q->BindText(6, a.detail);
+  q->BindInt64(7, a.at_ms);
+  q->BindText(8, a.audited_token);
+  q->BindText(9, a.auditor_result);
+  q->BindText(10, a.verdict);
   return q->Run();
+}
+
+Status CoordinatorStore::LoadOpenAudits(std::vector<StoredAudit>* out) {
+  out->clear();
+  SqliteStatement q;
+  Status st = q.Prepare(db_,
+                        "SELECT unit_id, coalesce(original_worker, 0), auditor_worker, token, detail, at_ms, "
+                        "audited_token, auditor_result FROM audits WHERE outcome = 'mismatch' AND verdict = ?1 "
+                        "ORDER BY id");
+  if (!st.ok()) return st;
+  q.BindText(1, kVerdictOpen);
+  for (bool row; (st = q.Step(&row)).ok() && row;) {
+    StoredAudit a;
+    a.unit_id = q.ColumnInt64(0);
+    a.original_worker = q.ColumnInt64(1);
+    a.auditor = q.ColumnInt64(2);
+    a.token = q.ColumnText(3);
+    a.detail = q.ColumnText(4);
+    a.at_ms = q.ColumnInt64(5);
+    a.audited_token = q.ColumnText(6);
+    a.auditor_result = q.ColumnText(7);
+    a.verdict = kVerdictOpen;
+    out->push_back(std::move(a));
+  }
+  return st;
+}
+
+Status CoordinatorStore::InsertFlaggedIdentity(const FlaggedIdentity& f) {
+  SqliteStatement* q;
+  Status st = Prepared(
+      "INSERT OR IGNORE INTO flagged_identities (identity, worker_id, reason, flagged_ms) VALUES (?1, ?2, ?3, ?4)", &q);
+  if (!st.ok()) return st;
+  q->BindText(1, f.identity);
+  q->BindInt64(2, f.worker_id);
+  q->BindText(3, f.reason);
+  q->BindInt64(4, f.flagged_ms);
+  return q->Run();
+}
+
+Status CoordinatorStore::LoadFlaggedIdentities(std::vector<FlaggedIdentity>* out) {
+  out->clear();
+  SqliteStatement q;
+  Status st = q.Prepare(db_, "SELECT identity, worker_id, reason, flagged_ms FROM flagged_identities ORDER BY identity");
+  if (!st.ok()) return st;
+  for (bool row; (st = q.Step(&row)).ok() && row;) {
+    FlaggedIdentity f;
+    f.identity = q.ColumnText(0);
+    f.worker_id = q.ColumnInt64(1);
+    f.reason = q.ColumnText(2);
+    f.flagged_ms = q.ColumnInt64(3);
+    out->push_back(std::move(f));
+  }
+  return st;
 }
 
 Status CoordinatorStore::StoreUnitResult(int64_t unit_id, const UnitResult& r, const UnitProvenance& p) {

@@ -55,11 +55,36 @@ struct StoredWorker {
   // The work hash version (core/work_hash.h) the worker registered with; 1 for workers
   // registered before schema v4, whose binaries did not send it.
   uint32_t work_hash_version = 0;
+  // The worker's installation id (RegisterRequest.instance_id, schema v5); "" if none.
+  std::string instance_id;
   bool flagged = false;
   std::string flag_reason;
   uint64_t units_finished = 0;
   u128 numbers_finished = 0;
   double seconds = 0;
+};
+
+// One audit of a unit (table audits). An `open` mismatch waits for a third opinion.
+struct StoredAudit {
+  int64_t unit_id = 0;
+  int64_t original_worker = 0, auditor = 0;  // 0: none
+  std::string token;                         // the auditor's lease
+  std::string audited_token;                 // the lease whose result was audited
+  bool matched = false;
+  std::string detail;
+  std::string auditor_result;  // DescribeUnitResult of the auditor's result
+  std::string verdict;         // docs/DATABASE.md lists them
+  int64_t at_ms = 0;
+};
+inline constexpr const char* kVerdictOpen = "open";
+
+// A flag kept with what identifies a machine ('gpu:UUID' or 'host:NAME'), so that a
+// worker registering again from it is flagged too (schema v5).
+struct FlaggedIdentity {
+  std::string identity;
+  int64_t worker_id = 0;
+  std::string reason;
+  int64_t flagged_ms = 0;
 };
 
 enum class LeasePurpose { kSearch, kAudit };
@@ -160,8 +185,12 @@ class CoordinatorStore {
   Status UpdateLease(const StoredLease& l);  // state and deadline
   Status InsertAttempt(int64_t unit_id, int64_t worker_id, const std::string& token, const std::string& kind,
                        const std::string& error, int64_t at_ms);
-  Status InsertAudit(int64_t unit_id, int64_t original_worker, int64_t auditor, const std::string& token,
-                     bool matched, const std::string& detail, int64_t at_ms);
+  Status InsertAudit(const StoredAudit& a);
+  // Mismatches with verdict `open`, by id.
+  Status LoadOpenAudits(std::vector<StoredAudit>* out);
+  // Keeps the first flag of an identity (INSERT OR IGNORE).
+  Status InsertFlaggedIdentity(const FlaggedIdentity& f);
+  Status LoadFlaggedIdentities(std::vector<FlaggedIdentity>* out);
   Status StoreUnitResult(int64_t unit_id, const UnitResult& r, const UnitProvenance& p);
   Status DeleteUnitResult(int64_t unit_id);
   Status WriteMergedRecords(const MergedRecords& merged);

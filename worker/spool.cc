@@ -6,6 +6,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <random>
+#include <fstream>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -128,7 +131,10 @@ Status Spool::Write(const v1::CompleteRequest& request, std::string* name) {
   bytes += payload;
 
   *name = SpoolFileName(request);
-  const std::string path = dir_ + "/" + *name;
+  return WriteDurably(dir_ + "/" + *name, bytes);
+}
+
+Status Spool::WriteDurably(const std::string& path, const std::string& bytes) {
   const std::string temp = path + kTempSuffix;
   int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Errno("cannot create", temp);
@@ -142,6 +148,23 @@ Status Spool::Write(const v1::CompleteRequest& request, std::string* name) {
   }
   std::lock_guard<std::mutex> lock(mu_);
   return SyncDir(dir_);
+}
+
+Status Spool::InstanceId(std::string* id) {
+  const std::string path = dir_ + "/instance-id";
+  std::ifstream in(path);
+  std::string line;
+  if (in && std::getline(in, line) && line.size() == 32 &&
+      line.find_first_not_of("0123456789abcdef") == std::string::npos) {
+    *id = line;
+    return Status::Ok();
+  }
+  std::random_device rd;
+  char buf[33];
+  std::snprintf(buf, sizeof buf, "%08x%08x%08x%08x", rd(), rd(), rd(), rd());
+  Status st = WriteDurably(path, std::string(buf) + "\n");
+  if (st.ok()) *id = buf;
+  return st;
 }
 
 std::vector<std::string> Spool::List() const { return ListWithSuffix(dir_, kSuffix); }

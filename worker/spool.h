@@ -47,7 +47,13 @@ class Spool final : public SpoolWriter {
 
   const std::string& dir() const { return dir_; }
 
+  // This installation's id: 32 hex digits in <dir>/instance-id, made once. The server keeps
+  // a flag with it (docs/PROTOCOL.md), so a worker restarted on the same spool stays flagged.
+  Status InstanceId(std::string* id);
+
  private:
+  // Writes `bytes` to `path` through a temporary file, fsynced and renamed.
+  Status WriteDurably(const std::string& path, const std::string& bytes);
   explicit Spool(std::string dir) : dir_(std::move(dir)) {}
   std::string dir_;
   mutable std::mutex mu_;  // orders concurrent writers' directory fsyncs; files are per result

@@ -122,5 +122,25 @@ TEST_F(SpoolTest, StatsResultsRoundTripUnderTheirOwnNames) {
   EXPECT_EQ(back.stats_result().stats_file(), r.stats_result().stats_file());
 }
 
+// The installation id is made once and survives reopening; another spool gets another.
+TEST_F(SpoolTest, InstanceIdIsStableAcrossReopen) {
+  std::string first, again, other;
+  {
+    std::unique_ptr<Spool> spool;
+    ASSERT_TRUE(Spool::Open(dir_ + "/a", &spool).ok());
+    ASSERT_TRUE(spool->InstanceId(&first).ok());
+    EXPECT_EQ(spool->List().size(), 0u);  // not a result
+  }
+  EXPECT_EQ(first.size(), 32u);
+  EXPECT_EQ(first.find_first_not_of("0123456789abcdef"), std::string::npos) << first;
+  std::unique_ptr<Spool> spool;
+  ASSERT_TRUE(Spool::Open(dir_ + "/a", &spool).ok());
+  ASSERT_TRUE(spool->InstanceId(&again).ok());
+  EXPECT_EQ(again, first);
+  ASSERT_TRUE(Spool::Open(dir_ + "/b", &spool).ok());
+  ASSERT_TRUE(spool->InstanceId(&other).ok());
+  EXPECT_NE(other, first);
+}
+
 }  // namespace
 }  // namespace collatz::worker

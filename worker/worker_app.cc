@@ -225,6 +225,10 @@ int WorkerMain(int argc, char** argv, const WorkerSeams& seams) {
     return finish(kExitUsage);
   }
   identity.host = HostName();
+  if (Status st = spool->InstanceId(&identity.instance_id); !st.ok()) {
+    spdlog::error("spool: {}", st.ToString());
+    return finish(kExitFatal);
+  }
   identity.driver = driver;
   identity.binary_version = std::string("collatz-worker ") + COLLATZ_WORKER_VERSION_STRING;
   identity.backend = use_gpu ? "gpu" : "cpu";

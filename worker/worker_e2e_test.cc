@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "core/records_csv.h"
+#include "core/test_support.h"
 #include "tests/support/http_get.h"
 #include "worker/e2e_support.h"
 
@@ -48,10 +49,8 @@ void ExpectRecordsEqualReference(Server& server, u128 expected_prefix) {
   ASSERT_EQ(class_prefix, expected_prefix);
   const u128 limit = std::min<u128>(prefix, Pow2(28));
   std::vector<Record> ref_delay, ref_class;
-  ASSERT_TRUE(ReadRecordsCsv(std::string(COLLATZ_SHARED_DATA) + "/delay_records_below_2p28.csv", RecordCsvKind::kDelay,
-                             &ref_delay).ok());
-  ASSERT_TRUE(ReadRecordsCsv(std::string(COLLATZ_SHARED_DATA) + "/class_records_below_2p28.csv", RecordCsvKind::kClass,
-                             &ref_class).ok());
+  ref_delay = testing_support::ReferenceRecords("delay_records_below_2p28.csv", RecordCsvKind::kDelay);
+  ref_class = testing_support::ReferenceRecords("class_records_below_2p28.csv", RecordCsvKind::kClass);
   auto below = [&](std::vector<Record> v) {
     v.erase(std::remove_if(v.begin(), v.end(), [&](const Record& r) { return r.n >= limit; }), v.end());
     std::sort(v.begin(), v.end(), [](const Record& a, const Record& b) { return a.delay < b.delay; });
