@@ -13,8 +13,13 @@ Status MakeUnitSpec(const MergedRecords& merged, u128 begin, u128 end, Kinds kin
   const std::vector<Record>& published = PublishedDelayPoints();
   LeaseContext ctx = ComputeLeaseContext(merged, begin, kinds, published);
   const size_t holes_before = ctx.open_holes.size();
-  const Status closed = cache != nullptr ? cache->CloseHoles(merged, begin, &ctx, published)
-                                         : CloseHolesFromKnownPoints(merged, begin, &ctx, published);
+  // Below a class-covered prefix every class with a member there has its minimum among the
+  // merged records, so the holes are already exact and the member search (tens of ms a
+  // unit) could close none.
+  const bool holes_exact = merged.class_covered_prefix >= begin;
+  const Status closed = holes_exact        ? Status::Ok()
+                        : cache != nullptr ? cache->CloseHoles(merged, begin, &ctx, published)
+                                           : CloseHolesFromKnownPoints(merged, begin, &ctx, published);
   UnitSpecNotes local;
   if (notes == nullptr) notes = &local;
   notes->holes_closed_by_members = holes_before - ctx.open_holes.size();

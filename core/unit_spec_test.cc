@@ -158,6 +158,38 @@ TEST(UnitSpecFloor, SearchesWithUnvouchedFloorsMergeIntoTheTrueRecords) {
   for (const Record& r : all.delay_candidates) EXPECT_TRUE(r.n >= all.covered_prefix);  // evens derived above P
 }
 
+// Below a class-covered prefix the holes of MakeUnitSpec are exact without the member search:
+// each is a class with no number below the unit (checked against the truth), and the member
+// search closes none of them.
+TEST(UnitSpecFloor, HolesBelowAClassCoveredPrefixAreExactWithoutTheMemberSearch) {
+  std::shared_ptr<const SearchTables> tables;
+  ASSERT_TRUE(SearchTables::Build(12, 12, 16, &tables).ok());
+  CpuEngine engine(tables, CpuEngineOptions{2, 1 << 12});
+  std::vector<FinishedUnit> done;
+  for (const auto& [a, b] : {std::pair<u128, u128>{1, 1 << 12}, {1 << 12, 1 << 16}}) {
+    UnitSpec spec;
+    ASSERT_TRUE(MakeUnitSpec(MergeRecords({}, done), a, b, Kinds::kDelayAndClass, nullptr, &spec).ok());
+    FinishedUnit u{a, b, Kinds::kDelayAndClass, {}};
+    ASSERT_TRUE(engine.Search(spec, &u.result).ok());
+    done.push_back(u);
+  }
+  const MergedRecords merged = MergeRecords({}, done);
+  ASSERT_TRUE(merged.class_covered_prefix == (1 << 16));
+  UnitSpec spec;
+  UnitSpecNotes notes;
+  ASSERT_TRUE(MakeUnitSpec(merged, 1 << 16, 1 << 17, Kinds::kDelayAndClass, nullptr, &spec, &notes).ok());
+  EXPECT_EQ(notes.holes_closed_by_members, 0u);
+  ASSERT_FALSE(spec.open_holes.empty());
+  for (uint32_t d : spec.open_holes) {
+    for (const Record& c : T().class_records) {
+      if (c.delay == d) EXPECT_GE(c.n, u128{1} << 16) << "class " << d << " has a member below the unit";
+    }
+  }
+  LeaseContext searched = ComputeLeaseContext(merged, 1 << 16, Kinds::kDelayAndClass, PublishedDelayPoints());
+  ASSERT_TRUE(CloseHolesFromKnownPoints(merged, 1 << 16, &searched, PublishedDelayPoints()).ok());
+  EXPECT_EQ(searched.open_holes, spec.open_holes);
+}
+
 // The floor of a unit on an empty database: from the published records alone, recomputed.
 TEST(UnitSpecFloor, EmptyDatabaseGetsTheFloorOfThePublishedRecordsAtEveryHeight) {
   const std::vector<Record>& published = PublishedDelayPoints();
