@@ -1,6 +1,7 @@
 #include "storage/schema.h"
 
 #include "storage/coordinator_schema.h"
+#include "storage/dashboard_schema.h"
 #include "storage/sqlite_statement.h"
 #include "storage/stats_schema.h"
 #include "storage/work_hash_schema.h"
@@ -122,6 +123,7 @@ const std::vector<SchemaMigration>& SchemaMigrations() {
       {2, "coordinator: submissions, workers, unit bookkeeping, leases, attempts, audits", kCoordinatorSchemaV2},
       {3, "stats jobs: jobs, batch-aligned units with their results, leases, attempts", kStatsSchemaV3},
       {4, "work hash version of unit results and workers", kWorkHashSchemaV4},
+      {5, "dashboard: finished work per minute, events, record lookups", kDashboardSchemaV5},
   };
   return kMigrations;
 }

@@ -36,7 +36,7 @@ class WorkHashStoreTest : public OldSchemaTest {
 };
 
 TEST_F(WorkHashStoreTest, Version3ResultsReadAsVersion1AndNewResultsKeepTheirVersion) {
-  ASSERT_EQ(LatestSchemaVersion(), 4);
+  ASSERT_GE(LatestSchemaVersion(), 4);
   ASSERT_EQ(kWorkHashVersion, 2u);
   MakeVersion3Database();
   std::unique_ptr<RecordDb> db;
@@ -44,7 +44,7 @@ TEST_F(WorkHashStoreTest, Version3ResultsReadAsVersion1AndNewResultsKeepTheirVer
   ASSERT_TRUE(st.ok()) << st.ToString();
   int version = 0;
   ASSERT_TRUE(db->SchemaVersion(&version).ok());
-  EXPECT_EQ(version, 4);
+  EXPECT_EQ(version, LatestSchemaVersion());
 
   std::vector<FinishedUnit> units;
   ASSERT_TRUE(db->LoadFinishedUnits(&units).ok());
