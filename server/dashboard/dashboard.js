@@ -7,6 +7,7 @@ const THROUGHPUT_MS = 15000;
 const SVG = 'http://www.w3.org/2000/svg';
 let range = 'hour';
 let recordsKey = '';  // covered prefixes and record counts of the records shown
+let drawnEvents = '';
 
 const $ = (id) => document.getElementById(id);
 
@@ -120,6 +121,9 @@ function drawStatus(s) {
     cell(tr, u.failures, 'num');
     cell(tr, u.last_error);
   }, 'none');
+  const eventsKey = JSON.stringify(s.events);
+  if (eventsKey === drawnEvents) return;  // keep the list (and where it is scrolled to)
+  drawnEvents = eventsKey;
   const list = document.createElement('ul');
   list.id = 'events';
   for (const e of s.events) {

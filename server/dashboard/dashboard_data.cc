@@ -105,8 +105,10 @@ Status DashboardData::StatusJson(std::string* out) {
   }
   json events = json::array();
   for (const DashboardEvent& e : snap->events) events.push_back({{"at_ms", e.at_ms}, {"kind", e.kind}, {"detail", e.detail}});
-  const double progress =
-      target == 0 ? 0.0 : std::min(1.0, static_cast<double>(s.covered_prefix) / static_cast<double>(target));
+  // The part of [1, target) that [1, covered prefix) is.
+  const double progress = target <= 1 ? 0.0
+                                      : std::min(1.0, static_cast<double>(s.covered_prefix - 1) /
+                                                          static_cast<double>(target - 1));
   json j = {
       {"time_ms", snap->taken_ms},
       {"covered_prefix", Dec(s.covered_prefix)},

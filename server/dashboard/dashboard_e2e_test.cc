@@ -1,4 +1,4 @@
-// The dashboard's API end to end: the real collatz-server (--http-listen) searches [1, 2^24)
+// The dashboard's API end to end: the real collatz-server (--http-listen) searches [1, 2^26)
 // with a real CPU collatz-worker; while it runs the covered prefix grows, and at the end
 // the API's status, workers, throughput and events tell what happened and its CSV records
 // equal what `collatzctl server-records` prints.
@@ -56,13 +56,13 @@ TEST(DashboardEndToEnd, ApiFollowsARealSearch) {
     return res ? res->body : std::string();
   };
 
-  Collatzctl(dir, {"submit", "--server", address, "--token-file", dir.File("token"), "--from", "1", "--to", "2^24",
+  Collatzctl(dir, {"submit", "--server", address, "--token-file", dir.File("token"), "--from", "1", "--to", "2^26",
                    "--kinds", "delay,class"});
   json s = json::parse(get("/api/status"));
-  EXPECT_EQ(s["target"], "16777216");
+  EXPECT_EQ(s["target"], "67108864");
   ASSERT_EQ(s["submissions"].size(), 1u);
   const int units = s["submissions"][0]["units_total"];
-  EXPECT_EQ(units, 5);  // [1, 2^20), [2^20, 2^22), then 3 of 2^22
+  EXPECT_EQ(units, 17);  // [1, 2^20), [2^20, 2^22), then 15 of 2^22
 
   ChildProcess worker(COLLATZ_WORKER_BINARY,
                       {"--server", address, "--token-file", dir.File("token"), "--backend", "cpu", "--threads", "1",
@@ -76,9 +76,9 @@ TEST(DashboardEndToEnd, ApiFollowsARealSearch) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   ASSERT_EQ(s["units"]["finished"], units) << s.dump(1) << worker.output();
-  EXPECT_EQ(s["covered_prefix"], "16777216");
+  EXPECT_EQ(s["covered_prefix"], "67108864");
   EXPECT_EQ(s["progress"], 1.0);
-  EXPECT_EQ(s["numbers_finished"], "16777215");
+  EXPECT_EQ(s["numbers_finished"], "67108863");
   EXPECT_EQ(s["submissions"][0]["units_finished"], units);
   EXPECT_GE(prefixes.size(), 3u) << "the covered prefix did not grow step by step";
   // No audits were asked for (--audit-fraction 0).
@@ -94,13 +94,13 @@ TEST(DashboardEndToEnd, ApiFollowsARealSearch) {
     json j = json::parse(get("/api/records?kind=" + kind));
     EXPECT_EQ(j["records"].size() + 1, static_cast<size_t>(std::count(csv.begin(), csv.end(), '\n'))) << kind;
   }
-  // delay(15733191) = 704 is the last delay record below 2^24; it was found by a unit.
+  // delay(63728127) = 949 is the last delay record below 2^26; it was found by a unit.
   json d = json::parse(get("/api/records?kind=delay"));
-  EXPECT_EQ(d["records"].back()["n"], "15733191");
-  EXPECT_EQ(d["records"].back()["delay"], 704);
+  EXPECT_EQ(d["records"].back()["n"], "63728127");
+  EXPECT_EQ(d["records"].back()["delay"], 949);
   bool found = false, class_found = false;
   for (const json& e : s["events"]) {
-    found |= e["detail"] == "delay record n = 15733191, delay 704 (unit [12582912, 16777216))";
+    found |= e["detail"] == "delay record n = 63728127, delay 949 (unit [62914560, 67108864))";
     class_found |= e["detail"].get<std::string>().find(" class records up to delay ") != std::string::npos;
   }
   EXPECT_TRUE(found && class_found) << s["events"].dump(1);
@@ -122,7 +122,7 @@ TEST(DashboardEndToEnd, ApiFollowsARealSearch) {
       sum_numbers += std::stoull(b["numbers"].get<std::string>());
     }
     EXPECT_EQ(sum_units, static_cast<uint64_t>(units)) << range;
-    EXPECT_EQ(sum_numbers, 16777215u) << range;
+    EXPECT_EQ(sum_numbers, 67108863u) << range;
   }
 
   // Without the token: 401, however the request looks.
