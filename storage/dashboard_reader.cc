@@ -52,7 +52,8 @@ Status DashboardReader::Throughput(int64_t from_ms, int64_t to_ms, int64_t bucke
   }
   for (int64_t t = from_ms; t < to_ms; t += bucket_ms) out->push_back(ThroughputBucket{t, 0, 0});
   SqliteStatement q;
-  Status st = q.Prepare(db_, "SELECT minute_ms, units, numbers FROM throughput WHERE minute_ms >= ?1 AND minute_ms < ?2");
+  Status st =
+      q.Prepare(db_, "SELECT minute_ms, units, numbers FROM throughput WHERE minute_ms >= ?1 AND minute_ms < ?2");
   if (!st.ok()) return st;
   q.BindInt64(1, from_ms);
   q.BindInt64(2, to_ms);
@@ -96,7 +97,8 @@ Status DashboardReader::RecentEvents(int limit, std::vector<DashboardEvent>* out
     const std::string delay = std::to_string(records.ColumnInt64(3));
     std::string detail;
     if (records.ColumnText(0) == "delay") {
-      detail = std::string(candidate ? "delay candidate" : "delay record") + " n = " + ToDecimal(n) + ", delay " + delay;
+      detail =
+          std::string(candidate ? "delay candidate" : "delay record") + " n = " + ToDecimal(n) + ", delay " + delay;
     } else {
       const int64_t count = records.ColumnInt64(4);
       detail = std::to_string(count) + (candidate ? " class candidate" : " class record") + (count == 1 ? "" : "s") +

@@ -64,7 +64,8 @@ TEST_F(DashboardStoreTest, ThroughputAddsUpPerMinuteAndPerBucket) {
 
 TEST_F(DashboardStoreTest, EventsNewestFirstWithRecordsFoundByUnits) {
   OpenStore();
-  Write([](CoordinatorStore* s) { return s->InsertEvent(kHour + 1, "worker_flagged", "worker 3 (h): audit mismatch"); });
+  Write(
+      [](CoordinatorStore* s) { return s->InsertEvent(kHour + 1, "worker_flagged", "worker 3 (h): audit mismatch"); });
   Write([](CoordinatorStore* s) { return s->InsertEvent(kHour + 2, "unit_quarantined", "unit 9 [5, 6): expired"); });
   // A kind the table does not know is refused.
   {

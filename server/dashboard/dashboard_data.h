@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -45,6 +46,11 @@ class DashboardData {
  private:
   struct Snapshot;
   std::shared_ptr<const Snapshot> Current();
+  // Document `name` of the current snapshot, rendered by `render` (under mu_) unless it
+  // was already.
+  Status Rendered(const std::string& name, std::string* out,
+                  const std::function<Status(const Snapshot&, std::string*)>& render);
+  static Status RenderStatus(const Snapshot& snap, std::string* out);
 
   Coordinator* coordinator_;
   const Clock* clock_;

@@ -44,7 +44,8 @@ TEST(DashboardEndToEnd, ApiFollowsARealSearch) {
                        "--token-file", dir.File("token"), "--unit-size", "2^22"},
                       dir.File("server.log"));
   ASSERT_TRUE(server.WaitForOutput("listening on", 60000)) << server.output();
-  const int http_port = PortAfter(server.output(), "dashboard on"), grpc_port = PortAfter(server.output(), "listening on");
+  const int http_port = PortAfter(server.output(), "dashboard on"),
+            grpc_port = PortAfter(server.output(), "listening on");
   ASSERT_GT(http_port, 0) << server.output();
   ASSERT_GT(grpc_port, 0) << server.output();
   const std::string address = "127.0.0.1:" + std::to_string(grpc_port);
@@ -86,8 +87,7 @@ TEST(DashboardEndToEnd, ApiFollowsARealSearch) {
 
   // The records: the CSV equals collatzctl's, the JSON holds the same list.
   for (const std::string kind : {"delay", "class"}) {
-    const std::string ctl = Collatzctl(
-        dir, {"server-records", "--server", address, "--kind", kind, "--format", "csv"});
+    const std::string ctl = Collatzctl(dir, {"server-records", "--server", address, "--kind", kind, "--format", "csv"});
     const std::string csv = get("/api/records?kind=" + kind + "&format=csv");
     EXPECT_GT(csv.size(), 100u);
     EXPECT_EQ(csv, ctl) << kind;

@@ -57,8 +57,9 @@ bool ParamsOk(const Request& req, Response& res, const std::set<std::string>& al
     if (!allowed.count(key)) {
       std::string list;
       for (const std::string& a : allowed) list += (list.empty() ? "" : ", ") + a;
-      Error(res, 400, "unknown query parameter '" + key.substr(0, 64) + "'" +
-                          (list.empty() ? " (this path takes none)" : " (allowed: " + list + ")"));
+      Error(res, 400,
+            "unknown query parameter '" + key.substr(0, 64) + "'" +
+                (list.empty() ? " (this path takes none)" : " (allowed: " + list + ")"));
       return false;
     }
     if (req.get_param_value_count(key) > 1) {
@@ -155,16 +156,18 @@ void DashboardServer::Route() {
           "<code>Authorization: Bearer TOKEN</code>.</p>\n",
           "text/html; charset=utf-8");
     } else {
-      Error(res, 401, auth.empty() && req.get_header_value("Cookie").empty() ? "token required"
-                                                                              : "wrong token");
+      Error(res, 401, auth.empty() && req.get_header_value("Cookie").empty() ? "token required" : "wrong token");
     }
     return HandlerResponse::Handled;
   });
   http_->set_error_handler([](const Request& req, Response& res) {
     if (!res.body.empty()) return;
-    if (res.status == 404) Error(res, 404, "no such path: " + req.path.substr(0, 200) + " (see docs/HTTP.md)");
-    else if (res.status == 414) Error(res, 414, "request line too long (at most 8192 bytes)");
-    else Error(res, res.status, "bad request (see docs/HTTP.md)");
+    if (res.status == 404)
+      Error(res, 404, "no such path: " + req.path.substr(0, 200) + " (see docs/HTTP.md)");
+    else if (res.status == 414)
+      Error(res, 414, "request line too long (at most 8192 bytes)");
+    else
+      Error(res, res.status, "bad request (see docs/HTTP.md)");
   });
 
   http_->Get("/", [](const Request& req, Response& res) {
@@ -189,8 +192,7 @@ void DashboardServer::Route() {
   });
   http_->Get("/api/records", [this](const Request& req, Response& res) {
     std::string kind, format, list;
-    if (!ParamsOk(req, res, {"kind", "format", "list"}) ||
-        !Choice(req, res, "kind", {"delay", "class"}, "", &kind) ||
+    if (!ParamsOk(req, res, {"kind", "format", "list"}) || !Choice(req, res, "kind", {"delay", "class"}, "", &kind) ||
         !Choice(req, res, "format", {"json", "csv"}, "json", &format) ||
         !Choice(req, res, "list", {"final", "candidates"}, "final", &list)) {
       return;
@@ -208,14 +210,15 @@ void DashboardServer::Route() {
     }
     Status st = data_->RecordsCsv(k, list == "candidates", &body);
     Serve(res, st, body, "text/csv; charset=utf-8");
-    res.set_header("Content-Disposition", "attachment; filename=\"" + kind + "_" +
-                                              (list == "final" ? "records" : "candidates") + ".csv\"");
+    res.set_header("Content-Disposition",
+                   "attachment; filename=\"" + kind + "_" + (list == "final" ? "records" : "candidates") + ".csv\"");
   });
   http_->Get("/api/throughput", [this](const Request& req, Response& res) {
     std::string range;
     if (!ParamsOk(req, res, {"range"}) || !Choice(req, res, "range", {"hour", "day", "week"}, "hour", &range)) return;
-    const ThroughputRange r =
-        range == "hour" ? ThroughputRange::kHour : range == "day" ? ThroughputRange::kDay : ThroughputRange::kWeek;
+    const ThroughputRange r = range == "hour"  ? ThroughputRange::kHour
+                              : range == "day" ? ThroughputRange::kDay
+                                               : ThroughputRange::kWeek;
     std::string body;
     Status st = data_->ThroughputJson(r, &body);
     Serve(res, st, body, "application/json");
