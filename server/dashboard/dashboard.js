@@ -160,8 +160,10 @@ function drawWorkers(w) {
   }, 'no workers registered');
 }
 
+// The final records from the largest (the newest) down, then the candidates above the
+// covered prefix from the nearest up (the CSV links give both in ascending order).
 function drawRecords(id, data, delayFirst) {
-  const rows = data.records.map((r) => [r, 'final']).concat(data.candidates.map((r) => [r, 'candidate']));
+  const rows = data.records.map((r) => [r, 'final']).reverse().concat(data.candidates.map((r) => [r, 'candidate']));
   fillTable(id, rows, (tr, [r, status]) => {
     if (delayFirst) { cell(tr, r.delay, 'num'); cell(tr, r.n, 'num'); } else { cell(tr, r.n, 'num'); cell(tr, r.delay, 'num'); }
     cell(tr, pill(status));

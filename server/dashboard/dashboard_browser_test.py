@@ -47,6 +47,16 @@ def port_after(log_path, label):
     return int(m.group(1)) if m else 0
 
 
+def screenshot(driver, path):
+    """The whole page as a PNG (the window is made as tall as the page)."""
+    height = driver.execute_script("return document.documentElement.scrollHeight;")
+    driver.set_window_size(1400, height + 40)
+    time.sleep(0.5)
+    driver.save_screenshot(path)
+    driver.set_window_size(1400, 1000)
+    print("screenshot: " + path, flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--server", required=True)
@@ -55,7 +65,10 @@ def main():
     ap.add_argument("--to", default="2^28", help="end of the search (start 1)")
     ap.add_argument("--unit-size", default="2^24")
     ap.add_argument("--workers", type=int, default=1)
-    ap.add_argument("--screenshot", help="save the finished page here (PNG)")
+    ap.add_argument("--timeout", type=float, default=120, help="seconds the search may take")
+    ap.add_argument("--screenshot", help="save the page here (PNG)")
+    ap.add_argument("--screenshot-at", type=float, default=1.0,
+                    help="take it when the progress first reaches this fraction (default: at the end)")
     args = ap.parse_args()
 
     chromium = shutil.which("chromium")
@@ -124,11 +137,14 @@ def main():
                  "--spool", os.path.join(work, "spool%d" % i), "--max-idle-seconds", "5", "--log-level", "warn"],
                 stdout=open(os.path.join(work, "worker%d.log" % i), "w"), stderr=subprocess.STDOUT))
         seen = []
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + args.timeout
         while time.monotonic() < deadline:
             p = progress()
             if not seen or seen[-1] != p:
                 seen.append(p)
+            if args.screenshot and args.screenshot_at < 1 and p >= args.screenshot_at:
+                screenshot(driver, args.screenshot)
+                args.screenshot = None
             if p >= 1:
                 break
             time.sleep(0.1)
@@ -174,11 +190,7 @@ def main():
         if errors:
             fail("console errors: %s" % errors)
         if args.screenshot:
-            height = driver.execute_script("return document.documentElement.scrollHeight;")
-            driver.set_window_size(1400, height + 40)
-            time.sleep(0.5)
-            driver.save_screenshot(args.screenshot)
-            print("screenshot: " + args.screenshot)
+            screenshot(driver, args.screenshot)
         print("PASS")
         return 0
     finally:

@@ -43,7 +43,7 @@ json RecordList(const std::vector<Record>& records) {
 
 const char* WorkerState(const WorkerReport& r, int64_t now_ms, int64_t lease_ms) {
   if (r.w.flagged) return "flagged";
-  if (r.active_leases > 0) return "working";
+  if (r.active_leases > 0) return "busy";
   if (r.last_seen_ms == 0 || now_ms - r.last_seen_ms > lease_ms) return "silent";
   return "idle";
 }

@@ -120,7 +120,7 @@ TEST_F(DashboardServerTest, AnswersFollowTheCoordinator) {
   for (int i = 0; i < 3; ++i) {
     LeaseGrant g;
     ASSERT_TRUE(c_->Lease(w, &g).ok());
-    if (i == 0) EXPECT_EQ(Get("/api/workers")["workers"][0]["state"], "working");
+    if (i == 0) EXPECT_EQ(Get("/api/workers")["workers"][0]["state"], "busy");
     ASSERT_TRUE(c_->Release(w, g.unit_id, g.token, true, "out of memory").ok());
   }
   ASSERT_TRUE(c_->FlushMerged().ok());  // final_records, as the server's sweeper writes them every second
