@@ -29,6 +29,10 @@ namespace {
 
 std::string Dec(u128 x) { return ToDecimal(x); }
 
+// Host names and error texts come from workers: bytes that are not UTF-8 become U+FFFD
+// instead of an exception.
+std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
 // log2 of x as a double (the page shows the prefix as 2^k).
 double Log2(u128 x) {
   if (x == 0) return 0;
@@ -158,7 +162,7 @@ Status DashboardData::RenderStatus(const Snapshot& snap, std::string* out) {
       {"quarantined_units", quarantined},
       {"events", events},
   };
-  *out = j.dump();
+  *out = Dump(j);
   return Status::Ok();
 }
 
@@ -182,7 +186,7 @@ Status DashboardData::WorkersJson(std::string* out) {
                    {"numbers_per_second", r.numbers_per_second},
                    {"last_seen_ms", r.last_seen_ms == 0 ? json(nullptr) : json(r.last_seen_ms)}});
     }
-    *out = json{{"time_ms", snap.taken_ms}, {"workers", a}}.dump();
+    *out = Dump(json{{"time_ms", snap.taken_ms}, {"workers", a}});
     return Status::Ok();
   });
 }
@@ -196,7 +200,7 @@ Status DashboardData::RecordsJson(RecordKind kind, std::string* out) {
               {"covered_prefix", Dec(delay ? m.covered_prefix : m.class_covered_prefix)},
               {"records", RecordList(delay ? m.delay_final : m.class_final)},
               {"candidates", RecordList(delay ? m.delay_candidates : m.class_candidates)}};
-    *out = j.dump();
+    *out = Dump(j);
     return Status::Ok();
   });
 }
@@ -232,12 +236,11 @@ Status DashboardData::ThroughputJson(ThroughputRange range, std::string* out) {
                        {"numbers", Dec(b.numbers)},
                        {"numbers_per_second", static_cast<double>(b.numbers) / (shape.bucket_ms / 1000.0)}});
         }
-        *out = json{
-            {"range", shape.name},
-            {"time_ms", snap.taken_ms},
-            {"bucket_seconds", shape.bucket_ms / 1000},
-            {"buckets",
-             a}}.dump();
+        const json j = {{"range", shape.name},
+                        {"time_ms", snap.taken_ms},
+                        {"bucket_seconds", shape.bucket_ms / 1000},
+                        {"buckets", a}};
+        *out = Dump(j);
         return Status::Ok();
       });
 }

@@ -22,7 +22,9 @@ constexpr const char* kCookie = "collatz_dashboard";
 
 void Error(Response& res, int status, const std::string& message) {
   res.status = status;
-  res.set_content(nlohmann::json{{"error", message}}.dump() + "\n", "application/json");
+  // The message may quote the request: bytes that are not UTF-8 become U+FFFD.
+  const nlohmann::json j = {{"error", message}};
+  res.set_content(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", "application/json");
 }
 
 std::string Hex(const std::string& s) {
@@ -159,6 +161,17 @@ void DashboardServer::Route() {
       Error(res, 401, auth.empty() && req.get_header_value("Cookie").empty() ? "token required" : "wrong token");
     }
     return HandlerResponse::Handled;
+  });
+  http_->set_exception_handler([](const Request& req, Response& res, std::exception_ptr e) {
+    std::string what = "unknown exception";
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& x) {
+      what = x.what();
+    } catch (...) {
+    }
+    spdlog::error("dashboard: {} {}: {}", req.method, req.path, what);
+    Error(res, 500, "internal error (logged by the server)");
   });
   http_->set_error_handler([](const Request& req, Response& res) {
     if (!res.body.empty()) return;

@@ -213,6 +213,7 @@ TEST_F(DashboardServerTest, BadRequestsGetClearAnswers) {
       {"/api/status?verbose=1", 400, "unknown query parameter 'verbose'"},
       {"/api/throughput?rnge=hour", 400, "allowed: range"},
       {"/api/workers?" + std::string(10000, 'x'), 414, "request line too long"},
+      {"/api/records?kind=%FFdelay", 400, "bad value for 'kind': '\xEF\xBF\xBD" "delay'"},  // not UTF-8: U+FFFD
   };
   for (const Case& c : cases) {
     auto res = client_->Get(c.path.c_str());
