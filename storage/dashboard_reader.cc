@@ -9,22 +9,22 @@ namespace collatz {
 
 namespace {
 
-// Records found by units (imports are not "found"), at the time the unit finished: each
-// delay record or candidate on its own, class records and candidates per unit (a unit
-// often holds dozens). Units cover disjoint ranges, so each record has one unit.
+// Records found by units (imports are not "found"), at the time the finished unit whose
+// range holds the record finished (the record itself may be a doubling the merge derived
+// from a record of an earlier unit): each delay record or candidate on its own, class
+// records and candidates per unit (a unit often holds dozens). The unit is the finished
+// one with the largest begin <= n (index units_by_state), if its range holds n.
 constexpr const char* kRecordEventsSql = R"sql(
-SELECT f.kind, f.status, f.n, f.delay, 1, u.begin_n, u.end_n,
+WITH found AS (
+  SELECT f.kind, f.status, f.n, f.delay,
+         (SELECT u.id FROM units u WHERE u.state = 'finished' AND u.begin_n <= f.n
+           ORDER BY u.begin_n DESC LIMIT 1) AS unit_id
+    FROM final_records f)
+SELECT fo.kind, fo.status, max(fo.n), max(fo.delay), count(*), u.begin_n, u.end_n,
        CAST(round((julianday(u.finished_at) - 2440587.5) * 86400000.0) AS INTEGER) AS at_ms
-  FROM final_records f JOIN unit_ladder l ON l.n = f.n AND l.delay = f.delay
-  JOIN units u ON u.id = l.unit_id AND u.state = 'finished'
-  WHERE f.kind = 'delay' AND u.finished_at IS NOT NULL
-UNION ALL
-SELECT f.kind, f.status, max(f.n), max(f.delay), count(*), u.begin_n, u.end_n,
-       CAST(round((julianday(u.finished_at) - 2440587.5) * 86400000.0) AS INTEGER) AS at_ms
-  FROM final_records f JOIN unit_class_minima m ON m.delay = f.delay AND m.n = f.n
-  JOIN units u ON u.id = m.unit_id AND u.state = 'finished'
-  WHERE f.kind = 'class' AND u.finished_at IS NOT NULL GROUP BY u.id, f.status
-ORDER BY at_ms DESC LIMIT ?1
+  FROM found fo JOIN units u ON u.id = fo.unit_id AND fo.n < u.end_n AND u.finished_at IS NOT NULL
+  GROUP BY fo.kind, fo.status, u.id, CASE WHEN fo.kind = 'delay' THEN fo.n ELSE '' END
+  ORDER BY at_ms DESC LIMIT ?1
 )sql";
 
 }  // namespace

@@ -5,8 +5,6 @@
 
 namespace collatz {
 
-// The indexes let the dashboard find, for each final record or candidate, the unit that
-// found it (and so when it was found) without scanning every unit's ladder.
 inline constexpr const char* kDashboardSchemaV5 = R"sql(
 -- Search units accepted per minute (the unit counts when its result is stored; a unit
 -- revoked later stays counted: the work was done). minute_ms: start of the minute, in ms
@@ -25,9 +23,6 @@ CREATE TABLE events (
   detail TEXT NOT NULL
 );
 CREATE INDEX events_by_time ON events (at_ms);
-
-CREATE INDEX unit_ladder_by_n ON unit_ladder (n);
-CREATE INDEX unit_class_minima_by_delay ON unit_class_minima (delay, n);
 
 CREATE VIEW v_throughput AS
   SELECT strftime('%Y-%m-%dT%H:%M:%SZ', minute_ms / 1000, 'unixepoch') AS minute, units,

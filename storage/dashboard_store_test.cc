@@ -1,6 +1,9 @@
 // Schema v5 (the dashboard): finished work per minute read back in buckets, events, and
-// the records found by units (imports are not "found"); a v4 database migrates to v5.
+// the records found by units (imports are not "found", doublings are found by the unit
+// holding them); a v4 database migrates to v5.
 #include <gtest/gtest.h>
+
+#include <set>
 
 #include "core/unit_search.h"
 #include "storage/coordinator_store.h"
@@ -73,7 +76,9 @@ TEST_F(DashboardStoreTest, EventsNewestFirstWithRecordsFoundByUnits) {
     EXPECT_FALSE(store_->InsertEvent(kHour, "gossip", "x").ok());
   }
   ASSERT_TRUE(store_->FlushBatch().ok());
-  // An import below 10 (records 1, 2, 3, 6, 7, 9) and a unit [10, 30) that finds 18, 25, 27.
+  // An import below 10 (records 1, 2, 3, 6, 7, 9), a unit [10, 30) that finds 18, 25, 27,
+  // and a unit [30, 60) that holds 54 = 2 * 27, which the merge derives (no odd N of the
+  // unit beats delay 111, so its ladder is empty).
   TrustedImport imp;
   imp.complete_below = 10;
   imp.delay_records = {{1, 0}, {2, 1}, {3, 7}, {6, 8}, {7, 16}, {9, 19}};
@@ -82,23 +87,34 @@ TEST_F(DashboardStoreTest, EventsNewestFirstWithRecordsFoundByUnits) {
   unit.end = 30;
   unit.kinds = Kinds::kDelay;
   unit.result.ladder = {{18, 20}, {25, 23}, {27, 111}};
-  const MergedRecords merged = MergeRecords({imp}, {unit});
-  ASSERT_EQ(merged.delay_final.size(), 9u);
+  FinishedUnit next;
+  next.begin = 30;
+  next.end = 60;
+  next.kinds = Kinds::kDelay;
+  const MergedRecords merged = MergeRecords({imp}, {unit, next});
+  ASSERT_EQ(merged.delay_final.size(), 10u);
+  ASSERT_EQ(merged.delay_final.back(), (Record{54, 112}));
   ASSERT_TRUE(store_->records().StoreImport(imp, "test", nullptr).ok());
-  ASSERT_TRUE(store_->records().StoreFinishedUnit(unit, {}, &merged).ok());
+  ASSERT_TRUE(store_->records().StoreFinishedUnit(unit, {}).ok());
+  ASSERT_TRUE(store_->records().StoreFinishedUnit(next, {}, &merged).ok());
 
   std::vector<DashboardEvent> events;
   Status st = reader_->RecentEvents(10, &events);
   ASSERT_TRUE(st.ok()) << st.ToString();
-  ASSERT_EQ(events.size(), 5u);  // 3 records found by the unit (now), then the two events
-  for (int i = 0; i < 3; ++i) EXPECT_EQ(events[i].kind, "record");
-  std::set<std::string> details = {events[0].detail, events[1].detail, events[2].detail};
-  EXPECT_TRUE(details.count("delay record n = 27, delay 111 (unit [10, 30))")) << events[0].detail;
-  EXPECT_TRUE(details.count("delay record n = 18, delay 20 (unit [10, 30))"));
-  EXPECT_GT(events[0].at_ms, kHour);
-  EXPECT_EQ(events[3].kind, "unit_quarantined");
-  EXPECT_EQ(events[3].at_ms, kHour + 2);
-  EXPECT_EQ(events[4].detail, "worker 3 (h): audit mismatch");
+  ASSERT_EQ(events.size(), 6u);  // 4 records found by the units (now), then the two events
+  std::set<std::string> details;
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(events[i].kind, "record");
+    EXPECT_GT(events[i].at_ms, kHour);
+    details.insert(events[i].detail);
+  }
+  EXPECT_EQ(details, (std::set<std::string>{"delay record n = 18, delay 20 (unit [10, 30))",
+                                             "delay record n = 25, delay 23 (unit [10, 30))",
+                                             "delay record n = 27, delay 111 (unit [10, 30))",
+                                             "delay record n = 54, delay 112 (unit [30, 60))"}));
+  EXPECT_EQ(events[4].kind, "unit_quarantined");
+  EXPECT_EQ(events[4].at_ms, kHour + 2);
+  EXPECT_EQ(events[5].detail, "worker 3 (h): audit mismatch");
 
   ASSERT_TRUE(reader_->RecentEvents(2, &events).ok());
   EXPECT_EQ(events.size(), 2u);

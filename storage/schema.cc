@@ -123,7 +123,7 @@ const std::vector<SchemaMigration>& SchemaMigrations() {
       {2, "coordinator: submissions, workers, unit bookkeeping, leases, attempts, audits", kCoordinatorSchemaV2},
       {3, "stats jobs: jobs, batch-aligned units with their results, leases, attempts", kStatsSchemaV3},
       {4, "work hash version of unit results and workers", kWorkHashSchemaV4},
-      {5, "dashboard: finished work per minute, events, record lookups", kDashboardSchemaV5},
+      {5, "dashboard: finished work per minute, events", kDashboardSchemaV5},
   };
   return kMigrations;
 }

@@ -1,4 +1,4 @@
-// The dashboard's API end to end: the real collatz-server (--http-listen) searches [1, 2^26)
+// The dashboard's API end to end: the real collatz-server (--http-listen) searches [1, 2^29)
 // with a real CPU collatz-worker; while it runs the covered prefix grows, and at the end
 // the API's status, workers, throughput and events tell what happened and its CSV records
 // equal what `collatzctl server-records` prints.
@@ -41,7 +41,7 @@ TEST(DashboardEndToEnd, ApiFollowsARealSearch) {
   std::ofstream(dir.File("token")) << kToken << "\n";
   ChildProcess server(COLLATZ_SERVER_BINARY,
                       {"--db", dir.File("c.db"), "--listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0",
-                       "--token-file", dir.File("token"), "--unit-size", "2^22"},
+                       "--token-file", dir.File("token"), "--unit-size", "2^24"},
                       dir.File("server.log"));
   ASSERT_TRUE(server.WaitForOutput("listening on", 60000)) << server.output();
   const int http_port = PortAfter(server.output(), "dashboard on"),
@@ -57,31 +57,34 @@ TEST(DashboardEndToEnd, ApiFollowsARealSearch) {
     return res ? res->body : std::string();
   };
 
-  Collatzctl(dir, {"submit", "--server", address, "--token-file", dir.File("token"), "--from", "1", "--to", "2^26",
+  Collatzctl(dir, {"submit", "--server", address, "--token-file", dir.File("token"), "--from", "1", "--to", "2^29",
                    "--kinds", "delay,class"});
   json s = json::parse(get("/api/status"));
-  EXPECT_EQ(s["target"], "67108864");
+  EXPECT_EQ(s["target"], "536870912");
   ASSERT_EQ(s["submissions"].size(), 1u);
   const int units = s["submissions"][0]["units_total"];
-  EXPECT_EQ(units, 17);  // [1, 2^20), [2^20, 2^22), then 15 of 2^22
+  EXPECT_EQ(units, 33);  // [1, 2^20), [2^20, 2^24), then 31 of 2^24
 
   ChildProcess worker(COLLATZ_WORKER_BINARY,
                       {"--server", address, "--token-file", dir.File("token"), "--backend", "cpu", "--threads", "1",
                        "--spool", dir.File("spool"), "--max-idle-seconds", "3", "--log-level", "warn"},
                       dir.File("worker.log"));
   std::set<std::string> prefixes;
+  std::string seen;  // for a failure message
   for (int i = 0; i < 1200; ++i) {
     s = json::parse(get("/api/status"));
-    prefixes.insert(s["covered_prefix"].get<std::string>());
+    if (prefixes.insert(s["covered_prefix"].get<std::string>()).second) {
+      seen += s["covered_prefix"].get<std::string>() + " (" + s["units"]["finished"].dump() + " units) ";
+    }
     if (s["units"]["finished"] == units && s["audits"]["pending"] == 0) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   ASSERT_EQ(s["units"]["finished"], units) << s.dump(1) << worker.output();
-  EXPECT_EQ(s["covered_prefix"], "67108864");
+  EXPECT_EQ(s["covered_prefix"], "536870912");
   EXPECT_EQ(s["progress"], 1.0);
-  EXPECT_EQ(s["numbers_finished"], "67108863");
+  EXPECT_EQ(s["numbers_finished"], "536870911");
   EXPECT_EQ(s["submissions"][0]["units_finished"], units);
-  EXPECT_GE(prefixes.size(), 3u) << "the covered prefix did not grow step by step";
+  EXPECT_GE(prefixes.size(), 3u) << "the covered prefix did not grow step by step: " << seen;
   // No audits were asked for (--audit-fraction 0).
   EXPECT_EQ(s["audits"]["failed"], 0);
 
@@ -94,14 +97,19 @@ TEST(DashboardEndToEnd, ApiFollowsARealSearch) {
     json j = json::parse(get("/api/records?kind=" + kind));
     EXPECT_EQ(j["records"].size() + 1, static_cast<size_t>(std::count(csv.begin(), csv.end(), '\n'))) << kind;
   }
-  // delay(63728127) = 949 is the last delay record below 2^26; it was found by a unit.
+  // delay(268549803) = 964 is the last delay record below 2^29; it was found by a unit.
   json d = json::parse(get("/api/records?kind=delay"));
-  EXPECT_EQ(d["records"].back()["n"], "63728127");
-  EXPECT_EQ(d["records"].back()["delay"], 949);
+  EXPECT_EQ(d["records"].back()["n"], "268549803");
+  EXPECT_EQ(d["records"].back()["delay"], 964);
+  // Record events come from the stored merge, which the server writes every second.
   bool found = false, class_found = false;
-  for (const json& e : s["events"]) {
-    found |= e["detail"] == "delay record n = 63728127, delay 949 (unit [62914560, 67108864))";
-    class_found |= e["detail"].get<std::string>().find(" class records up to delay ") != std::string::npos;
+  for (int i = 0; i < 50 && !(found && class_found); ++i) {
+    if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    s = json::parse(get("/api/status"));
+    for (const json& e : s["events"]) {
+      found |= e["detail"] == "delay record n = 268549803, delay 964 (unit [268435456, 285212672))";
+      class_found |= e["detail"].get<std::string>().find(" class records up to delay ") != std::string::npos;
+    }
   }
   EXPECT_TRUE(found && class_found) << s["events"].dump(1);
 
@@ -122,7 +130,7 @@ TEST(DashboardEndToEnd, ApiFollowsARealSearch) {
       sum_numbers += std::stoull(b["numbers"].get<std::string>());
     }
     EXPECT_EQ(sum_units, static_cast<uint64_t>(units)) << range;
-    EXPECT_EQ(sum_numbers, 67108863u) << range;
+    EXPECT_EQ(sum_numbers, 536870911u) << range;
   }
 
   // Without the token: 401, however the request looks.
