@@ -9,9 +9,10 @@ PACKAGES=(
   libspdlog-dev libfmt-dev libsqlite3-dev sqlite3 libstxxl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libgmp-dev libxxhash-dev
-  prometheus-cpp-dev libsystemd-dev
+  prometheus-cpp-dev libsystemd-dev libcpp-httplib-dev
   gnuplot-nox
   systemd python3-yaml
+  chromium chromium-driver python3-selenium
 )
 
 missing=()

@@ -484,6 +484,9 @@ grpc::Status Coordinator::RecordFailure(UnitMem* u, int64_t worker_id, const std
   if (CountFailure(u, options_.max_failures, kind, error)) {
     spdlog::warn("unit={} lease={} quarantined after {} failures (last: {})", u->id, Short(token), u->failures,
                  u->last_error);
+    RETURN_IF_DB_ERROR(store_->InsertEvent(now, "unit_quarantined", "unit " + std::to_string(u->id) + " [" +
+                                               ToDecimal(u->begin) + ", " + ToDecimal(u->end) + "): " + u->last_error),
+                       "recording attempt");
   }
   RETURN_IF_DB_ERROR(store_->InsertAttempt(u->id, worker_id, token, kind, error, now), "recording attempt");
   return grpc::Status::OK;
@@ -575,6 +578,9 @@ grpc::Status Coordinator::FlagWorker(int64_t worker_id, const std::string& reaso
   for (const std::string& identity : identities) {
     RETURN_IF_DB_ERROR(store_->InsertFlaggedIdentity({identity, worker_id, reason.substr(0, 500), now}), "flagging worker");
   }
+  RETURN_IF_DB_ERROR(store_->InsertEvent(now, "worker_flagged", "worker " + std::to_string(worker_id) + " (" + w.host +
+                                                                    "): " + reason),
+                     "flagging worker");
   std::vector<int64_t> revoke;
   for (auto& [id, u] : units_) {
     if (u.state == StoredUnitState::kFinished && u.finished_by == worker_id && u.audit != AuditState::kPassed) {
@@ -737,6 +743,7 @@ grpc::Status Coordinator::CompleteImpl(int64_t worker_id, int64_t unit_id, const
   wc.numbers_finished += Size(*unit);
   wc.seconds += seconds;
   RETURN_IF_DB_ERROR(store_->UpdateWorker(wc), "complete");
+  RETURN_IF_DB_ERROR(store_->AddThroughput(now, Size(*unit)), "complete");  // the dashboard's chart
   FinishedUnit fu;
   fu.begin = unit->begin;
   fu.end = unit->end;

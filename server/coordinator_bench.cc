@@ -4,7 +4,10 @@
 // Also reports the database bytes per million units. --at 2^60 --kinds delay,class leases
 // class units at a frontier instead (the published delay records below --at imported, as
 // collatzctl bench does): each lease then closes open classes with a class-member search.
+// --browsers B serves the web dashboard beside it, polled by B HTTP clients the way the
+// page polls (every --poll-ms; 0: back to back), to show that browsers do not slow leases.
 //   coordinator_bench [--workers W] [--units K] [--unit-size S] [--db PATH] [--at X] [--kinds K]
+//                     [--browsers B] [--poll-ms MS]
 #include <grpcpp/grpcpp.h>
 #include <spdlog/spdlog.h>
 
@@ -18,6 +21,8 @@
 #include "client/worker_client.h"
 #include "core/cpu_engine.h"
 #include "core/records_csv.h"
+#include "server/dashboard/dashboard_server.h"
+#include "server/dashboard/dashboard_poller.h"
 #include "server/services.h"
 
 int main(int argc, char** argv) {
@@ -27,6 +32,7 @@ int main(int argc, char** argv) {
   int workers = 16, units = 20000, unit_size = 64;
   std::string db = "/tmp/coordinator_bench.db", records = std::string(COLLATZ_SHARED_DATA) + "/delay_records_below_2p28.csv";
   std::string at_text = "2^28", kinds_text = "delay";
+  int browsers = 0, poll_ms = 2000;
   app.add_option("--workers", workers)->capture_default_str();
   app.add_option("--units", units)->capture_default_str();
   app.add_option("--unit-size", unit_size)->capture_default_str();
@@ -34,6 +40,8 @@ int main(int argc, char** argv) {
   app.add_option("--at", at_text, "First unit's start; above 2^28 the published delay records below it are imported")
       ->capture_default_str();
   app.add_option("--kinds", kinds_text, "delay or delay,class")->capture_default_str();
+  app.add_option("--browsers", browsers, "HTTP clients polling the dashboard meanwhile")->capture_default_str();
+  app.add_option("--poll-ms", poll_ms, "Pause between a browser's polls (the page: 2000)")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   u128 begin = 0;
   if (!ParseU128(at_text, &begin).ok() || begin < Pow2(28) || (kinds_text != "delay" && kinds_text != "delay,class")) {
@@ -94,6 +102,19 @@ int main(int argc, char** argv) {
   auto server = b.BuildAndStart();
   const std::string address = "127.0.0.1:" + std::to_string(port);
 
+  // The dashboard and its browsers, as collatz-server --http-listen runs it.
+  std::unique_ptr<DashboardData> dashboard_data;
+  std::unique_ptr<DashboardServer> dashboard;
+  std::unique_ptr<DashboardPoller> poller;
+  if (browsers > 0) {
+    std::unique_ptr<DashboardReader> reader;
+    if (!DashboardReader::Open(db, &reader).ok()) return 1;
+    dashboard_data = std::make_unique<DashboardData>(c.get(), std::move(reader), &clock, DashboardOptions{});
+    dashboard = std::make_unique<DashboardServer>(dashboard_data.get(), "bench-token");
+    if (!dashboard->Listen("127.0.0.1:0").ok()) return 1;
+    poller = std::make_unique<DashboardPoller>(dashboard->port(), "bench-token", browsers, poll_ms);
+  }
+
   std::atomic<int> done{0};
   std::atomic<int> failures{0};
   const auto t0 = std::chrono::steady_clock::now();
@@ -131,15 +152,23 @@ int main(int argc, char** argv) {
   }
   for (auto& t : threads) t.join();
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::string polled;
+  if (poller) {
+    const DashboardPoller::Counts n = poller->Stop();
+    polled = ", " + std::to_string(browsers) + " browsers: " + std::to_string(n.requests) + " HTTP requests (" +
+             std::to_string(static_cast<int>(n.requests / secs)) + "/s), " + std::to_string(n.failures) + " failed";
+  }
+  dashboard.reset();
+  dashboard_data.reset();
   server->Shutdown();
   const CoordinatorStatus s = c->GetStatus();
   c.reset();
   const double bytes = static_cast<double>(std::filesystem::file_size(db));
   std::printf("%s units at %s: ", kinds_text.c_str(), at_text.c_str());
   std::printf("%d workers, %d units of %d numbers: %.2f s, %.0f leases+completions/s (%.0f RPCs/s), %d failures, "
-              "finished %llu, covered prefix %s\n",
+              "finished %llu, covered prefix %s%s\n",
               workers, done.load(), unit_size, secs, done / secs, 2 * done / secs, failures.load(),
-              static_cast<unsigned long long>(s.finished), ToDecimal(s.covered_prefix).c_str());
+              static_cast<unsigned long long>(s.finished), ToDecimal(s.covered_prefix).c_str(), polled.c_str());
   std::printf("database: %.0f bytes for %d units = %.0f MB per million units\n", bytes, units, bytes / units * 1e6 / 1e6);
   return 0;
 }

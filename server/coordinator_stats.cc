@@ -80,6 +80,10 @@ grpc::Status Coordinator::RecordStatsFailure(StatsUnitMem* u, int64_t worker_id,
   if (CountFailure(u, options_.max_failures, kind, error)) {
     spdlog::warn("stats unit={} lease={} quarantined after {} failures (last: {})", u->id, ShortToken(token),
                  u->failures, u->last_error);
+    RETURN_IF_DB_ERROR(store_->InsertEvent(now, "stats_unit_quarantined",
+                                           "stats unit " + std::to_string(u->id) + " of job " +
+                                               std::to_string(u->job_id) + ": " + u->last_error),
+                       "recording attempt");
   }
   RETURN_IF_DB_ERROR(store_->InsertStatsAttempt(u->id, worker_id, token, kind, error, now), "recording attempt");
   return grpc::Status::OK;

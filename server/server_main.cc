@@ -19,6 +19,7 @@
 #include "platform/systemd_notify.h"
 #include "server/auth.h"
 #include "server/coordinator.h"
+#include "server/dashboard/dashboard_server.h"
 #include "server/metrics.h"
 #include "server/services.h"
 #include "storage/coordinator_store.h"
@@ -40,7 +41,7 @@ int main(int argc, char** argv) {
   using namespace collatz::server;
   CLI::App app{"collatz-server: the coordinator of a distributed Collatz delay-record search"};
   std::string listen = "127.0.0.1:50051", db_path, token_file, tls_cert, tls_key, unit_size_text = "2^46";
-  std::string log_level = "info", stats_unit_size_text = "2^30", metrics_listen, referee_max_text = "2^28";
+  std::string log_level = "info", stats_unit_size_text = "2^30", metrics_listen, referee_max_text = "2^28", http_listen;
   double lease_seconds = 600, audit_fraction = 0;
   int max_failures = 3, sieve_bits = kDefaultSieveBits, stats_audit_batches = 4, referee_threads = 1;
   app.add_option("--listen", listen, "Address to listen on (host:port)")->capture_default_str();
@@ -66,6 +67,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--metrics-listen", metrics_listen,
                  "Serve Prometheus /metrics on this address (host:port; port 0 picks one); none: not served");
+  app.add_option("--http-listen", http_listen,
+                 "Serve the web dashboard and its JSON API on this address (host:port; port 0 picks one; "
+                 "the --token-file token is required there too); none: not served");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
@@ -152,6 +156,26 @@ int main(int argc, char** argv) {
     spdlog::info("metrics on {} (port {})", metrics_listen, metrics->port());
   }
 
+  // The dashboard reads the coordinator and, on a read-only connection, the database;
+  // destroyed before the coordinator.
+  std::unique_ptr<DashboardData> dashboard_data;
+  std::unique_ptr<DashboardServer> dashboard;
+  if (!http_listen.empty()) {
+    std::unique_ptr<DashboardReader> reader;
+    if (Status st = DashboardReader::Open(db_path, &reader); !st.ok()) {
+      spdlog::error("{}", st.message());
+      return 1;
+    }
+    dashboard_data = std::make_unique<DashboardData>(coordinator.get(), std::move(reader), &clock, DashboardOptions{});
+    dashboard = std::make_unique<DashboardServer>(dashboard_data.get(), token);
+    if (Status st = dashboard->Listen(http_listen); !st.ok()) {
+      spdlog::error("{}", st.message());
+      return st.code() == Status::Code::kInvalidArgument ? 2 : 1;
+    }
+    spdlog::info("dashboard on http://{} (port {}){}", http_listen, dashboard->port(),
+                 token.empty() ? "" : ", token required");
+  }
+
   TokenAuth auth(token);
   WorkerService worker_service(coordinator.get(), &auth);
   AdminService admin_service(coordinator.get(), &auth);
@@ -213,6 +237,8 @@ int main(int argc, char** argv) {
   cv.notify_all();
   sweeper.join();
   metrics.reset();
+  dashboard.reset();
+  dashboard_data.reset();
   coordinator.reset();  // closes the database
   spdlog::info("collatz-server stopped cleanly");
   return 0;

@@ -215,6 +215,11 @@ class CoordinatorStore {
   // The stored results of the finished units of `job_id` that overlap [from, to), by begin.
   Status LoadStatsResults(int64_t job_id, u128 from, u128 to, std::vector<std::pair<u128, std::string>>* out);
 
+  // For the dashboard (schema v5, storage/dashboard_store.cc): `numbers` more finished
+  // in the minute holding at_ms, and an event (kind: a value the events table allows).
+  Status AddThroughput(int64_t at_ms, u128 numbers);
+  Status InsertEvent(int64_t at_ms, const std::string& kind, const std::string& detail);
+
   // Online backup of the whole database into a new file.
   Status Backup(const std::string& destination, uint64_t* bytes);
   // PRAGMA integrity_check; "ok" when healthy.

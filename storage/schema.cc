@@ -2,6 +2,7 @@
 
 #include "storage/audit_schema.h"
 #include "storage/coordinator_schema.h"
+#include "storage/dashboard_schema.h"
 #include "storage/sqlite_statement.h"
 #include "storage/stats_schema.h"
 #include "storage/work_hash_schema.h"
@@ -124,6 +125,7 @@ const std::vector<SchemaMigration>& SchemaMigrations() {
       {3, "stats jobs: jobs, batch-aligned units with their results, leases, attempts", kStatsSchemaV3},
       {4, "work hash version of unit results and workers", kWorkHashSchemaV4},
       {5, "flagged worker identities; audits keep the audited token, the auditor's result and a verdict", kAuditSchemaV5},
+      {6, "dashboard: finished work per minute, events", kDashboardSchemaV6},
   };
   return kMigrations;
 }

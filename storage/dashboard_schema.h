@@ -1,0 +1,36 @@
+// Schema version 6: what the coordinator's web dashboard (server/dashboard/) reads besides
+// its memory: finished work per minute and a log of events. Appended to the migration list
+// in schema.cc; like every migration it is never edited once released.
+#pragma once
+
+namespace collatz {
+
+inline constexpr const char* kDashboardSchemaV6 = R"sql(
+-- Search units accepted per minute (the unit counts when its result is stored; a unit
+-- revoked later stays counted: the work was done). minute_ms: start of the minute, in ms
+-- since the Unix epoch (UTC).
+CREATE TABLE throughput (
+  minute_ms INTEGER PRIMARY KEY CHECK (minute_ms % 60000 = 0),
+  units     INTEGER NOT NULL,
+  numbers   TEXT NOT NULL CHECK (length(numbers) = 39)
+);
+
+-- Things an operator wants to hear about, newest last.
+CREATE TABLE events (
+  id     INTEGER PRIMARY KEY,
+  at_ms  INTEGER NOT NULL,
+  kind   TEXT NOT NULL CHECK (kind IN ('worker_flagged', 'unit_quarantined', 'stats_unit_quarantined')),
+  detail TEXT NOT NULL
+);
+CREATE INDEX events_by_time ON events (at_ms);
+
+CREATE VIEW v_throughput AS
+  SELECT strftime('%Y-%m-%dT%H:%M:%SZ', minute_ms / 1000, 'unixepoch') AS minute, units,
+         ltrim(numbers, '0') AS numbers
+  FROM throughput ORDER BY minute_ms;
+
+CREATE VIEW v_events AS
+  SELECT id, strftime('%Y-%m-%dT%H:%M:%SZ', at_ms / 1000, 'unixepoch') AS at, kind, detail FROM events ORDER BY id;
+)sql";
+
+}  // namespace collatz
