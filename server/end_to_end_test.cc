@@ -200,7 +200,7 @@ TEST(EndToEnd, LyingWorkerAmongHonestOnesIsFlaggedAlone) {
   const u128 end = Pow2(21);
   ChildProcess server(COLLATZ_SERVER_BINARY,
                       {"--listen", address, "--db", dir.File("e2e.db"), "--token-file", dir.File("token"), "--sieve-bits",
-                       "16", "--unit-size", "2^17", "--lease-seconds", "5", "--audit-fraction", "1",
+                       "16", "--unit-size", "2^17", "--lease-seconds", "60", "--audit-fraction", "1",
                        "--referee-max-numbers", "0", "--log-level", "info"},
                       dir.File("server.log"));
   std::shared_ptr<grpc::Channel> channel;
@@ -238,7 +238,7 @@ TEST(EndToEnd, LyingWorkerAmongHonestOnesIsFlaggedAlone) {
   EXPECT_EQ(s.audits_passed(), units);
   EXPECT_GE(s.audits_failed(), 1u);
   EXPECT_TRUE(wire::FromWire(s.covered_prefix()) == end);
-  EXPECT_EQ(s1.errors + s2.errors, 0);
+  EXPECT_EQ(s1.errors + s2.errors, 0) << s1.last_error << " / " << s2.last_error;
   {
     grpc::ClientContext ctx;
     v1::ListWorkersResponse workers;

@@ -71,6 +71,7 @@ TestWorkerStats RunTestWorker(const TestWorkerOptions& options, std::shared_ptr<
     if (!ss.ok()) {
       client.Release(lease, true, ss.message());
       ++stats.errors;
+      stats.last_error = "search: " + ss.ToString();
       continue;
     }
     if (options.tamper) options.tamper(&result);
@@ -84,8 +85,12 @@ TestWorkerStats RunTestWorker(const TestWorkerOptions& options, std::shared_ptr<
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
         continue;
       }
-      if (!st.ok()) {
+      if (st.error_code() == grpc::StatusCode::FAILED_PRECONDITION &&
+          st.error_message().find("revoked") != std::string::npos) {
+        ++stats.revoked;  // the server's decision (a flagged worker's results go), not this worker's error
+      } else if (!st.ok()) {
         ++stats.errors;
+        stats.last_error = "complete: " + st.error_message();
         if (st.error_code() == grpc::StatusCode::PERMISSION_DENIED) return stats;
       } else if (d == v1::DISPOSITION_ACCEPTED) {
         ++stats.accepted;

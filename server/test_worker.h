@@ -30,6 +30,8 @@ struct TestWorkerOptions {
 
 struct TestWorkerStats {
   int accepted = 0, duplicates = 0, audits = 0, errors = 0, reconnects = 0;
+  int revoked = 0;  // completions refused because the server revoked the lease (e.g. an audit of a liar's result)
+  std::string last_error;  // what the last counted error said, for test messages
 };
 
 // Runs until there is no more work (idle_exit_ms), max_units, or *stop. Survives server
