@@ -837,7 +837,12 @@ Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
   const int B = options_.self_record_bits;
   // The table serves where it can stop numbers: a floor above 0, and (delay+class units)
   // open classes near the floor; results do not change (core/unit.h).
-  if (B > 0 && options_.early_termination && spec.floor > 0 && spec.begin >= Pow2(static_cast<unsigned>(B)) &&
+  // The table is built with this engine's own launches: an engine tuned for tests (small
+  // launches, fixed one-entry buffers) would take hours over 2^42 numbers, so it goes without.
+  const bool launches_fit = options_.positions_per_launch >= (uint64_t{1} << 20) && options_.ladder_capacity == 0 &&
+                            options_.host_finish_capacity == 0;
+  if (B > 0 && launches_fit && options_.early_termination && spec.floor > 0 &&
+      spec.begin >= Pow2(static_cast<unsigned>(B)) &&
       spec.records_complete_below < Pow2(static_cast<unsigned>(B)) &&
       (spec.kinds == Kinds::kDelay || ClassesStopEarly(spec))) {
     STATUS_TRY(EnsureSelfRecords());

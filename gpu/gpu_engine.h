@@ -29,6 +29,8 @@ struct GpuEngineOptions {
   // floor alone: an empty database) stop numbers early with the engine's own table: the
   // delay records below 2^self_record_bits from its own searches at the first such unit
   // (0: off; at most 48). Results do not change; docs/PERFORMANCE.md has the gain and cost.
+  // Engines with launches below 2^20 positions or fixed buffer capacities (test
+  // configurations) go without: the table's searches run on the engine's own launches.
   int self_record_bits = 42;
   // Threads per block (128, 256 or 512) and resident blocks per SM (0: from occupancy).
   int block_threads = 256;
