@@ -32,11 +32,6 @@
 namespace collatz {
 namespace {
 
-std::string DataPath(const std::string& file) {
-  const char* env = std::getenv("COLLATZ_SHARED_DATA");
-  return std::string(env != nullptr ? env : COLLATZ_SHARED_DATA) + "/" + file;
-}
-
 // Search tables with a sieve of `sieve_bits` (19-bit step table, 20-bit tail), built once.
 std::shared_ptr<const SearchTables> TablesWithSieve(int sieve_bits) {
   static std::map<int, std::shared_ptr<const SearchTables>> built;
@@ -51,15 +46,9 @@ std::shared_ptr<const SearchTables> TablesWithSieve(int sieve_bits) {
 std::shared_ptr<const SearchTables> Tables() { return TablesWithSieve(19); }
 
 const std::vector<Record>& PublishedRecords() {
-  static std::vector<Record> records = [] {
-    std::vector<Record> r;
-    Status st = ReadRecordsCsv(DataPath("delay_records.csv"), RecordCsvKind::kDelay, &r);
-    if (!st.ok() || r.empty()) {
-      // Every caller needs the rows: end the run with the path rather than index an empty list.
-      std::fprintf(stderr, "gpu_engine_test: cannot read the published records: %s\n",
-                   st.ok() ? "no rows" : st.ToString().c_str());
-      std::exit(2);
-    }
+  // A missing or damaged file fails the test with its path (core/test_support.h).
+  static const std::vector<Record> records = [] {
+    std::vector<Record> r = testing_support::ReferenceRecords("delay_records.csv", RecordCsvKind::kDelay);
     std::sort(r.begin(), r.end(), [](const Record& a, const Record& b) { return a.n < b.n; });
     return r;
   }();

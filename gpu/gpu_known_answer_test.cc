@@ -23,28 +23,18 @@
 #include "core/cpu_engine.h"
 #include "core/delay.h"
 #include "core/records_csv.h"
+#include "core/test_support.h"
 #include "core/unit_search.h"
 #include "gpu/gpu_engine.h"
 
 namespace collatz {
 namespace {
 
-std::string DataPath(const std::string& file) {
-  const char* env = std::getenv("COLLATZ_SHARED_DATA");
-  return std::string(env != nullptr ? env : COLLATZ_SHARED_DATA) + "/" + file;
-}
-
-// The published delay records, ascending; a missing or damaged file ends the run with its
-// path (every test here needs it).
+// The published delay records, ascending; a missing or damaged file fails the test with its
+// path (core/test_support.h).
 const std::vector<Record>& PublishedRecords() {
   static const std::vector<Record> records = [] {
-    std::vector<Record> r;
-    const Status st = ReadRecordsCsv(DataPath("delay_records.csv"), RecordCsvKind::kDelay, &r);
-    if (!st.ok() || r.empty()) {
-      std::fprintf(stderr, "gpu_known_answer_test: cannot read the published records: %s\n",
-                   st.ok() ? "no rows" : st.ToString().c_str());
-      std::exit(2);
-    }
+    std::vector<Record> r = testing_support::ReferenceRecords("delay_records.csv", RecordCsvKind::kDelay);
     std::sort(r.begin(), r.end(), [](const Record& a, const Record& b) { return a.n < b.n; });
     return r;
   }();
