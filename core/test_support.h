@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
@@ -42,6 +43,16 @@ inline std::vector<Record> ReferenceRecords(const std::string& name, RecordCsvKi
   if (!st.ok()) FailOnReferenceData("cannot read reference data " + path + ": " + st.ToString());
   if (rows.empty()) FailOnReferenceData("reference data " + path + " holds no records");
   return rows;
+}
+
+// The published delay records (delay_records.csv), ascending by n, read once.
+inline const std::vector<Record>& PublishedRecordsByN() {
+  static const std::vector<Record> records = [] {
+    std::vector<Record> r = ReferenceRecords("delay_records.csv", RecordCsvKind::kDelay);
+    std::sort(r.begin(), r.end(), [](const Record& a, const Record& b) { return a.n < b.n; });
+    return r;
+  }();
+  return records;
 }
 
 // The published delay records as a trusted import, complete up to their last row.

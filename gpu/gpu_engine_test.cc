@@ -45,15 +45,7 @@ std::shared_ptr<const SearchTables> TablesWithSieve(int sieve_bits) {
 
 std::shared_ptr<const SearchTables> Tables() { return TablesWithSieve(19); }
 
-const std::vector<Record>& PublishedRecords() {
-  // A missing or damaged file fails the test with its path (core/test_support.h).
-  static const std::vector<Record> records = [] {
-    std::vector<Record> r = testing_support::ReferenceRecords("delay_records.csv", RecordCsvKind::kDelay);
-    std::sort(r.begin(), r.end(), [](const Record& a, const Record& b) { return a.n < b.n; });
-    return r;
-  }();
-  return records;
-}
+const std::vector<Record>& PublishedRecords() { return testing_support::PublishedRecordsByN(); }
 
 #define REQUIRE_GPU()                                                 \
   do {                                                                \

@@ -32,14 +32,7 @@ namespace {
 
 // The published delay records, ascending; a missing or damaged file fails the test with its
 // path (core/test_support.h).
-const std::vector<Record>& PublishedRecords() {
-  static const std::vector<Record> records = [] {
-    std::vector<Record> r = testing_support::ReferenceRecords("delay_records.csv", RecordCsvKind::kDelay);
-    std::sort(r.begin(), r.end(), [](const Record& a, const Record& b) { return a.n < b.n; });
-    return r;
-  }();
-  return records;
-}
+const std::vector<Record>& PublishedRecords() { return testing_support::PublishedRecordsByN(); }
 
 // The production tables, as cli/ and worker/ build them.
 std::shared_ptr<const SearchTables> ProductionTables() {
