@@ -19,6 +19,7 @@
 #include "core/step_table.h"
 #include "gpu/bound_table.h"
 #include "gpu/cuda_memory.h"
+#include "gpu/fill_tail.h"
 #include "gpu/join_map.h"
 #include "gpu/join_map_kernels.h"
 #include "gpu/search_kernels.h"

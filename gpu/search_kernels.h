@@ -6,7 +6,6 @@
 
 #include <cuda_runtime.h>
 
-#include "gpu/fill_tail.h"
 #include "gpu/step_entry.h"
 
 namespace collatz::gpu {
