@@ -1,17 +1,19 @@
-// The search kernel: one thread per computed number (sieve-offset entry or, in the first
-// block, odd number kept by the kind's mod rule) on a persistent grid in which each warp
-// walks tiles of 32 consecutive positions, so a tile is an ascending run of N and a warp
-// prefix max finds its ladder entries. Warps never wait for each other (no block barrier
-// per tile): with early termination the lengths of the numbers are very uneven, and a
-// block-wide tile would make 8 warps wait for the slowest of 256 lanes.
+// The plain search kernel (SearchKernel) and its instantiation picker (FindSearchKernel); the
+// host launchers are in gpu/search_launch.cu, the device functions it shares with the other
+// kernels in walk_common.cuh.
+// One thread per computed number (sieve-offset entry or, in the first block, odd number kept
+// by the kind's mod rule) on a persistent grid in which each warp walks tiles of 32
+// consecutive positions, so a tile is an ascending run of N and a warp prefix max finds its
+// ladder entries. Warps never wait for each other (no block barrier per tile): with early
+// termination the lengths of the numbers are very uneven, and a block-wide tile would make 8
+// warps wait for the slowest of 256 lanes.
 // The step table lives either in global memory (L2; S <= 20, 16-byte entries) or, for
 // S <= 13, in shared memory (4-byte entries c | p << 26).
-// QueueKernel (below) is the faster kernel for delay-only units with a floor, and
-// GroupKernel, which stops whole residue groups at once and hands the rest to the same walk
-// queue, the fastest for the whole cycles of such units; this one serves the rest (class
-// searches, floor 0, shared-memory step tables). All return identical results. Variants measured slower and removed: docs/PERFORMANCE.md, GPU levers.
-// This file: the plain search kernel and its instantiation picker (FindSearchKernel); the host
-// launchers are in gpu/search_launch.cu, the shared device functions in walk_common.cuh.
+// QueueKernel (queue_kernel.cu) is the faster kernel for delay-only units with a floor, and
+// GroupKernel (group_kernel.cu), which stops whole residue groups at once and hands the rest
+// to a walk queue, the fastest for the whole cycles of such units; this one serves
+// the rest (class searches, floor 0, shared-memory step tables). All return identical
+// results. Variants measured slower and removed: docs/PERFORMANCE.md, GPU levers.
 #include "gpu/kernels/find_kernels.h"
 #include "gpu/kernels/walk_common.cuh"
 
