@@ -19,6 +19,7 @@
 #include "core/step_table.h"
 #include "gpu/bound_table.h"
 #include "gpu/cuda_memory.h"
+#include "gpu/fill_tail.h"
 #include "gpu/join_map.h"
 #include "gpu/join_map_kernels.h"
 #include "gpu/search_kernels.h"
@@ -398,27 +399,17 @@ Status GpuEngine::Init() {
     if (blocks <= 0) blocks = 1;
   }
 
-  auto step_entries = [](int bits) {
-    const StepTable steps(bits);
-    std::vector<StepEntry> entries(size_t{1} << bits);
-    for (size_t i = 0; i < entries.size(); ++i) {
-      const uint32_t p = steps.p(i);
-      entries[i] = StepEntry{steps.c(i), static_cast<uint32_t>(kPow3[p]), static_cast<uint32_t>(bits) + p,
-                             gpu::StepMakesTwoMod3(p, steps.c(i))};
-    }
-    return entries;
-  };
-  STATUS_TRY(steps_.Upload(step_entries(o.step_bits)));
+  STATUS_TRY(steps_.Upload(gpu::MakeStepEntries(o.step_bits)));
   if (o.residue_groups && QueueAllowed()) {
     for (int g = 5; g <= o.group_bits; ++g) {
-      const std::vector<StepEntry> entries = step_entries(g);
+      const std::vector<StepEntry> entries = gpu::MakeStepEntries(g);
       std::vector<uint64_t> packed(entries.size());
       for (size_t i = 0; i < entries.size(); ++i) {
         packed[i] = gpu::PackGroupStep(entries[i].c, entries[i].pow3, entries[i].steps);
       }
       STATUS_TRY(group_steps_[g].Upload(packed));
     }
-    if (o.group_walk_step_bits > 0) STATUS_TRY(walk_steps_.Upload(step_entries(o.group_walk_step_bits)));
+    if (o.group_walk_step_bits > 0) STATUS_TRY(walk_steps_.Upload(gpu::MakeStepEntries(o.group_walk_step_bits)));
     for (int round_steps = 1; round_steps <= 2; ++round_steps) {
       int& blocks = group_blocks_per_sm_[round_steps];
       blocks = o.blocks_per_sm;

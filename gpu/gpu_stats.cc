@@ -17,6 +17,7 @@
 #include "core/step_table.h"
 #include "core/tail_table.h"
 #include "gpu/cuda_memory.h"
+#include "gpu/fill_tail.h"
 #include "gpu/stats_kernel.h"
 
 namespace collatz {
@@ -138,8 +139,8 @@ Status GpuStats::Impl::Build() {
                                    std::to_string(free_bytes >> 20) + " MiB are free");
   }
 
-  // Step tables: c | p << 26 for shared memory (and for filling the tail), {c, 3^p, 4 (S + p), 0}
-  // in global memory (one 16-byte load per step).
+  // Step tables: c | p << 26 for shared memory, {c, 3^p, 4 (S + p), 0} in global memory (one
+  // 16-byte load per step).
   const int packed_bits = std::min(o.step_bits, gpu::kStatsMaxSharedStepBits);
   const StepTable packed_table(packed_bits);
   std::vector<uint32_t> packed(size_t{1} << packed_bits);
@@ -199,13 +200,16 @@ Status GpuStats::Impl::Build() {
   CUDA_TRY(cudaMemcpy(tail.get(), base.data(), base.size() * 2, cudaMemcpyHostToDevice));
   STATUS_TRY(failed.Allocate(1));
   CUDA_TRY(cudaMemset(failed.get(), 0, sizeof(int)));
+  // The search engine's tail fill (gpu/fill_tail.h) walks with its own step table entries.
+  DeviceArray<gpu::StepEntry> fill_steps;
+  STATUS_TRY(fill_steps.Upload(gpu::MakeStepEntries(packed_bits)));
   // cudaMemcpy from pageable memory may return before its data reaches the device, and the
   // kernels run on non-blocking streams, which do not wait for the legacy stream: without
   // this, the tail could be grown from base entries not yet copied (seen on an H100: the
   // spot check below failed once).
   CUDA_TRY(cudaDeviceSynchronize());
-  CUDA_TRY(gpu::LaunchStatsFillTail(steps.get(), packed_bits, tail.get(), kHostTailBits, o.tail_bits, failed.get(),
-                                    stream));
+  CUDA_TRY(gpu::LaunchFillTail(fill_steps.get(), packed_bits, tail.get(), kHostTailBits, o.tail_bits, failed.get(),
+                                stream));
   CUDA_TRY(cudaStreamSynchronize(stream));
   int failed_host = 0;
   CUDA_TRY(cudaMemcpy(&failed_host, failed.get(), sizeof(int), cudaMemcpyDeviceToHost));

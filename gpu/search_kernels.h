@@ -1,29 +1,14 @@
-// Kernels of the GPU engine and their thin launch wrappers (search_kernels.cu). Plain
-// structs only: this header is shared by nvcc and the host compiler.
+// The search kernels' parameters and their host launchers (gpu/search_launch.cu; the kernels are
+// in gpu/kernels/). Plain structs only: this header is shared by nvcc and the host compiler.
 #pragma once
 
 #include <cstdint>
 
 #include <cuda_runtime.h>
 
-namespace collatz::gpu {
+#include "gpu/step_entry.h"
 
-// Step-table entry: S T-steps take 2^S h + i to pow3 * h + c, spending `steps` = S + p.
-// two_mod_3: 1 when every value the step makes is 2 (mod 3) (p >= 1 and c = 2 (mod 3), since
-// pow3 * h + c = c (mod 3) then); the group walk's check then also bounds through the
-// smaller predecessor (2v - 1) / 3 (see walk_stop below).
-struct StepEntry {
-  uint32_t c;
-  uint32_t pow3;
-  uint32_t steps;
-  uint32_t two_mod_3;
-};
-inline constexpr uint32_t StepMakesTwoMod3(uint32_t p, uint64_t c) { return p >= 1 && c % 3 == 2 ? 1 : 0; }
-// The class of v = 3^p x + c that the walk's check bounds through smaller predecessors
-// (BuildWalkStopTable): bit 0 v = 2 (mod 3) (p >= 1); 2 v = 4 (mod 9), 3 v = 8 (mod 9) (p >= 2).
-inline constexpr uint32_t StepValueClass(uint32_t p, uint64_t c) {
-  return StepMakesTwoMod3(p, c) | (p >= 2 && (c % 9 == 4 || c % 9 == 8) ? 2u : 0u);
-}
+namespace collatz::gpu {
 
 // One sieve-offset table entry of a cycle of `modulus` consecutive blocks h: the number is
 // N = cycle_base + offset, offset = 2^k r + residue (r = h mod modulus); after the first
@@ -238,10 +223,5 @@ cudaError_t GroupBlocksPerSm(int block_threads, int threads_per_sm, int walk_ste
 // Resident blocks per SM for the search kernel of that configuration.
 cudaError_t SearchBlocksPerSm(int block_threads, bool shared_steps, int step_bits, bool full_occupancy, bool queue,
                               int queue_threads_per_sm, int* blocks);
-
-// Fills tail[n] for n in [2^base_bits, 2^tail_bits) from tail[0 .. 2^base_bits) (already
-// there) with the step table; sets *failed (device int) if a value would leave 128 bits.
-cudaError_t LaunchFillTail(const StepEntry* steps, int step_bits, uint16_t* tail, int base_bits, int tail_bits,
-                           int* failed, cudaStream_t stream);
 
 }  // namespace collatz::gpu

@@ -432,38 +432,6 @@ __global__ void __launch_bounds__(kThreads) StatsKernel(const StatsParams P) {
   if (lane == 0 && counted != 0) atomicAdd(P.counted, counted);
 }
 
-__global__ void FillTailKernel(const uint32_t* steps, int S, uint16_t* tail, int base_bits, int tail_bits,
-                               int* failed) {
-  __shared__ uint32_t s_pow3[21];
-  if (threadIdx.x < 21) s_pow3[threadIdx.x] = kPow3Const[threadIdx.x];
-  __syncthreads();
-  const uint64_t begin = uint64_t{1} << base_bits, end = uint64_t{1} << tail_bits;
-  const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
-  const uint32_t mask = (1u << S) - 1;
-  for (uint64_t n = begin + static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; n < end; n += stride) {
-    uint64_t hi = 0, lo = n;
-    uint32_t d = 0;
-    bool ok = true;
-    while (hi != 0 || (lo >> base_bits) != 0) {  // v >= 2^base >= 2^S: the step is valid
-      const uint32_t e = __ldg(steps + (static_cast<uint32_t>(lo) & mask));
-      const uint32_t p = e >> 26;
-      lo = (lo >> S) | (hi << (64 - S));
-      hi >>= S;
-      if (!MulAdd32(hi, lo, s_pow3[p], e & ((1u << 26) - 1))) {
-        ok = false;
-        break;
-      }
-      d += static_cast<uint32_t>(S) + p;
-    }
-    if (ok) d += tail[lo];
-    if (!ok || d >= 0xFFFFu) {
-      *failed = 1;
-      d = 0xFFFFu;
-    }
-    tail[n] = static_cast<uint16_t>(d);
-  }
-}
-
 // The kernel instance for (threads, mode, variant, global steps); nullptr if not compiled.
 using KernelFn = void (*)(const StatsParams);
 
@@ -534,13 +502,6 @@ cudaError_t StatsBlocksPerSm(int block_threads, int mode, int variant, int step_
   const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared));
   if (e != cudaSuccess) return e;
   return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, kernel, block_threads, shared);
-}
-
-cudaError_t LaunchStatsFillTail(const uint32_t* steps, int step_bits, uint16_t* tail, int base_bits,
-                                int tail_bits, int* failed, cudaStream_t stream) {
-  if (tail_bits <= base_bits) return cudaSuccess;
-  FillTailKernel<<<132 * 16, 256, 0, stream>>>(steps, step_bits, tail, base_bits, tail_bits, failed);
-  return cudaGetLastError();
 }
 
 }  // namespace collatz::gpu

@@ -95,10 +95,4 @@ cudaError_t LaunchStats(const StatsParams& p, int block_threads, int mode, int v
 cudaError_t StatsBlocksPerSm(int block_threads, int mode, int variant, int step_bits, uint32_t survivor_count,
                              int* blocks);
 
-// Fills tail[n] for n in [2^base_bits, 2^tail_bits) from tail[0 .. 2^base_bits) (already on the
-// device) with a step table of at most 13 bits (c | p << 26); sets *failed if a value would
-// leave 128 bits.
-cudaError_t LaunchStatsFillTail(const uint32_t* steps, int step_bits, uint16_t* tail, int base_bits,
-                                int tail_bits, int* failed, cudaStream_t stream);
-
 }  // namespace collatz::gpu

@@ -1,0 +1,582 @@
+// The residue-group kernel (delay-only units with a floor, whole cycles, N < 2^100), its group-only
+// device functions, its prelude kernels (EntryStopKernel, GroupSkipKernel: entry stops and join-map
+// skips) and its instantiation pickers (FindGroupKernel, FindEntryStopKernel, FindGroupSkipKernel);
+// the host launcher is LaunchGroups in gpu/search_launch.cu. The exactness suite's mutation hook
+// (COLLATZ_GPU_MUTATION, kMutationStepsShort) changes this file's walk.
+#include "gpu/kernels/find_kernels.h"
+#include "gpu/kernels/walk_common.cuh"
+
+namespace collatz::gpu {
+namespace {
+
+// Residue groups (delay-only units with a floor, whole cycles, N < 2^100). The walk queue
+// (queue_kernel.cu) sets up every computed number; most of them stop within their first 30
+// T-steps (docs/PERFORMANCE.md, host model). Here the numbers of one sieve entry whose cycles agree
+// mod 2^G (G = group_bits) form a group: after the first k T-steps their values are
+// w + A1 2^G t (t = 0, 1, ...: A1 = 3^p * modulus), the next G T-steps depend on w mod 2^G
+// alone, and take them to B2 + A2 t after the same s2 steps. A value that grows with t
+// meets a fixed stop threshold, so testing the group's last member after k and after
+// k + G steps stops the whole group at once. A group that fails both tests goes to a ring
+// of walking groups; a lane with nothing to walk takes one as its generator and walks its
+// members one after another, each produced by one 128-bit add in registers (no per-member
+// queue traffic). The work hash sums over every number's value after k steps in closed
+// form, one progression per entry (core/work_hash.h), so results equal the other kernels'
+// bit for bit.
+struct GroupRing {
+  uint64_t lo[kRing];
+  uint64_t hi[kRing];
+  uint64_t step[kRing];  // A2: the value grows by this from one member to the next
+  uint32_t rel[kRing];   // the first member's position; members are 2^G positions apart
+  uint16_t s[kRing];     // steps after k + G
+  uint16_t n[kRing];     // members
+};
+
+// The sum of v over the warp's lanes (all active), in every lane.
+__device__ __forceinline__ uint32_t WarpSum(uint32_t v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  return __reduce_add_sync(0xFFFFFFFFu, v);
+#else
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xFFFFFFFFu, v, offset);
+  return v;
+#endif
+}
+
+// (hi:lo) += a * m (a, m < 2^64; the caller guarantees no overflow past 128 bits).
+__device__ __forceinline__ void AddProduct(uint64_t& hi, uint64_t& lo, uint64_t a, uint64_t m) {
+  const uint64_t p_lo = a * m;
+  const uint64_t p_hi = __umul64hi(a, m);
+  lo += p_lo;
+  hi += p_hi + (lo < p_lo ? 1 : 0);
+}
+
+// (hi:lo) = (a_hi:a_lo) + b in one carry chain.
+__device__ __forceinline__ void Sum128(uint64_t& hi, uint64_t& lo, uint64_t a_hi, uint64_t a_lo, uint64_t b) {
+  asm("add.cc.u64 %0, %2, %4;\n\taddc.u64 %1, %3, 0;" : "=l"(lo), "=l"(hi) : "l"(a_lo), "l"(a_hi), "l"(b));
+}
+
+// (hi:lo) < (l_hi:l_lo) as the borrow of one subtraction chain (the compiler's
+// hi < l_hi || (hi == l_hi && lo < l_lo) costs seven compares and two branches).
+__device__ __forceinline__ bool Less128(uint64_t hi, uint64_t lo, uint64_t l_hi, uint64_t l_lo) {
+  uint32_t borrow;
+  asm("{\n\t.reg .u64 t;\n\tsub.cc.u64 t, %1, %3;\n\tsubc.cc.u64 t, %2, %4;\n\tsubc.u32 %0, 0, 0;\n\t}"
+      : "=r"(borrow)
+      : "l"(lo), "l"(hi), "l"(l_lo), "l"(l_hi));
+  return borrow != 0;
+}
+
+// A 32-bit load from shared-memory address + kOffset (no generic-to-shared conversion per
+// load: the compiler rebuilt the window address from the CTA id on every walk step).
+// Volatile: it must stay after the barrier that publishes the table.
+template <int kOffset = 0>
+__device__ __forceinline__ uint32_t LoadShared(uint32_t address) {
+  uint32_t v;
+  asm volatile("ld.shared.u32 %0, [%1+%2];" : "=r"(v) : "r"(address), "n"(kOffset));
+  return v;
+}
+
+// A 64-bit load from shared-memory address (see LoadShared).
+__device__ __forceinline__ uint2 LoadShared64(uint32_t address) {
+  uint2 v;
+  asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "r"(address));
+  return v;
+}
+
+__device__ __forceinline__ bool Below(const LaunchParams& P, uint32_t s, uint64_t hi, uint64_t lo) {
+  if (s > P.floor) return false;
+  const ulonglong2 limit = __ldg(P.tables.stop_below + s);
+  return Less128(hi, lo, limit.y, limit.x);
+}
+
+// (hi:lo) <- T(hi:lo), the T-step: (3v + 1) / 2 = v + (v >> 1) + 1 for odd v (the caller
+// keeps v below 2^127), v / 2 for even v; *s counts the Collatz steps.
+__device__ __forceinline__ void TStep(uint64_t& hi, uint64_t& lo, uint32_t* s) {
+  const uint64_t half_lo = (lo >> 1) | (hi << 63), half_hi = hi >> 1;
+  if ((lo & 1) != 0) {
+    asm("add.cc.u64 %0, %0, %2;\n\taddc.u64 %1, %1, %3;" : "+l"(lo), "+l"(hi) : "l"(half_lo + 1), "l"(half_hi));
+    *s += 2;
+  } else {
+    lo = half_lo;
+    hi = half_hi;
+    *s += 1;
+  }
+}
+
+// True if every number of a residue-group launch's sieve entry (offset) can stop within its
+// first k T-steps: then so can the entry's largest number here, N = base + 2^k modulus
+// (group_cycles - 1) + offset, after some j <= k steps, and conversely, because its value
+// after j <= k steps is 3^p_j (N >> j) + c_j, which grows with N while the threshold is fixed.
+// The decision after k steps alone misses the many numbers that dip below their threshold
+// early and climb back (docs/PERFORMANCE.md, lever 48). One T-step and a check a step.
+__device__ __forceinline__ bool EntryStops(const LaunchParams& P, uint64_t offset) {
+  const int k = P.sieve_bits;
+  uint64_t hi = P.h_base_hi, lo = P.h_base_lo;
+  const uint64_t top = P.column_modulus * (P.group_cycles - 1);  // < 2^64: the launch's cycles are few
+  lo += top;
+  hi += lo < top ? 1 : 0;
+  hi = (hi << k) | (lo >> (64 - k));  // 0 < k < 64
+  lo <<= k;
+  lo += offset;
+  hi += lo < offset ? 1 : 0;
+  uint32_t s = 0;
+  for (int j = 0; j < k; ++j) {
+    TStep(hi, lo, &s);
+    if (Below(P, s, hi, lo)) return true;
+  }
+  return false;
+}
+
+// Bit of a shared-memory step entry that holds StepEntry::two_mod_3.
+constexpr int kSharedTwoMod3Bit = 25;
+
+// Copies a step table of `bits` <= kMaxSharedStepBits to shared memory as 4-byte entries
+// c | two_mod_3 << 25 | p << 26 (c < 3^13 < 2^25), followed by shared_pow3[p] = 3^p (the
+// group kernel keeps both behind one base address).
+template <int kThreads>
+__device__ __forceinline__ void FillSharedSteps(const StepEntry* table, int bits, uint32_t* shared_steps,
+                                                uint32_t* shared_pow3) {
+  const uint32_t n = 1u << bits;
+  for (uint32_t i = threadIdx.x; i < n; i += kThreads) {
+    const uint4 e = __ldg(reinterpret_cast<const uint4*>(table) + i);
+    shared_steps[i] = e.x | (e.w << kSharedTwoMod3Bit) | ((e.z - static_cast<uint32_t>(bits)) << 26);
+  }
+  if (threadIdx.x < 32) {
+    uint32_t m = 1;
+    for (unsigned j = 0; j < threadIdx.x && j < 20; ++j) m *= 3;
+    shared_pow3[threadIdx.x] = m;
+  }
+}
+
+// One S-bit step of the group walk: (hi:lo) <- 3^p ((hi:lo) >> S) + c, s += S + p, and
+// *row_bit = two_mod_3 << kWalkCheckBits (the stop-table entry it selects); false if the
+// value would leave 128 bits.
+template <int kWalk>
+__device__ __forceinline__ bool GroupWalkStep(const uint4* steps, uint32_t shared_steps_at, uint32_t shared_pow3_at,
+                                              int S, uint32_t step_mask, uint64_t& hi, uint64_t& lo, uint32_t& s,
+                                              uint32_t* row_bit) {
+  uint32_t c, m, steps_taken;
+  if (kWalk != 0) {
+    const uint32_t e = LoadShared(shared_steps_at + ((static_cast<uint32_t>(lo) & step_mask) << 2));
+    const uint32_t p = e >> 26;
+    c = e & ((1u << kSharedTwoMod3Bit) - 1);
+    // Compile-time width: 3^p at an immediate offset from the same base register.
+    m = kWalk > 0 ? LoadShared<(4 << (kWalk > 0 ? kWalk : 0))>(shared_steps_at + (p << 2))
+                  : LoadShared(shared_pow3_at + (p << 2));
+    steps_taken = static_cast<uint32_t>(S) + p;
+    *row_bit = (e >> (kSharedTwoMod3Bit - kWalkCheckBits)) & (1u << kWalkCheckBits);
+  } else {
+    const uint4 e = __ldg(steps + (static_cast<uint32_t>(lo) & step_mask));
+    c = e.x;
+    m = e.y;
+    steps_taken = e.z;
+    *row_bit = e.w << kWalkCheckBits;
+  }
+  const bool fits = StepMulAdd(hi, lo, S, m, c);
+  s += steps_taken;
+  return fits;
+}
+
+// Two-step walk rounds between two hand-outs of walking groups: 6 in delay-only units (144
+// T-steps), 12 in delay+class units, whose members walk about four times longer, so that
+// the hand-out's ballots and ring reads come half as often (H100, 2^60, 2^40 numbers: 6 / 8
+// / 10 / 12 / 16 / 24 rounds gave class 1.975 / 1.987 / 1.991 / 1.995 / 1.996 / 1.991e12,
+// delay-only 8.96e12 at 6, 8.90e12 at 12, 8.62e12 at 16).
+constexpr int kDelayPairWalkRounds = 6;
+constexpr int kClassPairWalkRounds = 12;
+// The exactness suite's mutation check (gpu/gpu_known_answer_test.cc): built with
+// -DCOLLATZ_GPU_MUTATION=1 the group walk ends its members one step early.
+#ifndef COLLATZ_GPU_MUTATION
+#define COLLATZ_GPU_MUTATION 0
+#endif
+constexpr uint32_t kMutationStepsShort = COLLATZ_GPU_MUTATION == 1 ? 1 : 0;
+
+// Full-delay walks (no early termination: every member walks to the tail) are the longest.
+constexpr int kFullDelayPairWalkRounds = 12;
+
+// The walk table of two-step rounds (kPairStepBits = 12) in shared memory: 8-byte entries
+// {PackPairStep(c, steps, StepValueClass(p, c)), 3^p} (steps = 12 + p <= 24, c < 3^12 < 2^20).
+template <int kThreads>
+__device__ __forceinline__ void FillSharedPairSteps(const StepEntry* table, uint2* shared_steps) {
+  for (uint32_t i = threadIdx.x; i < (1u << kPairStepBits); i += kThreads) {
+    const uint4 e = __ldg(reinterpret_cast<const uint4*>(table) + i);
+    shared_steps[i] = make_uint2(PackPairStep(e.x, e.z, StepValueClass(e.z - kPairStepBits, e.x)), e.y);
+  }
+}
+
+// Two 12-bit steps of the group walk with one wide multiply. With v = 2^24 H + 2^12 L + i1
+// and (c1, m1) the entry of i1, the first step makes v1 = m1 (2^12 H + L) + c1: its low 12
+// bits i2 and v1 >> 12 = m1 H + q follow from t = m1 L + c1 < 2^32 alone (q = t >> 12); the
+// second makes m2 (m1 H + q) + c2 = (m1 m2) H + (m2 q + c2): one 96 x 32-bit product when
+// m1 m2 < 2^32 (p1 + p2 <= 20) and H < 2^96 (nearly always), else the two steps one by one.
+// s += both steps' counts, *row_bit = the second step's value class << kWalkCheckBits. A value that would
+// leave 128 bits (only on the rare path) goes to on_overflow, which ends the member (s = 0):
+// the common path carries no overflow test.
+template <typename OnOverflow>
+__device__ __forceinline__ void GroupWalkPairStep(uint32_t table_at, uint64_t& hi, uint64_t& lo, uint32_t& s,
+                                                  uint32_t* row_bit, const OnOverflow& on_overflow) {
+  constexpr uint32_t kMask = (1u << kPairStepBits) - 1;
+  const uint32_t v0 = static_cast<uint32_t>(lo);
+  const uint2 e1 = LoadShared64(table_at + ((v0 & kMask) << 3));
+  // Bits 12 .. 23 of v0 as (v0 << 8) >> 20 with the left shift kept apart (an empty asm), so
+  // that it runs as IMAD.SHL on the FMA pipe: the compiler's shift and mask were two
+  // instructions on the ALU pipe, which bounds the walk (docs/PERFORMANCE.md, lever 69).
+  uint32_t high = v0 << (32 - 2 * kPairStepBits);
+  asm("" : "+r"(high));
+  const uint32_t t = e1.y * (high >> (32 - kPairStepBits)) + (e1.x >> kPairStepCShift);
+  const uint2 e2 = LoadShared64(table_at + ((t & kMask) << 3));
+  s += (e1.x & 0x7F) + (e2.x & 0x7F);
+  *row_bit = (e2.x >> (7 - kWalkCheckBits)) & (3u << kWalkCheckBits);
+  const uint32_t v1 = static_cast<uint32_t>(lo >> 32);
+  const uint32_t v2 = static_cast<uint32_t>(hi), v3 = static_cast<uint32_t>(hi >> 32);
+  const uint32_t h3 = v3 >> (2 * kPairStepBits);
+  // The fast path needs m = 3^(p1 + p2) < 2^32 (p1 + p2 <= 20) and H < 2^96 (v < 2^120):
+  // then H m + a < 2^128 always. Otherwise (rarely) the two steps one by one.
+  if ((__umulhi(e1.y, e2.y) | h3) != 0) {
+    const bool fits = StepMulAdd(hi, lo, kPairStepBits, e1.y, e1.x >> kPairStepCShift);
+    if (!(StepMulAdd(hi, lo, kPairStepBits, e2.y, e2.x >> kPairStepCShift) && fits)) on_overflow();
+    return;
+  }
+  const uint32_t m = e1.y * e2.y;
+  const uint64_t a = static_cast<uint64_t>(e2.y) * (t >> kPairStepBits) + (e2.x >> kPairStepCShift);
+  const uint32_t h0 = __funnelshift_r(v0, v1, 2 * kPairStepBits), h1 = __funnelshift_r(v1, v2, 2 * kPairStepBits);
+  const uint32_t h2 = __funnelshift_r(v2, v3, 2 * kPairStepBits);
+  // H m + a: three 32 x 32 -> 64-bit products, summed in two carry chains.
+  uint32_t r0, r1, r2, r3;
+  asm("{\n\t.reg .u64 p0, p1, p2;\n\t.reg .u32 l0, x0, l1, x1, l2, x2;\n\t"
+      "mul.wide.u32 p0, %4, %7;\n\tmul.wide.u32 p1, %5, %7;\n\tmul.wide.u32 p2, %6, %7;\n\t"
+      "mov.b64 {l0, x0}, p0;\n\tmov.b64 {l1, x1}, p1;\n\tmov.b64 {l2, x2}, p2;\n\t"
+#if COLLATZ_GPU_MUTATION == 2  // exactness suite's mutation check: the carry out of the lowest limb is lost
+      "add.cc.u32 %0, l0, %8;\n\tadd.cc.u32 %1, x0, %9;\n\taddc.cc.u32 %2, x1, 0;\n\taddc.u32 %3, x2, 0;\n\t"
+#else
+      "add.cc.u32 %0, l0, %8;\n\taddc.cc.u32 %1, x0, %9;\n\taddc.cc.u32 %2, x1, 0;\n\taddc.u32 %3, x2, 0;\n\t"
+#endif
+      "add.cc.u32 %1, %1, l1;\n\taddc.cc.u32 %2, %2, l2;\n\taddc.u32 %3, %3, 0;\n\t}"
+      : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+      : "r"(h0), "r"(h1), "r"(h2), "r"(m), "r"(static_cast<uint32_t>(a)), "r"(static_cast<uint32_t>(a >> 32)));
+  lo = (static_cast<uint64_t>(r1) << 32) | r0;
+  hi = (static_cast<uint64_t>(r3) << 32) | r2;
+}
+
+// kWalk: 0 walks on the global (L2) step table; -1 on a shared-memory table of
+// P.walk_step_bits; a positive width on a shared-memory table of that many bits, known at
+// compile time (immediate shifts and masks: fewer instructions in the issue-bound walk).
+// kRoundSteps: table steps per walk round (P.walk_round_steps), each round ending in one
+// check and one chance to take the next member.
+// kFullDelay: the unit has no early termination (P.early_stop == 0: a provable floor but no
+// trusted or covered record table), so no member can stop before the tail: the decisions
+// and the walk's check skip the stop tables, and a member whose delay is not open (at most
+// the floor and no open hole) finishes without the out-of-line path, which would record
+// nothing for it.
+template <int kThreads, int kMinBlocks, int kWalk, int kRoundSteps, int kPairRounds, bool kFullDelay = false>
+__global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THREADS_PER_SM
+                                                ? COLLATZ_THREADS_PER_SM / kThreads
+                                                : kMinBlocks) GroupKernel(const LaunchParams P) {
+  static_assert(kRoundSteps == 1 || kRoundSteps == 2, "one or two table steps a round");
+  constexpr bool kSharedWalk = kWalk != 0;
+  constexpr int kWarps = kThreads / 32;
+  __shared__ LaunchParams shared_params;  // for the out-of-line rare paths
+  // The walk's step table, then 3^p; or the table of two-step rounds (GroupDynamicShared).
+  extern __shared__ uint32_t shared_steps[];
+  const int shared_bits = kWalk > 0 ? kWalk : P.walk_step_bits;
+  if (threadIdx.x == 0) shared_params = P;
+  if (kRoundSteps == 2) {
+    FillSharedPairSteps<kThreads>(P.walk_steps, reinterpret_cast<uint2*>(shared_steps));
+  } else if (kSharedWalk) {
+    FillSharedSteps<kThreads>(P.walk_steps, shared_bits, shared_steps, shared_steps + (1u << shared_bits));
+  }
+  __syncthreads();
+  __shared__ GroupRing group_rings[kWarps];
+  const unsigned lane = threadIdx.x & 31;
+  const unsigned lanes_below = (1u << lane) - 1;
+  GroupRing& groups = group_rings[threadIdx.x / 32];
+  const int S = kWalk > 0 ? kWalk : kWalk < 0 ? P.walk_step_bits : P.tables.step_bits;
+  const uint32_t step_mask = (1u << S) - 1;
+  const int G = P.group_bits;
+  const uint32_t group_mask = (1u << G) - 1;
+  const uint4* steps = reinterpret_cast<const uint4*>(P.tables.steps);
+  // Candidates and work hash of the warp's decisions, in shared memory: they change only in
+  // the decisions, and three registers fewer keep the walk free of spills at the 48-register cap.
+  __shared__ unsigned long long warp_candidates[kWarps], warp_hash[kWarps];
+  if ((threadIdx.x & 31) == 0) {
+    warp_candidates[threadIdx.x / 32] = 0;
+    warp_hash[threadIdx.x / 32] = 0;
+  }
+  __syncwarp();
+  // Decision rounds of 32 consecutive groups (one entry: 2^G >= 32), handed out one at a
+  // time from a launch-wide counter, so that the warps of a block run out of work together
+  // (a static split left them waiting at the final barrier for the block's slowest warp).
+  // Fetched when needed: a round fetched ahead costs the walk a register (spills).
+  auto next_round = [&]() {
+    return __shfl_sync(0xFFFFFFFFu, lane == 0 ? atomicAdd(&P.acc->group_rounds_taken, 1u) : 0u, 0);
+  };
+  uint32_t round = next_round();
+  uint32_t group_head = 0, group_queued = 0;  // warp-uniform
+  // This lane's generator: the walking group whose members it walks one after another.
+  uint64_t gen_lo = 0, gen_hi = 0, gen_step = 0;
+  // The position after the generator's last member: the walking member's is
+  // gen_end_rel - (gen_left + 1) 2^G (computed on the rare finishing paths only).
+  uint32_t gen_end_rel = 0;
+  uint32_t gen_s = 0, gen_left = 0;
+  // The member this lane walks and its steps so far; s == 0: none (a member's s is at
+  // least k + G). One register less than a separate flag, and no copy per take.
+  uint64_t hi = 0, lo = 0;
+  uint32_t s = 0;
+  // The shared table's address, opaque to the compiler so that it stays in a register (at
+  // the 48-register cap it was rebuilt from the CTA id on every step, 5 instructions).
+  uint32_t shared_steps_at = static_cast<uint32_t>(__cvta_generic_to_shared(shared_steps));
+  asm volatile("" : "+r"(shared_steps_at));
+  const uint32_t shared_pow3_at = shared_steps_at + (4u << shared_bits);
+  // Below this many steps stop_below[s] >= 2^tail_bits: a number that did not stop is not
+  // in the tail, and the walk skips the tail test.
+  const uint32_t tail_from = P.walk_tail_from;
+  const int walk_rounds = P.walk_rounds;
+  while (true) {
+    if (group_queued < 32 && round < P.group_rounds) {
+      // Decide groups until 32 walking ones are queued (or none are left).
+      while (group_queued < 32 && round < P.group_rounds) {
+        const uint32_t g = round * 32 + lane;
+        round = next_round();
+        const uint32_t entry = g >> G, q = g & group_mask;
+        const SieveEntry e = P.entries[P.group_first_entry + entry];
+        // Members: cycles q, q + 2^G, ... below group_cycles (none if q >= group_cycles).
+        const uint32_t n = q < P.group_cycles ? (P.group_cycles - q + group_mask) >> G : 0;
+        // w = 3^p (h0 + r + modulus q) + c: the first member's value after k steps.
+        const uint64_t a1 = e.pow3 * P.column_modulus;
+        uint64_t w_hi = P.h_base_hi, w_lo = P.h_base_lo + (e.offset >> P.sieve_bits);
+        w_hi += w_lo < P.h_base_lo ? 1 : 0;
+        MulAdd(w_hi, w_lo, e.pow3, e.c);  // cannot overflow below 2^100
+        // Work hash over every number of the entry (values w0 + A1 c after k steps, c <
+        // group_cycles): one closed form, by the lane of the entry's group q = 0.
+        if (q == 0) atomicAdd(&warp_hash[threadIdx.x / 32], WorkHashProgression(w_lo, a1, P.group_cycles));
+        AddProduct(w_hi, w_lo, a1, q);
+        const uint32_t warp_n = WarpSum(n);  // n <= 2^16: no overflow
+        if (lane == 0) warp_candidates[threadIdx.x / 32] += warp_n;
+        // The last member after k steps, then after k + G.
+        uint64_t last_hi = w_hi, last_lo = w_lo;
+        AddProduct(last_hi, last_lo, a1, static_cast<uint64_t>(n - 1) << G);
+        bool walks = n != 0 && P.group_skip[g] == 0 && (kFullDelay || !Below(P, e.steps, last_hi, last_lo));
+        uint64_t b2_hi = 0, b2_lo = 0, a2 = 0;
+        uint32_t s2 = 0;
+        if (walks) {
+          const uint64_t packed = __ldg(P.group_steps + (static_cast<uint32_t>(w_lo) & group_mask));
+          constexpr uint64_t kField = (uint64_t{1} << kGroupStepFieldBits) - 1;
+          const uint3 t2 = make_uint3(static_cast<uint32_t>(packed & kField),
+                                      static_cast<uint32_t>((packed >> kGroupStepFieldBits) & kField),
+                                      static_cast<uint32_t>(packed >> (2 * kGroupStepFieldBits)));
+          b2_hi = w_hi >> G;
+          b2_lo = (w_lo >> G) | (w_hi << (64 - G));
+          MulAdd(b2_hi, b2_lo, t2.y, t2.x);  // cannot overflow below 2^100
+          a2 = a1 * t2.y;
+          s2 = e.steps + t2.z;
+          uint64_t l2_hi = b2_hi, l2_lo = b2_lo;
+          AddProduct(l2_hi, l2_lo, a2, n - 1);
+          walks = kFullDelay || !Below(P, s2, l2_hi, l2_lo);
+        }
+        const unsigned walking = __ballot_sync(0xFFFFFFFFu, walks);
+        if (walks) {
+          const uint32_t slot = (group_head + group_queued + __popc(walking & lanes_below)) & (kRing - 1);
+          groups.lo[slot] = b2_lo;
+          groups.hi[slot] = b2_hi;
+          groups.step[slot] = a2;
+          groups.rel[slot] = entry * P.group_cycles + q;
+          groups.s[slot] = static_cast<uint16_t>(s2);
+          groups.n[slot] = static_cast<uint16_t>(n);
+        }
+        group_queued += __popc(walking);
+        __syncwarp();
+      }
+    }
+    // Lanes with nothing left to walk take the next walking groups.
+    const unsigned needy = __ballot_sync(0xFFFFFFFFu, (s | gen_left) == 0);
+    if (needy != 0 && group_queued != 0) {
+      const uint32_t take = min(static_cast<uint32_t>(__popc(needy)), group_queued);
+      if ((s | gen_left) == 0) {
+        const uint32_t rank = __popc(needy & lanes_below);
+        if (rank < take) {
+          const uint32_t slot = (group_head + rank) & (kRing - 1);
+          gen_lo = groups.lo[slot];
+          gen_hi = groups.hi[slot];
+          gen_step = groups.step[slot];
+          gen_s = groups.s[slot];
+          gen_left = groups.n[slot];
+          gen_end_rel = groups.rel[slot] + (gen_left << G);
+        }
+      }
+      group_head = (group_head + take) & (kRing - 1);
+      group_queued -= take;
+      __syncwarp();
+    } else if (needy == 0xFFFFFFFFu) {
+      break;  // nothing walks, no group is queued and (see above) none is left to decide
+    }
+    // Walk rounds: an idle lane takes its generator's next member (registers only), then
+    // every live lane takes kRoundSteps steps of its member and checks it: it stops (s +
+    // R(v) <= floor), finishes in the tail, or walks on. A member needs no check before its
+    // first round: it is at least 2^(kRoundSteps S) (the engine plans groups so), and
+    // walking a number that could stop changes no result. Nor does a value need one
+    // between the steps of a round: one that did not stop or finish in the tail at the last
+    // check is at least 2^tail_bits >= 2^(2S), so both steps are valid (h >= 1), and a value
+    // the first step takes into the tail is finished by the check after the second.
+    // Several rounds per pass spread the warp-wide bookkeeping above over several steps.
+    const uint32_t stop_last = P.walk_stop_last;
+    auto walk_round = [&]() {
+      if (s == 0 && gen_left != 0) {
+        hi = gen_hi;
+        lo = gen_lo;
+        s = gen_s;
+        --gen_left;
+        // The next member from the copy (the in-place add made the compiler copy twice).
+        Sum128(gen_hi, gen_lo, hi, lo, gen_step);
+      }
+      if (s != 0) {
+        // Leaving 128 bits: the host finishes the member exactly; s = 0 ends it here (the
+        // tail test below needs s >= tail_from >= 1, so it skips the garbage value).
+        auto to_host = [&]() {
+          FinishRel<kGroupRel>(&shared_params, gen_end_rel - ((gen_left + 1) << G), 0, true);
+          s = 0;
+        };
+        uint32_t row_bit;
+        bool fits = true;
+        if constexpr (kFullDelay) {
+          static_assert(kRoundSteps == 2, "full-delay walks take two-step rounds");
+          GroupWalkPairStep(shared_steps_at, hi, lo, s, &row_bit, to_host);
+          // s == 0: the member went to the host. Every value at a check is at least 2^(2S)
+          // unless it is in the tail (see above), so the tail test is the whole check.
+          if (s != 0 && (hi | (lo >> P.tables.tail_bits)) == 0) {
+            const uint32_t d = s + __ldg(P.tables.tail + lo) - kMutationStepsShort;
+            if (d > P.floor || d >= kClassSlots ||
+                (P.classes && __ldg(P.tables.hole_prefix + d + 1) != __ldg(P.tables.hole_prefix + d))) {
+              FinishRel<kGroupRel>(&shared_params, gen_end_rel - ((gen_left + 1) << G), d, false);
+            }
+            s = 0;
+          }
+          return;
+        } else if constexpr (kRoundSteps == 2) {
+          GroupWalkPairStep(shared_steps_at, hi, lo, s, &row_bit, to_host);
+        } else {
+          fits = GroupWalkStep<kWalk>(steps, shared_steps_at, shared_pow3_at, S, step_mask, hi, lo, s, &row_bit);
+        }
+        // v with e trailing zeros has delay e + delay(v >> e), and v = 2 (mod 3) has the
+        // smaller predecessor (2v - 1) / 3: the check selects its threshold by both
+        // (P.walk_stop). Loaded before the one-step round's overflow branch, so that the load
+        // overlaps the rest of the multiply (its latency was the largest stall).
+        // Row and entry in one multiply-add by a stride the compiler cannot see (FMA pipe; its
+        // shift and add, then a LEA pair, ran on the ALU pipe), the address in one wide one.
+        const uint32_t entry = min(s, stop_last) * P.pow2[kWalkRowBits] +
+                               (row_bit | (static_cast<uint32_t>(lo) & ((1u << kWalkCheckBits) - 1)));
+        const ulonglong2 limit = __ldg(P.walk_stop + entry);
+        if (!fits) {
+          to_host();
+        } else if (Less128(hi, lo, limit.y, limit.x)) {
+          s = 0;
+        } else if (s >= tail_from && (hi | (lo >> P.tables.tail_bits)) == 0) {
+          FinishRel<kGroupRel>(&shared_params, gen_end_rel - ((gen_left + 1) << G),
+                               s + __ldg(P.tables.tail + lo) - kMutationStepsShort, false);
+          s = 0;
+        }
+      }
+    };
+    if constexpr (kRoundSteps == 2) {
+      // A fixed count, two rounds a loop pass (unrolled further it spills at the 48-register cap).
+      static_assert(kPairRounds % 2 == 0, "rounds two to a loop pass");
+      for (int r = 0; r < kPairRounds / 2; ++r) {
+        walk_round();
+        walk_round();
+      }
+    } else {
+      for (int r = 0; r < walk_rounds; ++r) walk_round();
+    }
+  }
+  __syncwarp();
+  AddTotals<kThreads>(P, lane == 0 ? warp_candidates[threadIdx.x / 32] : 0, 0, 0,
+                      lane == 0 ? warp_hash[threadIdx.x / 32] : 0);
+}
+
+// entry_stops[i] = EntryStops of the launch's entry i, ahead of the group kernel (inlined
+// there, its loop cost the walk registers: spills, and -7% in class units).
+__global__ void __launch_bounds__(kPreludeThreads) EntryStopKernel(const LaunchParams P, uint8_t* entry_stops) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < P.group_entries; i += gridDim.x * blockDim.x) {
+    entry_stops[i] = EntryStops(P, P.entries[P.group_first_entry + i].offset) ? 1 : 0;
+  }
+}
+
+// group_skip[g] for the launch's groups: 1 if the group's entry stops (entry_stops), 2 if the
+// join map says that every member has a smaller twin of the same delay in the unit (N mod
+// 2^L = offset + 2^k (h_base + q) mod 2^L, one residue a group since L <= k + G); counts
+// the groups of the second kind. Apart from the group kernel, whose walk registers any
+// code in its decisions costs (spills).
+template <int kThreads>
+__global__ void __launch_bounds__(kThreads) GroupSkipKernel(const LaunchParams P, const uint8_t* entry_stops,
+                                                            uint8_t* group_skip) {
+  const int G = P.group_bits;
+  const uint32_t groups = P.group_entries << G;
+  unsigned long long joined = 0;
+  for (uint32_t g = blockIdx.x * kThreads + threadIdx.x; g < groups; g += gridDim.x * kThreads) {
+    const uint32_t entry = g >> G, q = g & ((1u << G) - 1);
+    uint8_t skip = entry_stops[entry];
+    if (skip == 0 && P.join_map != nullptr && q < P.group_cycles) {
+      // The group's first member: base + q cycles + the entry's offset.
+      const uint64_t add = q * P.cycle_stride + P.entries[P.group_first_entry + entry].offset;
+      const uint64_t n_lo = P.base_lo + add, n_hi = P.base_hi + (n_lo < add ? 1 : 0);
+      if (JoinEntry(P, n_hi, n_lo) == 0) {
+        skip = 2;
+        ++joined;
+      }
+    }
+    group_skip[g] = skip;
+  }
+  using Reduce = cub::BlockReduce<unsigned long long, kThreads>;
+  __shared__ typename Reduce::TempStorage temp;
+  const unsigned long long total = Reduce(temp).Sum(joined);
+  if (threadIdx.x == 0 && total != 0) atomicAdd(&P.acc->join_skipped_groups, total);
+}
+
+template <int kThreads, int kWalk, int kRoundSteps, int kPairRounds = kDelayPairWalkRounds, bool kFullDelay = false>
+cudaError_t GroupKernelFor(int threads_per_sm, void (**kernel)(LaunchParams)) {
+  switch (threads_per_sm) {
+    case 0: *kernel = GroupKernel<kThreads, 1, kWalk, kRoundSteps, kPairRounds, kFullDelay>; break;
+    case 1280:
+      *kernel = GroupKernel<kThreads, (1280 / kThreads > 0 ? 1280 / kThreads : 1), kWalk, kRoundSteps, kPairRounds,
+                            kFullDelay>;
+      break;
+    case 1536: *kernel = GroupKernel<kThreads, 1536 / kThreads, kWalk, kRoundSteps, kPairRounds, kFullDelay>; break;
+    default: *kernel = nullptr; return cudaErrorInvalidValue;
+  }
+  return cudaSuccess;
+}
+
+template <int kThreads>
+cudaError_t GroupKernelSized(int threads_per_sm, int walk_step_bits, void (**kernel)(LaunchParams)) {
+  // The default width (12) has its own instantiation; other shared widths read it at run time.
+  return walk_step_bits == 12 ? GroupKernelFor<kThreads, 12, 1>(threads_per_sm, kernel)
+         : walk_step_bits > 0 ? GroupKernelFor<kThreads, -1, 1>(threads_per_sm, kernel)
+                              : GroupKernelFor<kThreads, 0, 1>(threads_per_sm, kernel);
+}
+
+}  // namespace
+
+// The group kernel of a block size, register cap, walk table (shared when walk_step_bits >
+// 0), steps a walk round (two: kPairStepBits-bit table, kPairWalkBlockThreads threads) and
+// kind (two-step rounds between hand-outs).
+cudaError_t FindGroupKernel(int block_threads, int threads_per_sm, int walk_step_bits, int round_steps,
+                            bool classes, bool full_delay, void (**kernel)(LaunchParams)) {
+  if (walk_step_bits < 0 || walk_step_bits > kMaxSharedStepBits) return cudaErrorInvalidValue;
+  if (round_steps == 2) {
+    if (walk_step_bits != kPairStepBits || block_threads != kPairWalkBlockThreads) return cudaErrorInvalidValue;
+    if (full_delay) {
+      return GroupKernelFor<kPairWalkBlockThreads, kPairStepBits, 2, kFullDelayPairWalkRounds, true>(threads_per_sm,
+                                                                                                     kernel);
+    }
+    return classes ? GroupKernelFor<kPairWalkBlockThreads, kPairStepBits, 2, kClassPairWalkRounds>(threads_per_sm, kernel)
+                   : GroupKernelFor<kPairWalkBlockThreads, kPairStepBits, 2>(threads_per_sm, kernel);
+  }
+  if (round_steps != 1) return cudaErrorInvalidValue;
+  switch (block_threads) {
+    case 128: return GroupKernelSized<128>(threads_per_sm, walk_step_bits, kernel);
+    case 256: return GroupKernelSized<256>(threads_per_sm, walk_step_bits, kernel);
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+EntryStopKernelFn FindEntryStopKernel() { return EntryStopKernel; }
+GroupSkipKernelFn FindGroupSkipKernel() { return GroupSkipKernel<kPreludeThreads>; }
+
+}  // namespace collatz::gpu
