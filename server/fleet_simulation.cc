@@ -312,8 +312,9 @@ int RunFleetSimulation(const FleetOptions& o) {
               static_cast<unsigned long long>(db_bytes), all_completed, per_completion, per_unit, units_per_1e20,
               per_unit * units_per_1e20 / 1e9);
 
-  // The server re-merges every finished unit once a second (the sweeper's FlushMerged):
-  // its cost once the finished units of 10^20 numbers are in memory, here in this process.
+  // The server re-merges every finished unit (at most once a second, and at most once per
+  // 20 times a merge's duration: Coordinator::kMergeCostFactor): the cost of one merge once
+  // the finished units of 10^20 numbers are in memory, measured here in this process.
   std::vector<FinishedUnit> finished(static_cast<size_t>(std::ceil(units_per_1e20)));
   for (size_t i = 0; i < finished.size(); ++i) {
     finished[i].begin = o.begin + o.unit_size * i;
@@ -324,7 +325,8 @@ int RunFleetSimulation(const FleetOptions& o) {
   const auto m0 = std::chrono::steady_clock::now();
   std::vector<FinishedUnit> inputs = finished;  // MergeInputs copies them out of the unit map
   const MergedRecords merged = MergeRecords(o.imports, inputs);
-  std::printf("one merge of %zu finished units (10^20 numbers): %.3f s of one core; covered prefix %s\n", finished.size(),
+  std::printf("one merge of %zu finished units (10^20 numbers): %.3f s of one core (the server then merges at most every "
+              "20 times that); covered prefix %s\n", finished.size(),
               Seconds(m0, std::chrono::steady_clock::now()), ToDecimal(merged.covered_prefix).c_str());
   return counters.failures == 0 && counters.accepted == counters.completed ? 0 : 1;
 }

@@ -8,7 +8,7 @@
 // real one (nothing audits it here). Reported: the server process's CPU seconds per wall
 // second (/proc/PID/stat) and per result, the results/s it sustained, its RSS, the
 // database bytes per unit and per 10^20 numbers, and the time of one merge of the
-// finished units of 10^20 numbers (the server re-merges once a second).
+// finished units of 10^20 numbers (the server re-merges them while results come in).
 #pragma once
 
 #include <cstdint>
