@@ -75,6 +75,7 @@ bool ReadProcUsage(pid_t pid, ProcUsage* out) {
 }
 
 struct SimGpu {
+  int index = 0;  // in the fleet
   client::WorkerClient* worker = nullptr;
   client::Lease lease;
   bool has_lease = false;
@@ -193,7 +194,7 @@ int RunFleetSimulation(const FleetOptions& o) {
     kill(pid, SIGTERM);
     int status = 0;
     waitpid(pid, &status, 0);
-    return status;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   };
 
   // One channel (connection) per client thread; eight simulated GPUs per registered worker.
@@ -241,6 +242,7 @@ int RunFleetSimulation(const FleetOptions& o) {
   std::vector<std::vector<SimGpu>> by_thread(o.threads);
   for (int g = 0; g < o.gpus; ++g) {
     SimGpu s;
+    s.index = g;
     s.worker = workers[g / o.gpus_per_worker].get();
     by_thread[(g / o.gpus_per_worker) % o.threads].push_back(s);
   }
@@ -262,13 +264,8 @@ int RunFleetSimulation(const FleetOptions& o) {
   // Staggered: GPU k of n first completes at start + interval * (k + 1) / n.
   const auto interval = std::chrono::microseconds(static_cast<int64_t>(o.result_interval_s * 1e6));
   const auto start = std::chrono::steady_clock::now();
-  int rank = 0;
   for (auto& list : by_thread) {
-    for (SimGpu& g : list) {
-      g.due = start + interval * (rank % o.gpus + 1) / o.gpus;
-      rank += o.threads;
-      if (rank >= o.gpus) rank = rank % o.threads + 1;
-    }
+    for (SimGpu& g : list) g.due = start + interval * (g.index + 1) / o.gpus;
   }
   ProcUsage before{}, after{};
   ReadProcUsage(pid, &before);
