@@ -3,8 +3,8 @@
 
 #include <grpcpp/support/status.h>
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <set>
 #include <string>
 #include <vector>
