@@ -132,16 +132,22 @@ void Coordinator::MakeDurable(std::unique_lock<std::mutex>& lock, uint64_t epoch
 void Coordinator::RefreshMergedLocked(bool force) {
   if (!merged_dirty_) return;
   const int64_t now = clock_->NowMs();
-  if (!force && options_.merge_interval_ms > 0 && now - last_merge_ms_ < options_.merge_interval_ms) return;
+  if (!force && options_.merge_interval_ms > 0 &&
+      now - last_merge_ms_ < std::max(options_.merge_interval_ms, kMergeCostFactor * last_merge_cost_ms_)) {
+    return;
+  }
+  const auto start = std::chrono::steady_clock::now();
   merged_ = MergeRecords(imports_, MergeInputs());
+  last_merge_cost_ms_ =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
   merged_dirty_ = false;
   merged_written_ = false;
   last_merge_ms_ = now;
 }
 
-grpc::Status Coordinator::FlushMerged() {
+grpc::Status Coordinator::FlushMerged(bool fresh) {
   WriteLock lock(this);
-  RefreshMergedLocked(true);
+  if (fresh || clock_->NowMs() - last_merge_ms_ >= kMergeCostFactor * last_merge_cost_ms_) RefreshMergedLocked(true);
   if (merged_written_) return grpc::Status::OK;
   auto txn = store_->Begin();
   RETURN_IF_DB_ERROR(txn->status(), "writing merged records");
@@ -391,6 +397,7 @@ grpc::Status Coordinator::LeaseImpl(int64_t worker_id, bool accepts_stats, Lease
   }
   leases_[lease.token] = lease;
   active_tokens_.insert(lease.token);
+  next_deadline_ms_ = std::min(next_deadline_ms_, lease.deadline_ms);
 
   out->has_unit = true;
   out->unit_id = unit->id;
@@ -462,6 +469,7 @@ grpc::Status Coordinator::Heartbeat(int64_t worker_id, int64_t unit_id, const st
       // Deadlines live in memory between commits; a restart grants a fresh one anyway.
       lease->deadline_ms = now + options_.lease_duration_ms;
       *deadline_ms = lease->deadline_ms;
+      next_deadline_ms_ = std::min(next_deadline_ms_, lease->deadline_ms);  // a clock set back makes it earlier
       *stop = false;
       spdlog::debug("worker={} unit={} lease={} heartbeat: {} numbers done", worker_id, unit_id, Short(token), numbers_done);
       return grpc::Status::OK;
@@ -503,8 +511,13 @@ grpc::Status Coordinator::ExpireLocked(int64_t now, int* expired) {
 
 grpc::Status Coordinator::ExpireSearchLocked(int64_t now, int* expired) {
   *expired = 0;
-  const std::vector<std::string> due = DueLeases(now, leases_, &active_tokens_);
-  if (due.empty()) return grpc::Status::OK;
+  if (now < next_deadline_ms_) return grpc::Status::OK;
+  int64_t next_deadline = INT64_MAX;
+  const std::vector<std::string> due = DueLeases(now, leases_, &active_tokens_, &next_deadline);
+  if (due.empty()) {
+    next_deadline_ms_ = next_deadline;
+    return grpc::Status::OK;
+  }
   // Write first, then change memory: copies of what will change.
   std::map<int64_t, UnitMem> touched;
   auto txn = store_->Begin();
@@ -538,6 +551,7 @@ grpc::Status Coordinator::ExpireSearchLocked(int64_t now, int* expired) {
     spdlog::warn("worker={} unit={} lease={} expired", l.worker_id, l.unit_id, Short(token));
     ++*expired;
   }
+  next_deadline_ms_ = next_deadline;  // after a failure above it stays <= now: the next call scans again
   return grpc::Status::OK;
 }
 
@@ -758,6 +772,8 @@ grpc::Status Coordinator::CompleteImpl(int64_t worker_id, int64_t unit_id, const
   Remerge();
   if (!superseded.empty()) leases_[superseded].state = LeaseState::kSuperseded;
   lease->state = LeaseState::kCompleted;
+  active_tokens_.erase(token);  // now rather than at the next scan: those are rare (next_deadline_ms_)
+  if (!superseded.empty()) active_tokens_.erase(superseded);
   const bool was_queued = unit->state == StoredUnitState::kPending;
   if (was_queued) queue_.erase({-unit->priority, unit->begin, unit->id});
   static_cast<StoredUnit&>(*unit) = uc;

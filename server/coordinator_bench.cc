@@ -8,6 +8,10 @@
 // page polls (every --poll-ms; 0: back to back), to show that browsers do not slow leases.
 //   coordinator_bench [--workers W] [--units K] [--unit-size S] [--db PATH] [--at X] [--kinds K]
 //                     [--browsers B] [--poll-ms MS]
+// --simulate-gpus G instead runs the real collatz-server on the prepared database with G
+// simulated GPUs that do not search (server/fleet_simulation.h):
+//   coordinator_bench --simulate-gpus 10000 --result-interval-s 10 --duration-s 60 --at 2^66
+//       --sim-unit-size 2^46 --units 40000
 #include <grpcpp/grpcpp.h>
 #include <spdlog/spdlog.h>
 
@@ -23,6 +27,7 @@
 #include "core/records_csv.h"
 #include "server/dashboard/dashboard_server.h"
 #include "server/dashboard/dashboard_poller.h"
+#include "server/fleet_simulation.h"
 #include "server/services.h"
 
 int main(int argc, char** argv) {
@@ -42,7 +47,30 @@ int main(int argc, char** argv) {
   app.add_option("--kinds", kinds_text, "delay or delay,class")->capture_default_str();
   app.add_option("--browsers", browsers, "HTTP clients polling the dashboard meanwhile")->capture_default_str();
   app.add_option("--poll-ms", poll_ms, "Pause between a browser's polls (the page: 2000)")->capture_default_str();
+  FleetOptions fleet;
+  std::string sim_unit_size_text = "2^46";
+  app.add_option("--simulate-gpus", fleet.gpus, "Simulated GPUs against the real collatz-server (0: the worker bench)")
+      ->default_val(0);
+  app.add_option("--result-interval-s", fleet.result_interval_s, "Seconds between one simulated GPU's results")
+      ->capture_default_str();
+  app.add_option("--duration-s", fleet.duration_s, "Measured seconds of the simulation")->capture_default_str();
+  app.add_option("--sim-unit-size", sim_unit_size_text, "Numbers per unit of the simulation")->capture_default_str();
+  app.add_option("--sim-threads", fleet.threads, "Client threads driving the simulated GPUs")->capture_default_str();
+  app.add_option("--server-binary", fleet.server_binary, "collatz-server (default: beside this program)");
   CLI11_PARSE(app, argc, argv);
+  if (fleet.gpus > 0) {
+    // Bounded: a loopback run of at most 100,000 GPUs for at most 10 minutes.
+    if (!ParseU128(sim_unit_size_text, &fleet.unit_size).ok() || fleet.unit_size < 64 || fleet.gpus > 100000 ||
+        fleet.result_interval_s <= 0 || fleet.duration_s <= 0 || fleet.duration_s > 600 || fleet.threads < 1 ||
+        fleet.threads > 256 || units < fleet.gpus || kinds_text != "delay") {
+      std::fprintf(stderr, "--simulate-gpus at most 100000 (delay units only, --units at least as many), "
+                           "--sim-unit-size at least 64, --duration-s in (0, 600], --sim-threads in [1, 256]\n");
+      return 2;
+    }
+    if (fleet.server_binary.empty()) {
+      fleet.server_binary = (std::filesystem::canonical("/proc/self/exe").parent_path() / "collatz-server").string();
+    }
+  }
   u128 begin = 0;
   if (!ParseU128(at_text, &begin).ok() || begin < Pow2(28) || (kinds_text != "delay" && kinds_text != "delay,class")) {
     std::fprintf(stderr, "--at must be 2^28 or above, --kinds delay or delay,class\n");
@@ -70,8 +98,9 @@ int main(int argc, char** argv) {
   if (!ReadRecordsCsv(records, RecordCsvKind::kDelay, &imp.delay_records).ok()) return 1;
   u128 covered;
   if (!c->Import(imp, "bench", &covered).ok()) return 1;
+  TrustedImport high_import;
   if (begin > Pow2(28)) {
-    TrustedImport high;
+    TrustedImport& high = high_import;
     std::vector<Record> published;
     if (!ReadRecordsCsv(std::string(COLLATZ_SHARED_DATA) + "/delay_records.csv", RecordCsvKind::kDelay, &published).ok()) {
       return 1;
@@ -86,10 +115,20 @@ int main(int argc, char** argv) {
   }
   const Kinds kinds = kinds_text == "delay" ? Kinds::kDelay : Kinds::kDelayAndClass;
   SubmitOutcome out;
-  if (grpc::Status st = c->Submit(begin, begin + static_cast<u128>(units) * unit_size, kinds, unit_size, 0, &out);
-      !st.ok()) {
+  const u128 size = fleet.gpus > 0 ? fleet.unit_size : static_cast<u128>(unit_size);
+  if (grpc::Status st = c->Submit(begin, begin + static_cast<u128>(units) * size, kinds, size, 0, &out); !st.ok()) {
     std::fprintf(stderr, "%s\n", st.error_message().c_str());
     return 1;
+  }
+  if (fleet.gpus > 0) {
+    c.reset();  // closed: the database is checkpointed, and the server opens it
+    fleet.db = db;
+    fleet.begin = begin;
+    fleet.units = units;
+    fleet.db_bytes_submitted = std::filesystem::file_size(db);
+    fleet.imports = {imp};
+    if (begin > Pow2(28)) fleet.imports.push_back(high_import);
+    return RunFleetSimulation(fleet);
   }
   TokenAuth auth("bench-token");
   WorkerService ws(c.get(), &auth);

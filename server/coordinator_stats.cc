@@ -266,6 +266,7 @@ grpc::Status Coordinator::LeaseStatsLocked(int64_t worker_id, int64_t now, Lease
   unit.token = lease.token;
   stats_leases_[lease.token] = lease;
   stats_active_tokens_.insert(lease.token);
+  next_stats_deadline_ms_ = std::min(next_stats_deadline_ms_, lease.deadline_ms);
   const StoredStatsJob& job = stats_jobs_[unit.job_id];
   out->has_unit = true;
   out->stats = true;
@@ -322,6 +323,7 @@ grpc::Status Coordinator::HeartbeatStatsLocked(int64_t worker_id, int64_t unit_i
       }
       lease->deadline_ms = now + options_.lease_duration_ms;
       *deadline_ms = lease->deadline_ms;
+      next_stats_deadline_ms_ = std::min(next_stats_deadline_ms_, lease->deadline_ms);  // a clock set back makes it earlier
       *stop = false;
       return grpc::Status::OK;
     case LeaseState::kReleased:
@@ -372,8 +374,13 @@ grpc::Status Coordinator::ReleaseStatsLocked(int64_t worker_id, int64_t unit_id,
 
 grpc::Status Coordinator::ExpireStatsLocked(int64_t now, int* expired) {
   *expired = 0;
-  const std::vector<std::string> due = DueLeases(now, stats_leases_, &stats_active_tokens_);
-  if (due.empty()) return grpc::Status::OK;
+  if (now < next_stats_deadline_ms_) return grpc::Status::OK;  // none due yet (see next_deadline_ms_)
+  int64_t next_deadline = INT64_MAX;
+  const std::vector<std::string> due = DueLeases(now, stats_leases_, &stats_active_tokens_, &next_deadline);
+  if (due.empty()) {
+    next_stats_deadline_ms_ = next_deadline;
+    return grpc::Status::OK;
+  }
   std::map<int64_t, StatsUnitMem> touched;
   auto txn = store_->Begin();
   RETURN_IF_DB_ERROR(txn->status(), "expiring stats leases");
@@ -404,6 +411,7 @@ grpc::Status Coordinator::ExpireStatsLocked(int64_t now, int* expired) {
     spdlog::warn("worker={} stats unit={} lease={} expired", l.worker_id, l.unit_id, ShortToken(token));
     ++*expired;
   }
+  next_stats_deadline_ms_ = next_deadline;
   return grpc::Status::OK;
 }
 

@@ -143,6 +143,41 @@ TEST_F(CoordinatorTest, LeaseExpiryReissueLateAndDuplicateResults) {
   EXPECT_EQ(c_->ListWorkers()[0].w.units_finished + c_->ListWorkers()[1].w.units_finished, 1u);
 }
 
+// Lease calls skip the scan for expired leases until the earliest deadline (a fleet holds
+// thousands of leases): still every lease expires exactly at its deadline, an extended one
+// at its new deadline, whichever call comes first.
+TEST_F(CoordinatorTest, LeasesExpireAtTheirDeadlinesWhenLeaseCallsSkipTheScan) {
+  SubmitOutcome out;
+  ASSERT_TRUE(c_->Submit(1, 1 << 14, Kinds::kDelay, 1 << 12, 0, &out).ok());
+  const int64_t w1 = NewWorker(), w2 = NewWorker();
+  const LeaseGrant g1 = LeaseOne(w1);  // deadline t0 + 60 s
+  clock_.Advance(20'000);
+  const LeaseGrant g2 = LeaseOne(w1);  // t0 + 80 s
+  clock_.Advance(39'999);
+  const LeaseGrant g3 = LeaseOne(w2);
+  ASSERT_TRUE(g1.has_unit && g2.has_unit && g3.has_unit);
+  EXPECT_NE(g3.unit_id, g1.unit_id);  // 1 ms early: not expired
+  int64_t deadline = 0;
+  bool stop = true;
+  ASSERT_TRUE(c_->Heartbeat(w1, g1.unit_id, g1.token, 0, &deadline, &stop).ok());  // now t0 + 119.999 s
+  clock_.Advance(1);
+  const LeaseGrant g4 = LeaseOne(w2);
+  ASSERT_TRUE(g4.has_unit);
+  EXPECT_NE(g4.unit_id, g1.unit_id);  // extended
+  EXPECT_FALSE(LeaseOne(w2).has_unit);  // all four units leased
+  clock_.Advance(19'999);
+  EXPECT_FALSE(LeaseOne(w2).has_unit);
+  clock_.Advance(1);
+  const LeaseGrant again2 = LeaseOne(w2);  // exactly at g2's deadline
+  EXPECT_TRUE(again2.has_unit && again2.unit_id == g2.unit_id);
+  clock_.Advance(39'998);
+  EXPECT_FALSE(LeaseOne(w2).has_unit);
+  clock_.Advance(1);
+  const LeaseGrant again1 = LeaseOne(w2);  // exactly at g1's extended deadline
+  EXPECT_TRUE(again1.has_unit && again1.unit_id == g1.unit_id);
+  EXPECT_EQ(c_->ExpireLeases(), 0);  // nothing left behind for the sweeper
+}
+
 TEST_F(CoordinatorTest, BadRequestsGetPreciseCodesAndChangeNothing) {
   SubmitOutcome out;
   ASSERT_TRUE(c_->Submit(1, 4096, Kinds::kDelay, 0, 0, &out).ok());

@@ -3,6 +3,7 @@
 
 #include <grpcpp/support/status.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -42,18 +43,25 @@ inline std::string ShortToken(const std::string& token) { return token.substr(0,
 // Search and stats units and leases (StoredLease / StoredStatsLease, UnitMem / StatsUnitMem)
 // follow the same rules; what those rules share without touching the store is here.
 
-// The tokens of active leases whose deadline is at or before `now`. Only tokens in
-// active_tokens are looked at; those whose lease is gone or no longer active leave it here.
+// The tokens of active leases whose deadline is at or before `now`, and in *next_deadline
+// the earliest deadline of the others (INT64_MAX: none). Only tokens in active_tokens are
+// looked at; those whose lease is gone or no longer active leave it here.
 template <typename LeaseMap>
-std::vector<std::string> DueLeases(int64_t now, const LeaseMap& leases, std::set<std::string>* active_tokens) {
+std::vector<std::string> DueLeases(int64_t now, const LeaseMap& leases, std::set<std::string>* active_tokens,
+                                   int64_t* next_deadline) {
   std::vector<std::string> due;
+  *next_deadline = INT64_MAX;
   for (auto it = active_tokens->begin(); it != active_tokens->end();) {
     auto lit = leases.find(*it);
     if (lit == leases.end() || lit->second.state != LeaseState::kActive) {
       it = active_tokens->erase(it);
       continue;
     }
-    if (lit->second.deadline_ms <= now) due.push_back(*it);
+    if (lit->second.deadline_ms <= now) {
+      due.push_back(*it);
+    } else {
+      *next_deadline = std::min(*next_deadline, lit->second.deadline_ms);
+    }
     ++it;
   }
   return due;

@@ -217,7 +217,7 @@ int main(int argc, char** argv) {
     while (!cv.wait_for(lock, std::chrono::seconds(1), [&] { return stopping; })) {
       lock.unlock();
       coordinator->ExpireLeases();
-      if (grpc::Status st = coordinator->FlushMerged(); !st.ok()) spdlog::error("{}", st.error_message());
+      if (grpc::Status st = coordinator->FlushMerged(/*fresh=*/false); !st.ok()) spdlog::error("{}", st.error_message());
       (void)platform::WatchdogPing();  // the sweeper is the server's main loop: stuck here, systemd restarts it
       lock.lock();
     }

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -114,12 +115,34 @@ Status Spool::Open(const std::string& dir, std::unique_ptr<Spool>* out) {
   if (st.ok()) st = MakeDir(dir + "/corrupt");
   if (st.ok()) st = MakeDir(dir + "/rejected");
   if (!st.ok()) return st;
+  // One process per spool: another one's sender would send (and delete) our results, the
+  // cleanup below would delete its files half written, and both would share one instance
+  // id. The lock goes with the process (a crash or SIGKILL releases it).
+  const std::string lock_path = dir + "/lock";
+  const int lock_fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd < 0) return Errno("cannot open", lock_path);
+  if (flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    std::string holder;
+    char buf[32] = {0};
+    if (pread(lock_fd, buf, sizeof buf - 1, 0) > 0) holder = " (pid " + std::string(buf, std::strcspn(buf, "\n")) + ")";
+    close(lock_fd);
+    if (err != EWOULDBLOCK) return Status::IOError("cannot lock " + lock_path + ": " + std::strerror(err));
+    return Status::FailedPrecondition("spool " + dir + " is in use by another process" + holder +
+                                      "; give each collatz-worker process of a host its own --spool");
+  }
+  // The holder's pid, for a second process's message only (the lock holds without it).
+  const std::string pid = std::to_string(getpid()) + "\n";
+  const bool noted = ftruncate(lock_fd, 0) == 0 && pwrite(lock_fd, pid.data(), pid.size(), 0) == static_cast<ssize_t>(pid.size());
+  (void)noted;
   // A crash between creating a temporary file and renaming it leaves it behind; the
   // result it held was never acknowledged, and its unit's lease will expire and be re-run.
   for (const std::string& name : ListWithSuffix(dir, kTempSuffix)) unlink((dir + "/" + name).c_str());
-  out->reset(new Spool(dir));
+  out->reset(new Spool(dir, lock_fd));
   return Status::Ok();
 }
+
+Spool::~Spool() { close(lock_fd_); }  // releases the lock
 
 Status Spool::Write(const v1::CompleteRequest& request, std::string* name) {
   std::string payload;

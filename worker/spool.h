@@ -30,9 +30,12 @@ class SpoolWriter {
 
 class Spool final : public SpoolWriter {
  public:
-  // Creates `dir` (and corrupt/, rejected/) if needed and removes temporary files that
-  // a crash left behind.
+  // Creates `dir` (and corrupt/, rejected/) if needed, locks it (<dir>/lock, holding this
+  // process's id) for as long as the Spool lives, and removes temporary files that a crash
+  // left behind.
+  // FailedPrecondition when another process (or another open Spool) holds the directory.
   static Status Open(const std::string& dir, std::unique_ptr<Spool>* out);
+  ~Spool() override;
 
   // Writes the result durably; *name identifies it for Read/Remove.
   Status Write(const v1::CompleteRequest& request, std::string* name) override;
@@ -54,8 +57,9 @@ class Spool final : public SpoolWriter {
  private:
   // Writes `bytes` to `path` through a temporary file, fsynced and renamed.
   Status WriteDurably(const std::string& path, const std::string& bytes);
-  explicit Spool(std::string dir) : dir_(std::move(dir)) {}
+  Spool(std::string dir, int lock_fd) : dir_(std::move(dir)), lock_fd_(lock_fd) {}
   std::string dir_;
+  int lock_fd_;  // flock()ed
   mutable std::mutex mu_;  // orders concurrent writers' directory fsyncs; files are per result
 };
 

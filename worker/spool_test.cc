@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -140,6 +141,39 @@ TEST_F(SpoolTest, InstanceIdIsStableAcrossReopen) {
   ASSERT_TRUE(Spool::Open(dir_ + "/b", &spool).ok());
   ASSERT_TRUE(spool->InstanceId(&other).ok());
   EXPECT_NE(other, first);
+}
+
+// Several worker processes on one host (one per GPU) must not share a spool: the second is
+// refused before it touches the first's files, in another process as in this one, and the
+// spool is free again once its holder is gone.
+TEST_F(SpoolTest, OneProcessPerSpool) {
+  std::unique_ptr<Spool> first;
+  ASSERT_TRUE(Spool::Open(dir_, &first).ok());
+  std::string name;
+  ASSERT_TRUE(first->Write(Sample(3), &name).ok());
+  std::ofstream(dir_ + "/" + name + ".tmp") << "being written by the first";
+
+  std::unique_ptr<Spool> second;
+  const Status st = Spool::Open(dir_, &second);
+  EXPECT_EQ(st.code(), Status::Code::kFailedPrecondition) << st.ToString();
+  EXPECT_NE(st.message().find("pid " + std::to_string(getpid())), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("its own --spool"), std::string::npos) << st.message();
+  EXPECT_EQ(second, nullptr);
+  EXPECT_TRUE(std::filesystem::exists(dir_ + "/" + name + ".tmp"));  // not cleaned up under the first
+
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::unique_ptr<Spool> other;
+    _exit(Spool::Open(dir_, &other).code() == Status::Code::kFailedPrecondition ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "another process opened a spool in use";
+
+  first.reset();
+  ASSERT_TRUE(Spool::Open(dir_, &second).ok());
+  EXPECT_EQ(second->List(), (std::vector<std::string>{name}));
 }
 
 }  // namespace
