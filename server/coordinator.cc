@@ -14,7 +14,7 @@
 #include "core/unit_spec.h"
 #include "core/work_hash.h"
 #include "server/coordinator_util.h"
-#include "server/result_verifier.h"
+#include "core/result_verifier.h"
 #include "server/submission_units.h"
 
 namespace collatz::server {

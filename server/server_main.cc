@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "client/channel.h"
 #include "core/u128.h"
 #include "platform/systemd_notify.h"
 #include "server/auth.h"
@@ -106,7 +107,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::string token;
-  if (Status st = LoadToken(token_file, &token); !st.ok()) {
+  if (Status st = client::LoadToken(token_file, &token); !st.ok()) {
     spdlog::error("{}", st.message());
     return 2;
   }
