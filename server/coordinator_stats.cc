@@ -19,8 +19,6 @@ namespace {
 
 using grpc::StatusCode;
 
-u128 Size(const StoredStatsUnit& u) { return u.end - u.begin; }
-
 }  // namespace
 
 grpc::Status Coordinator::LoadStats() {
