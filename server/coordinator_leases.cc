@@ -246,44 +246,112 @@ grpc::Status Coordinator::ExpireLocked(int64_t now, int* expired) {
   return st;
 }
 
-grpc::Status Coordinator::ExpireSearchLocked(int64_t now, int* expired) {
-  *expired = 0;
-  const std::vector<std::string> due = DueLeases(now, leases_, &active_tokens_);
-  if (due.empty()) return grpc::Status::OK;
-  // Write first, then change memory: copies of what will change.
-  std::map<int64_t, UnitMem> touched;
-  auto txn = store_->Begin();
-  RETURN_IF_DB_ERROR(txn->status(), "expiring leases");
-  for (const std::string& token : due) {
-    StoredLease l = leases_[token];
-    l.state = LeaseState::kExpired;
-    RETURN_IF_DB_ERROR(store_->UpdateLease(l), "expiring leases");
-    auto it = touched.find(l.unit_id);
-    if (it == touched.end()) it = touched.emplace(l.unit_id, units_[l.unit_id]).first;
-    UnitMem& u = it->second;
-    if (l.purpose == LeasePurpose::kSearch && u.search_token == token) {
-      u.state = StoredUnitState::kPending;
-      grpc::Status st = RecordFailure(&u, l.worker_id, token, "expired", "lease expired without a result", now);
-      if (!st.ok()) return st;
-      RETURN_IF_DB_ERROR(store_->UpdateUnit(u), "expiring leases");
+// What differs between the kinds in the lifecycle below.
+struct Coordinator::SearchKind {
+  static constexpr const char* kUnit = "unit";  // in log lines
+  static constexpr const char* kExpiring = "expiring leases";
+  static auto& Units(Coordinator* c) { return c->units_; }
+  static auto& Leases(Coordinator* c) { return c->leases_; }
+  static auto& ActiveTokens(Coordinator* c) { return c->active_tokens_; }
+  static grpc::Status Find(Coordinator* c, int64_t worker_id, int64_t unit_id, const std::string& token, UnitMem** unit,
+                           StoredLease** lease) {
+    return c->FindLease(worker_id, unit_id, token, unit, lease);
+  }
+  static Status UpdateLease(Coordinator* c, const StoredLease& l) { return c->store_->UpdateLease(l); }
+  static Status UpdateUnit(Coordinator* c, const UnitMem& u) { return c->store_->UpdateUnit(u); }
+  static grpc::Status RecordFailure(Coordinator* c, UnitMem* u, int64_t worker_id, const std::string& token,
+                                    const std::string& kind, const std::string& error, int64_t now) {
+    return c->RecordFailure(u, worker_id, token, kind, error, now);
+  }
+  // Whether the lease holds the unit (an audit lease does not).
+  static bool Owns(const StoredLease& l, const UnitMem& u, const std::string& token) {
+    return l.purpose == LeasePurpose::kSearch && u.search_token == token;
+  }
+  static void Requeue(Coordinator* c, UnitMem* u) { c->Requeue(u); }
+  // A lease that ended without holding the unit: an audit lease gives its audit back.
+  static void EndedWithoutUnit(Coordinator* c, const StoredLease& l, UnitMem* u, const std::string& token) {
+    if (l.purpose == LeasePurpose::kAudit && u->audit_token == token) {
+      u->audit_token.clear();
+      if (u->state == StoredUnitState::kFinished && u->audit == AuditState::kWanted) c->audit_queue_.insert(u->id);
     }
   }
-  RETURN_IF_DB_ERROR(txn->Commit(), "expiring leases");
+  static void Expired(Coordinator*, const std::string&) {}  // DueLeases drops the token at the next sweep
+};
+
+struct Coordinator::StatsKind {
+  static constexpr const char* kUnit = "stats unit";
+  static constexpr const char* kExpiring = "expiring stats leases";
+  static auto& Units(Coordinator* c) { return c->stats_units_; }
+  static auto& Leases(Coordinator* c) { return c->stats_leases_; }
+  static auto& ActiveTokens(Coordinator* c) { return c->stats_active_tokens_; }
+  static grpc::Status Find(Coordinator* c, int64_t worker_id, int64_t unit_id, const std::string& token,
+                           StatsUnitMem** unit, StoredStatsLease** lease) {
+    return c->FindStatsLease(worker_id, unit_id, token, unit, lease);
+  }
+  static Status UpdateLease(Coordinator* c, const StoredStatsLease& l) { return c->store_->UpdateStatsLease(l); }
+  static Status UpdateUnit(Coordinator* c, const StatsUnitMem& u) { return c->store_->UpdateStatsUnit(u); }
+  static grpc::Status RecordFailure(Coordinator* c, StatsUnitMem* u, int64_t worker_id, const std::string& token,
+                                    const std::string& kind, const std::string& error, int64_t now) {
+    return c->RecordStatsFailure(u, worker_id, token, kind, error, now);
+  }
+  static bool Owns(const StoredStatsLease&, const StatsUnitMem& u, const std::string& token) {
+    return u.token == token;
+  }
+  static void Requeue(Coordinator* c, StatsUnitMem* u) { c->RequeueStats(u); }
+  static void EndedWithoutUnit(Coordinator*, const StoredStatsLease&, StatsUnitMem*, const std::string&) {}
+  static void Expired(Coordinator* c, const std::string& token) { c->stats_active_tokens_.erase(token); }
+};
+
+template <typename Kind>
+grpc::Status Coordinator::ExpireKindLocked(int64_t now, int* expired) {
+  *expired = 0;
+  auto& leases = Kind::Leases(this);
+  auto& units = Kind::Units(this);
+  const std::vector<std::string> due = DueLeases(now, leases, &Kind::ActiveTokens(this));
+  if (due.empty()) return grpc::Status::OK;
+  // Write first, then change memory: copies of what will change.
+  std::map<int64_t, typename std::decay_t<decltype(units)>::mapped_type> touched;
+  auto txn = store_->Begin();
+  RETURN_IF_DB_ERROR(txn->status(), Kind::kExpiring);
   for (const std::string& token : due) {
-    StoredLease& l = leases_[token];
+    auto l = leases[token];
     l.state = LeaseState::kExpired;
-    UnitMem& u = units_[l.unit_id];
-    if (l.purpose == LeasePurpose::kSearch && u.search_token == token) {
-      CopyFailures(touched[l.unit_id], &u);
-      Requeue(&u);
-    } else if (l.purpose == LeasePurpose::kAudit && u.audit_token == token) {
-      u.audit_token.clear();
-      if (u.state == StoredUnitState::kFinished && u.audit == AuditState::kWanted) audit_queue_.insert(u.id);
+    RETURN_IF_DB_ERROR(Kind::UpdateLease(this, l), Kind::kExpiring);
+    auto it = touched.find(l.unit_id);
+    if (it == touched.end()) it = touched.emplace(l.unit_id, units[l.unit_id]).first;
+    auto& u = it->second;
+    if (Kind::Owns(l, u, token)) {
+      u.state = StoredUnitState::kPending;
+      grpc::Status st =
+          Kind::RecordFailure(this, &u, l.worker_id, token, "expired", "lease expired without a result", now);
+      if (!st.ok()) return st;
+      RETURN_IF_DB_ERROR(Kind::UpdateUnit(this, u), Kind::kExpiring);
     }
-    spdlog::warn("worker={} unit={} lease={} expired", l.worker_id, l.unit_id, ShortToken(token));
+  }
+  RETURN_IF_DB_ERROR(txn->Commit(), Kind::kExpiring);
+  for (const std::string& token : due) {
+    auto& l = leases[token];
+    l.state = LeaseState::kExpired;
+    auto& u = units[l.unit_id];
+    if (Kind::Owns(l, u, token)) {
+      CopyFailures(touched[l.unit_id], &u);
+      Kind::Requeue(this, &u);
+    } else {
+      Kind::EndedWithoutUnit(this, l, &u, token);
+    }
+    Kind::Expired(this, token);
+    spdlog::warn("worker={} {}={} lease={} expired", l.worker_id, Kind::kUnit, l.unit_id, ShortToken(token));
     ++*expired;
   }
   return grpc::Status::OK;
+}
+
+grpc::Status Coordinator::ExpireSearchLocked(int64_t now, int* expired) {
+  return ExpireKindLocked<SearchKind>(now, expired);
+}
+
+grpc::Status Coordinator::ExpireStatsLocked(int64_t now, int* expired) {
+  return ExpireKindLocked<StatsKind>(now, expired);
 }
 
 int Coordinator::ExpireLeases() {
@@ -294,43 +362,48 @@ int Coordinator::ExpireLeases() {
   return expired;
 }
 
-grpc::Status Coordinator::Release(int64_t worker_id, int64_t unit_id, const std::string& token, bool failed,
-                                  const std::string& reason) {
-  WriteLock lock(this);
-  if (stats_leases_.count(token)) return ReleaseStatsLocked(worker_id, unit_id, token, failed, reason);
-  UnitMem* unit;
-  StoredLease* lease;
-  grpc::Status st = FindLease(worker_id, unit_id, token, &unit, &lease);
+template <typename Kind>
+grpc::Status Coordinator::ReleaseLeaseLocked(int64_t worker_id, int64_t unit_id, const std::string& token, bool failed,
+                                             const std::string& reason) {
+  typename std::decay_t<decltype(Kind::Units(this))>::mapped_type* unit;
+  typename std::decay_t<decltype(Kind::Leases(this))>::mapped_type* lease;
+  grpc::Status st = Kind::Find(this, worker_id, unit_id, token, &unit, &lease);
   if (!st.ok()) return st;
   if (lease->state != LeaseState::kActive) return StaleLeaseToken("is", lease->state);
   const int64_t now = clock_->NowMs();
   auto txn = store_->Begin();
   RETURN_IF_DB_ERROR(txn->status(), "release");
-  StoredLease lc = *lease;
+  auto lc = *lease;
   lc.state = LeaseState::kReleased;
-  RETURN_IF_DB_ERROR(store_->UpdateLease(lc), "release");
-  UnitMem uc = *unit;
-  const bool owns = lease->purpose == LeasePurpose::kSearch && unit->search_token == token;
+  RETURN_IF_DB_ERROR(Kind::UpdateLease(this, lc), "release");
+  auto uc = *unit;
+  const bool owns = Kind::Owns(*lease, *unit, token);
   if (owns) {
     uc.state = StoredUnitState::kPending;
     if (failed) {
-      st = RecordFailure(&uc, worker_id, token, "released", reason.substr(0, 500), now);
+      st = Kind::RecordFailure(this, &uc, worker_id, token, "released", reason.substr(0, 500), now);
       if (!st.ok()) return st;
     }
-    RETURN_IF_DB_ERROR(store_->UpdateUnit(uc), "release");
+    RETURN_IF_DB_ERROR(Kind::UpdateUnit(this, uc), "release");
   }
   RETURN_IF_DB_ERROR(txn->Commit(), "release");
   lease->state = LeaseState::kReleased;
   if (owns) {
     CopyFailures(uc, unit);
-    Requeue(unit);
-  } else if (lease->purpose == LeasePurpose::kAudit && unit->audit_token == token) {
-    unit->audit_token.clear();
-    if (unit->state == StoredUnitState::kFinished && unit->audit == AuditState::kWanted) audit_queue_.insert(unit_id);
+    Kind::Requeue(this, unit);
+  } else {
+    Kind::EndedWithoutUnit(this, *lease, unit, token);
   }
-  spdlog::info("worker={} unit={} lease={} released{}{}", worker_id, unit_id, ShortToken(token), failed ? " (failed): " : "",
-               failed ? reason : "");
+  spdlog::info("worker={} {}={} lease={} released{}{}", worker_id, Kind::kUnit, unit_id, ShortToken(token),
+               failed ? " (failed): " : "", failed ? reason : "");
   return grpc::Status::OK;
+}
+
+grpc::Status Coordinator::Release(int64_t worker_id, int64_t unit_id, const std::string& token, bool failed,
+                                  const std::string& reason) {
+  WriteLock lock(this);
+  if (stats_leases_.count(token)) return ReleaseLeaseLocked<StatsKind>(worker_id, unit_id, token, failed, reason);
+  return ReleaseLeaseLocked<SearchKind>(worker_id, unit_id, token, failed, reason);
 }
 
 }  // namespace collatz::server
