@@ -187,42 +187,6 @@ grpc::Status Coordinator::FindUsableWorker(int64_t worker_id, WorkerMem** worker
   return grpc::Status::OK;
 }
 
-grpc::Status Coordinator::Heartbeat(int64_t worker_id, int64_t unit_id, const std::string& token,
-                                    uint64_t numbers_done, int64_t* deadline_ms, bool* stop) {
-  WriteLock lock(this);
-  if (stats_leases_.count(token)) return HeartbeatStatsLocked(worker_id, unit_id, token, deadline_ms, stop);
-  UnitMem* unit;
-  StoredLease* lease;
-  grpc::Status st = FindLease(worker_id, unit_id, token, &unit, &lease);
-  if (!st.ok()) return st;
-  const int64_t now = clock_->NowMs();
-  switch (lease->state) {
-    case LeaseState::kActive:
-      if (now >= lease->deadline_ms) {
-        // Past its deadline but not yet swept: expire it now, as a sweep would have.
-        int expired = 0;
-        if (!(st = ExpireLocked(now, &expired)).ok()) return st;
-        break;
-      }
-      // Deadlines live in memory between commits; a restart grants a fresh one anyway.
-      lease->deadline_ms = now + options_.lease_duration_ms;
-      *deadline_ms = lease->deadline_ms;
-      *stop = false;
-      spdlog::debug("worker={} unit={} lease={} heartbeat: {} numbers done", worker_id, unit_id, ShortToken(token), numbers_done);
-      return grpc::Status::OK;
-    case LeaseState::kReleased:
-    case LeaseState::kRevoked:
-    case LeaseState::kRejected:
-      return StaleLeaseToken("was", lease->state);
-    default:
-      break;
-  }
-  // Expired, superseded or completed: the result is still accepted once, unless the unit is done.
-  *deadline_ms = lease->deadline_ms;
-  *stop = lease->purpose == LeasePurpose::kSearch ? unit->state == StoredUnitState::kFinished
-                                                  : unit->audit != AuditState::kWanted;
-  return grpc::Status::OK;
-}
 
 grpc::Status Coordinator::RecordFailure(UnitMem* u, int64_t worker_id, const std::string& token,
                                         const std::string& kind, const std::string& error, int64_t now) {
@@ -276,6 +240,19 @@ struct Coordinator::SearchKind {
     }
   }
   static void Expired(Coordinator*, const std::string&) {}  // DueLeases drops the token at the next sweep
+  // A heartbeat past the deadline expires what is due now, as a sweep would have.
+  static grpc::Status ExpireDue(Coordinator* c, int64_t now) {
+    int expired = 0;
+    return c->ExpireLocked(now, &expired);
+  }
+  static void Heartbeat(int64_t worker_id, int64_t unit_id, const std::string& token, uint64_t numbers_done) {
+    spdlog::debug("worker={} unit={} lease={} heartbeat: {} numbers done", worker_id, unit_id, ShortToken(token),
+                  numbers_done);
+  }
+  // Whether the holder of an ended lease should stop: its unit (or audit) needs it no more.
+  static bool StopAfterEnd(const StoredLease& l, const UnitMem& u) {
+    return l.purpose == LeasePurpose::kSearch ? u.state == StoredUnitState::kFinished : u.audit != AuditState::kWanted;
+  }
 };
 
 struct Coordinator::StatsKind {
@@ -300,6 +277,14 @@ struct Coordinator::StatsKind {
   static void Requeue(Coordinator* c, StatsUnitMem* u) { c->RequeueStats(u); }
   static void EndedWithoutUnit(Coordinator*, const StoredStatsLease&, StatsUnitMem*, const std::string&) {}
   static void Expired(Coordinator* c, const std::string& token) { c->stats_active_tokens_.erase(token); }
+  static grpc::Status ExpireDue(Coordinator* c, int64_t now) {
+    int expired = 0;
+    return c->ExpireStatsLocked(now, &expired);
+  }
+  static void Heartbeat(int64_t, int64_t, const std::string&, uint64_t) {}
+  static bool StopAfterEnd(const StoredStatsLease&, const StatsUnitMem& u) {
+    return u.state == StoredUnitState::kFinished;
+  }
 };
 
 template <typename Kind>
@@ -352,6 +337,49 @@ grpc::Status Coordinator::ExpireSearchLocked(int64_t now, int* expired) {
 
 grpc::Status Coordinator::ExpireStatsLocked(int64_t now, int* expired) {
   return ExpireKindLocked<StatsKind>(now, expired);
+}
+
+template <typename Kind>
+grpc::Status Coordinator::HeartbeatLeaseLocked(int64_t worker_id, int64_t unit_id, const std::string& token,
+                                               uint64_t numbers_done, int64_t* deadline_ms, bool* stop) {
+  typename std::decay_t<decltype(Kind::Units(this))>::mapped_type* unit;
+  typename std::decay_t<decltype(Kind::Leases(this))>::mapped_type* lease;
+  grpc::Status st = Kind::Find(this, worker_id, unit_id, token, &unit, &lease);
+  if (!st.ok()) return st;
+  const int64_t now = clock_->NowMs();
+  switch (lease->state) {
+    case LeaseState::kActive:
+      if (now >= lease->deadline_ms) {
+        // Past its deadline but not yet swept: expire it now, as a sweep would have.
+        if (!(st = Kind::ExpireDue(this, now)).ok()) return st;
+        break;
+      }
+      // Deadlines live in memory between commits; a restart grants a fresh one anyway.
+      lease->deadline_ms = now + options_.lease_duration_ms;
+      *deadline_ms = lease->deadline_ms;
+      *stop = false;
+      Kind::Heartbeat(worker_id, unit_id, token, numbers_done);
+      return grpc::Status::OK;
+    case LeaseState::kReleased:
+    case LeaseState::kRevoked:
+    case LeaseState::kRejected:
+      return StaleLeaseToken("was", lease->state);
+    default:
+      break;
+  }
+  // Expired, superseded or completed: the result is still accepted once, unless the unit is done.
+  *deadline_ms = lease->deadline_ms;
+  *stop = Kind::StopAfterEnd(*lease, *unit);
+  return grpc::Status::OK;
+}
+
+grpc::Status Coordinator::Heartbeat(int64_t worker_id, int64_t unit_id, const std::string& token,
+                                    uint64_t numbers_done, int64_t* deadline_ms, bool* stop) {
+  WriteLock lock(this);
+  if (stats_leases_.count(token)) {
+    return HeartbeatLeaseLocked<StatsKind>(worker_id, unit_id, token, numbers_done, deadline_ms, stop);
+  }
+  return HeartbeatLeaseLocked<SearchKind>(worker_id, unit_id, token, numbers_done, deadline_ms, stop);
 }
 
 int Coordinator::ExpireLeases() {

@@ -304,37 +304,6 @@ grpc::Status Coordinator::FindStatsLease(int64_t worker_id, int64_t unit_id, con
   return grpc::Status::OK;
 }
 
-grpc::Status Coordinator::HeartbeatStatsLocked(int64_t worker_id, int64_t unit_id, const std::string& token,
-                                               int64_t* deadline_ms, bool* stop) {
-  StatsUnitMem* unit;
-  StoredStatsLease* lease;
-  grpc::Status st = FindStatsLease(worker_id, unit_id, token, &unit, &lease);
-  if (!st.ok()) return st;
-  const int64_t now = clock_->NowMs();
-  switch (lease->state) {
-    case LeaseState::kActive:
-      if (now >= lease->deadline_ms) {
-        int expired = 0;
-        if (!(st = ExpireStatsLocked(now, &expired)).ok()) return st;
-        break;
-      }
-      lease->deadline_ms = now + options_.lease_duration_ms;
-      *deadline_ms = lease->deadline_ms;
-      *stop = false;
-      return grpc::Status::OK;
-    case LeaseState::kReleased:
-    case LeaseState::kRevoked:
-    case LeaseState::kRejected:
-      return StaleLeaseToken("was", lease->state);
-    default:
-      break;
-  }
-  // Expired, superseded or completed: a result is still accepted once, unless the unit is done.
-  *deadline_ms = lease->deadline_ms;
-  *stop = unit->state == StoredUnitState::kFinished;
-  return grpc::Status::OK;
-}
-
 grpc::Status Coordinator::FlagWorkerStats(int64_t worker_id, int64_t now) {
   // Inside the caller's transaction: database first, then memory (as FlagWorker does).
   std::vector<int64_t> revoke;
