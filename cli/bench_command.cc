@@ -16,9 +16,9 @@
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "core/embedded_records.h"
-#include "cli/engine_factory.h"
+#include "engines/engine_factory.h"
 #include "cli/exit_codes.h"
-#include "cli/verify_result.h"
+#include "core/result_verifier.h"
 #include "core/bench_unit.h"
 #include "core/cpu_engine.h"
 #include "core/published_points.h"
@@ -156,13 +156,14 @@ std::string LadderText(const std::vector<Record>& ladder) {
 
 int BenchCommand(const BenchArgs& args) {
   const std::string cmd = "bench";
-  Backend backend;
-  Status st = ParseBackendFlag(args.backend, &backend);
+  engines::Backend backend;
+  Status st = engines::ParseBackendFlag(args.backend, &backend);
   if (!st.ok()) return UsageError(cmd, st.message());
-  if (backend == Backend::kAuto) return UsageError(cmd, "--backend must be cpu or gpu");
+  if (backend == engines::Backend::kAuto) return UsageError(cmd, "--backend must be cpu or gpu");
   u128 at = 0, numbers = 0;
   if (!(st = ParseNumberFlag("--at", args.at, &at)).ok()) return UsageError(cmd, st.message());
-  const std::string numbers_text = !args.numbers.empty() ? args.numbers : backend == Backend::kGpu ? "2^40" : "2^32";
+  const std::string numbers_text = !args.numbers.empty() ? args.numbers
+                                   : backend == engines::Backend::kGpu ? "2^40" : "2^32";
   if (!(st = ParseNumberFlag("--numbers", numbers_text, &numbers)).ok()) return UsageError(cmd, st.message());
   if (at < 1) return UsageError(cmd, "--at must be at least 1");
   if (numbers < 1 || numbers > kU128Max - at) return UsageError(cmd, "--numbers must be >= 1 and at + numbers < 2^128");
@@ -199,9 +200,9 @@ int BenchCommand(const BenchArgs& args) {
   if (!(st = ParseBenchContext(args.context, &unit_options.context)).ok()) return UsageError(cmd, st.message());
   unit_options.close_holes_by_members = !args.no_class_members;
 
-  Backend resolved;
+  engines::Backend resolved;
   std::string note;
-  if (!(st = ResolveBackend(backend, &resolved, &note)).ok()) return Failure(cmd, st);
+  if (!(st = engines::ResolveBackend(backend, &resolved, &note)).ok()) return Failure(cmd, st);
 
   // The unit a frontier search would get at --at, from the trusted record lists: the
   // files given, else the copies compiled into the binary (core/embedded_records.h).
@@ -217,16 +218,16 @@ int BenchCommand(const BenchArgs& args) {
   }
   const UnitSpec& spec = unit.spec;
 
-  const int sieve_bits = args.sieve_bits != 0 ? args.sieve_bits : DefaultSieveBits(resolved);
+  const int sieve_bits = args.sieve_bits != 0 ? args.sieve_bits : engines::DefaultSieveBits(resolved);
   const auto t0 = std::chrono::steady_clock::now();
   std::shared_ptr<const SearchTables> tables;
-  if (!(st = BuildSearchTables(args.sieve_file, sieve_bits, &tables)).ok()) return Failure(cmd, st);
+  if (!(st = engines::BuildSearchTables(args.sieve_file, sieve_bits, &tables)).ok()) return Failure(cmd, st);
   std::unique_ptr<SearchEngine> engine;
-  if (!(st = MakeEngine(resolved, tables, args.threads, &engine)).ok()) return Failure(cmd, st);
+  if (!(st = engines::MakeEngine(resolved, tables, args.threads, &engine)).ok()) return Failure(cmd, st);
   const double build_seconds = SecondsSince(t0);
 
   UnitResult result;
-  if (resolved == Backend::kGpu) {
+  if (resolved == engines::Backend::kGpu) {
     // The first launches pay for CUDA's lazy setup: not part of the search speed.
     UnitSpec warm = spec;
     warm.end = spec.begin + std::min<u128>(numbers, static_cast<u128>(1) << 30);
@@ -235,11 +236,13 @@ int BenchCommand(const BenchArgs& args) {
   const auto t1 = std::chrono::steady_clock::now();
   if (!(st = engine->Search(spec, &result)).ok()) return Failure(cmd, st);
   const double seconds = SecondsSince(t1);
-  if (!(st = VerifyUnitResult(spec, result)).ok()) return Failure(cmd, st);
+  if (!(st = collatz::VerifyUnitResult(*tables, spec, result)).ok()) return Failure(cmd, st);
 
   const double rate = static_cast<double>(numbers) / seconds;
   int threads = args.threads;
-  if (resolved == Backend::kCpu && threads == 0) threads = static_cast<int>(std::thread::hardware_concurrency());
+  if (resolved == engines::Backend::kCpu && threads == 0) {
+    threads = static_cast<int>(std::thread::hardware_concurrency());
+  }
   std::printf("bench: %s, kinds %s, sieve %d bits (%zu odd survivors)\n", engine->Describe().c_str(),
               KindsName(kinds), tables->sieve->bits(), tables->sieve->size());
   std::printf("range [%s, %s + %s) = [%s, %s)\n", FormatNumberShort(at).c_str(), FormatNumberShort(at).c_str(),
@@ -275,11 +278,11 @@ int BenchCommand(const BenchArgs& args) {
   }
   std::printf("tables built in %.2f s\n", build_seconds);
   std::printf("%s numbers in %.3f s: %s numbers/s", ToDecimal(numbers).c_str(), seconds, FormatRate(rate).c_str());
-  if (resolved == Backend::kCpu && threads > 0) {
+  if (resolved == engines::Backend::kCpu && threads > 0) {
     std::printf(" (%s numbers/s per thread, %d threads)", FormatRate(rate / threads).c_str(), threads);
   }
   std::printf("\n");
-  if (resolved == Backend::kGpu && baseline_numbers > 0) {
+  if (resolved == engines::Backend::kGpu && baseline_numbers > 0) {
     if (!(st = RunBaseline(spec, baseline_numbers, rate)).ok()) return Failure(cmd, st);
   }
   // With --record-window the slice reaches the record.

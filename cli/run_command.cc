@@ -10,11 +10,11 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
-#include "cli/engine_factory.h"
+#include "engines/engine_factory.h"
 #include "cli/exit_codes.h"
 #include "cli/progress_line.h"
 #include "cli/unit_plan.h"
-#include "cli/verify_result.h"
+#include "core/result_verifier.h"
 #include "core/merge.h"
 #include "core/unit_spec.h"
 #include "storage/record_db.h"
@@ -122,8 +122,8 @@ int RunCommand(const RunArgs& args) {
   }
   Kinds kinds;
   if (!(st = ParseKindsFlag(args.kinds, &kinds)).ok()) return UsageError(cmd, st.message());
-  Backend backend;
-  if (!(st = ParseBackendFlag(args.backend, &backend)).ok()) return UsageError(cmd, st.message());
+  engines::Backend backend;
+  if (!(st = engines::ParseBackendFlag(args.backend, &backend)).ok()) return UsageError(cmd, st.message());
   if (args.threads < 0) return UsageError(cmd, "--threads must be >= 0 (0: all cores)");
   if (args.sieve_bits != 0 && (args.sieve_bits < 3 || args.sieve_bits > 32)) {
     return UsageError(cmd, "--sieve-bits must be between 3 and 32");
@@ -138,16 +138,16 @@ int RunCommand(const RunArgs& args) {
     return UsageError(cmd, "--progress-interval must be above 0 and at most 86400 seconds");
   }
 
-  Backend resolved;
+  engines::Backend resolved;
   std::string note;
-  if (!(st = ResolveBackend(backend, &resolved, &note)).ok()) return Failure(cmd, st);
+  if (!(st = engines::ResolveBackend(backend, &resolved, &note)).ok()) return Failure(cmd, st);
   if (!note.empty()) spdlog::info("{}", note);
-  if (unit_size == 0) unit_size = DefaultUnitSize(to - from, resolved == Backend::kGpu);
+  if (unit_size == 0) unit_size = DefaultUnitSize(to - from, resolved == engines::Backend::kGpu);
 
   // A sieve file is checked before the database is touched: a corrupt one changes nothing.
   std::shared_ptr<const SearchTables> tables;
   if (!args.sieve_file.empty()) {
-    if (!(st = BuildSearchTables(args.sieve_file, 0, &tables)).ok()) return Failure(cmd, st);
+    if (!(st = engines::BuildSearchTables(args.sieve_file, 0, &tables)).ok()) return Failure(cmd, st);
   }
 
   // 2. The database: what is already known.
@@ -168,13 +168,13 @@ int RunCommand(const RunArgs& args) {
   u128 searched = 0;
   if (!plan.empty()) {
     // 3. The engine and its tables, built only when there is work.
-    const int sieve_bits = args.sieve_bits != 0 ? args.sieve_bits : DefaultSieveBits(resolved);
+    const int sieve_bits = args.sieve_bits != 0 ? args.sieve_bits : engines::DefaultSieveBits(resolved);
     const auto t0 = std::chrono::steady_clock::now();
-    if (tables == nullptr && !(st = BuildSearchTables(args.sieve_file, sieve_bits, &tables)).ok()) {
+    if (tables == nullptr && !(st = engines::BuildSearchTables(args.sieve_file, sieve_bits, &tables)).ok()) {
       return Failure(cmd, st);
     }
     std::unique_ptr<SearchEngine> engine;
-    if (!(st = MakeEngine(resolved, tables, args.threads, &engine)).ok()) return Failure(cmd, st);
+    if (!(st = engines::MakeEngine(resolved, tables, args.threads, &engine)).ok()) return Failure(cmd, st);
     spdlog::info("engine {}: tables built in {:.2f} s", engine->Describe(),
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 
@@ -221,7 +221,7 @@ int RunCommand(const RunArgs& args) {
         progress.Clear();
         return Failure(cmd, st);
       }
-      if (!(st = VerifyUnitResult(spec, finished.result)).ok()) {
+      if (!(st = collatz::VerifyUnitResult(*tables, spec, finished.result)).ok()) {
         progress.Clear();
         return Failure(cmd, st);
       }

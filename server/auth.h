@@ -7,14 +7,9 @@
 
 #include <string>
 
-#include "client/channel.h"
 #include "core/status.h"
 
 namespace collatz::server {
-
-// The server reads its token the way clients do (a file, else $COLLATZ_TOKEN).
-using client::kTokenEnvVar;
-using client::LoadToken;
 
 // Equal length and bytes, in time that depends only on the lengths.
 bool ConstantTimeEquals(const std::string& a, const std::string& b);

@@ -261,6 +261,18 @@ class Coordinator {
   grpc::Status LoadStats();  // coordinator_stats.cc
 
   // Everything below runs with mu_ held.
+  // One lease lifecycle for both unit kinds (coordinator_leases.cc): SearchKind and
+  // StatsKind say what differs (maps, store calls, audit leases, log names).
+  struct SearchKind;
+  struct StatsKind;
+  template <typename Kind>
+  grpc::Status ReleaseLeaseLocked(int64_t worker_id, int64_t unit_id, const std::string& token, bool failed,
+                                  const std::string& reason);
+  template <typename Kind>
+  grpc::Status ExpireKindLocked(int64_t now, int* expired);
+  template <typename Kind>
+  grpc::Status HeartbeatLeaseLocked(int64_t worker_id, int64_t unit_id, const std::string& token,
+                                    uint64_t numbers_done, int64_t* deadline_ms, bool* stop);
   grpc::Status ExpireLocked(int64_t now, int* expired);  // search and stats leases
   grpc::Status ExpireSearchLocked(int64_t now, int* expired);
   // The worker of a request: known (else NOT_FOUND) and not flagged (else PERMISSION_DENIED).
@@ -300,12 +312,8 @@ class Coordinator {
   grpc::Status FlagWorkerStats(int64_t worker_id, int64_t now);
 
   // Stats units (coordinator_stats.cc).
-  grpc::Status ExpireStatsLocked(int64_t now, int* expired);
+  grpc::Status ExpireStatsLocked(int64_t now, int* expired);  // coordinator_leases.cc
   grpc::Status LeaseStatsLocked(int64_t worker_id, int64_t now, LeaseGrant* out);
-  grpc::Status HeartbeatStatsLocked(int64_t worker_id, int64_t unit_id, const std::string& token, int64_t* deadline_ms,
-                                    bool* stop);
-  grpc::Status ReleaseStatsLocked(int64_t worker_id, int64_t unit_id, const std::string& token, bool failed,
-                                  const std::string& reason);
   grpc::Status FindStatsLease(int64_t worker_id, int64_t unit_id, const std::string& token, StatsUnitMem** unit,
                               StoredStatsLease** lease);
   grpc::Status RecordStatsFailure(StatsUnitMem* u, int64_t worker_id, const std::string& token, const std::string& kind,

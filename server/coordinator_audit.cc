@@ -8,7 +8,7 @@
 #include "server/audit_settlement.h"
 #include "server/coordinator.h"
 #include "server/coordinator_util.h"
-#include "server/result_verifier.h"
+#include "core/result_verifier.h"
 
 namespace collatz::server {
 

@@ -19,8 +19,6 @@ namespace {
 
 using grpc::StatusCode;
 
-u128 Size(const StoredStatsUnit& u) { return u.end - u.begin; }
-
 }  // namespace
 
 grpc::Status Coordinator::LoadStats() {
@@ -304,114 +302,6 @@ grpc::Status Coordinator::FindStatsLease(int64_t worker_id, int64_t unit_id, con
   worker->last_seen_ms = clock_->NowMs();
   *unit = &uit->second;
   *lease = &lit->second;
-  return grpc::Status::OK;
-}
-
-grpc::Status Coordinator::HeartbeatStatsLocked(int64_t worker_id, int64_t unit_id, const std::string& token,
-                                               int64_t* deadline_ms, bool* stop) {
-  StatsUnitMem* unit;
-  StoredStatsLease* lease;
-  grpc::Status st = FindStatsLease(worker_id, unit_id, token, &unit, &lease);
-  if (!st.ok()) return st;
-  const int64_t now = clock_->NowMs();
-  switch (lease->state) {
-    case LeaseState::kActive:
-      if (now >= lease->deadline_ms) {
-        int expired = 0;
-        if (!(st = ExpireStatsLocked(now, &expired)).ok()) return st;
-        break;
-      }
-      lease->deadline_ms = now + options_.lease_duration_ms;
-      *deadline_ms = lease->deadline_ms;
-      next_stats_deadline_ms_ = std::min(next_stats_deadline_ms_, lease->deadline_ms);  // a clock set back makes it earlier
-      *stop = false;
-      return grpc::Status::OK;
-    case LeaseState::kReleased:
-    case LeaseState::kRevoked:
-    case LeaseState::kRejected:
-      return StaleLeaseToken("was", lease->state);
-    default:
-      break;
-  }
-  // Expired, superseded or completed: a result is still accepted once, unless the unit is done.
-  *deadline_ms = lease->deadline_ms;
-  *stop = unit->state == StoredUnitState::kFinished;
-  return grpc::Status::OK;
-}
-
-grpc::Status Coordinator::ReleaseStatsLocked(int64_t worker_id, int64_t unit_id, const std::string& token, bool failed,
-                                             const std::string& reason) {
-  StatsUnitMem* unit;
-  StoredStatsLease* lease;
-  grpc::Status st = FindStatsLease(worker_id, unit_id, token, &unit, &lease);
-  if (!st.ok()) return st;
-  if (lease->state != LeaseState::kActive) return StaleLeaseToken("is", lease->state);
-  const int64_t now = clock_->NowMs();
-  auto txn = store_->Begin();
-  RETURN_IF_DB_ERROR(txn->status(), "release");
-  StoredStatsLease lc = *lease;
-  lc.state = LeaseState::kReleased;
-  RETURN_IF_DB_ERROR(store_->UpdateStatsLease(lc), "release");
-  StatsUnitMem uc = *unit;
-  const bool owns = unit->token == token;
-  if (owns) {
-    uc.state = StoredUnitState::kPending;
-    if (failed && !(st = RecordStatsFailure(&uc, worker_id, token, "released", reason.substr(0, 500), now)).ok()) {
-      return st;
-    }
-    RETURN_IF_DB_ERROR(store_->UpdateStatsUnit(uc), "release");
-  }
-  RETURN_IF_DB_ERROR(txn->Commit(), "release");
-  lease->state = LeaseState::kReleased;
-  if (owns) {
-    CopyFailures(uc, unit);
-    RequeueStats(unit);
-  }
-  spdlog::info("worker={} stats unit={} lease={} released{}{}", worker_id, unit_id, ShortToken(token),
-               failed ? " (failed): " : "", failed ? reason : "");
-  return grpc::Status::OK;
-}
-
-grpc::Status Coordinator::ExpireStatsLocked(int64_t now, int* expired) {
-  *expired = 0;
-  if (now < next_stats_deadline_ms_) return grpc::Status::OK;  // none due yet (see next_deadline_ms_)
-  int64_t next_deadline = INT64_MAX;
-  const std::vector<std::string> due = DueLeases(now, stats_leases_, &stats_active_tokens_, &next_deadline);
-  if (due.empty()) {
-    next_stats_deadline_ms_ = next_deadline;
-    return grpc::Status::OK;
-  }
-  std::map<int64_t, StatsUnitMem> touched;
-  auto txn = store_->Begin();
-  RETURN_IF_DB_ERROR(txn->status(), "expiring stats leases");
-  for (const std::string& token : due) {
-    StoredStatsLease l = stats_leases_[token];
-    l.state = LeaseState::kExpired;
-    RETURN_IF_DB_ERROR(store_->UpdateStatsLease(l), "expiring stats leases");
-    auto it = touched.find(l.unit_id);
-    if (it == touched.end()) it = touched.emplace(l.unit_id, stats_units_[l.unit_id]).first;
-    StatsUnitMem& u = it->second;
-    if (u.token == token) {
-      u.state = StoredUnitState::kPending;
-      grpc::Status st = RecordStatsFailure(&u, l.worker_id, token, "expired", "lease expired without a result", now);
-      if (!st.ok()) return st;
-      RETURN_IF_DB_ERROR(store_->UpdateStatsUnit(u), "expiring stats leases");
-    }
-  }
-  RETURN_IF_DB_ERROR(txn->Commit(), "expiring stats leases");
-  for (const std::string& token : due) {
-    StoredStatsLease& l = stats_leases_[token];
-    l.state = LeaseState::kExpired;
-    StatsUnitMem& u = stats_units_[l.unit_id];
-    if (u.token == token) {
-      CopyFailures(touched[l.unit_id], &u);
-      RequeueStats(&u);
-    }
-    stats_active_tokens_.erase(token);
-    spdlog::warn("worker={} stats unit={} lease={} expired", l.worker_id, l.unit_id, ShortToken(token));
-    ++*expired;
-  }
-  next_stats_deadline_ms_ = next_deadline;
   return grpc::Status::OK;
 }
 

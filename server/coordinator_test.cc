@@ -17,7 +17,7 @@
 #include "core/unit_spec.h"
 #include "core/work_hash.h"
 #include "server/coordinator_test_fixture.h"
-#include "server/result_verifier.h"
+#include "core/result_verifier.h"
 
 namespace collatz::server {
 namespace {

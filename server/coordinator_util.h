@@ -1,4 +1,4 @@
-// Small helpers shared by the coordinator's files (coordinator.cc, coordinator_stats.cc).
+// Small helpers shared by the coordinator's files (server/coordinator*.cc).
 #pragma once
 
 #include <grpcpp/support/status.h>
@@ -39,6 +39,10 @@ inline grpc::Status FromCore(const Status& st, const std::string& what) {
 
 // Token prefix for logs: enough to follow a lease, not enough to use it.
 inline std::string ShortToken(const std::string& token) { return token.substr(0, 8); }
+
+// How many numbers a unit covers.
+inline u128 Size(const StoredUnit& u) { return u.end - u.begin; }
+inline u128 Size(const StoredStatsUnit& u) { return u.end - u.begin; }
 
 // Search and stats units and leases (StoredLease / StoredStatsLease, UnitMem / StatsUnitMem)
 // follow the same rules; what those rules share without touching the store is here.

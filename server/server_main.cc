@@ -15,7 +15,9 @@
 #include <sstream>
 #include <thread>
 
+#include "client/channel.h"
 #include "core/u128.h"
+#include "engines/engine_factory.h"
 #include "platform/systemd_notify.h"
 #include "server/auth.h"
 #include "server/coordinator.h"
@@ -42,6 +44,7 @@ int main(int argc, char** argv) {
   CLI::App app{"collatz-server: the coordinator of a distributed Collatz delay-record search"};
   std::string listen = "127.0.0.1:50051", db_path, token_file, tls_cert, tls_key, unit_size_text = "2^46";
   std::string log_level = "info", stats_unit_size_text = "2^30", metrics_listen, referee_max_text = "2^28", http_listen;
+  std::string sieve_file;
   double lease_seconds = 600, audit_fraction = 0;
   int max_failures = 3, sieve_bits = kDefaultSieveBits, stats_audit_batches = 4, referee_threads = 1;
   app.add_option("--listen", listen, "Address to listen on (host:port)")->capture_default_str();
@@ -59,6 +62,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--referee-threads", referee_threads, "Threads of that re-run")->capture_default_str();
   app.add_option("--sieve-bits", sieve_bits, "Join-sieve width every worker must use")->capture_default_str();
+  app.add_option("--sieve", sieve_file, "Join sieve from a collatz-sieve file (its width wins over --sieve-bits)");
   app.add_option("--stats-unit-size", stats_unit_size_text,
                  "Default numbers per stats unit (whole batches, at most 2^20 batches per unit)")
       ->capture_default_str();
@@ -106,7 +110,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::string token;
-  if (Status st = LoadToken(token_file, &token); !st.ok()) {
+  if (Status st = client::LoadToken(token_file, &token); !st.ok()) {
     spdlog::error("{}", st.message());
     return 2;
   }
@@ -119,7 +123,7 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   std::shared_ptr<const SearchTables> tables;
-  if (Status st = SearchTables::Build(sieve_bits, 19, 20, &tables); !st.ok()) {
+  if (Status st = engines::BuildSearchTables(sieve_file, sieve_bits, &tables); !st.ok()) {
     spdlog::error("building tables: {}", st.message());
     return 1;
   }
@@ -205,7 +209,7 @@ int main(int argc, char** argv) {
   }
   spdlog::info("collatz-server listening on {} (port {}){}{}, sieve {} bits, unit size {}, lease {} s, audits {}",
                listen, port, tls_cert.empty() ? "" : " with TLS", auth.enabled() ? ", token required" : ", no token",
-               sieve_bits, ToDecimal(unit_size), lease_seconds, audit_fraction);
+               tables->sieve->bits(), ToDecimal(unit_size), lease_seconds, audit_fraction);
   (void)platform::NotifyReady("listening on " + listen + " (port " + std::to_string(port) + ")");  // systemd Type=notify
 
   // Expired leases go back to the queue even when nobody asks for work.

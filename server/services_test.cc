@@ -17,6 +17,7 @@
 
 #include "core/work_hash.h"
 #include "proto/wire.h"
+#include "client/channel.h"
 #include "client/worker_client.h"
 
 namespace collatz::server {

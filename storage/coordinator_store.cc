@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 
+#include "storage/merged_records_table.h"
 #include "storage/n_text.h"
 
 namespace collatz {
@@ -417,29 +418,42 @@ Status CoordinatorStore::InsertLease(const StoredLease& l) {
   return q->Run();
 }
 
-Status CoordinatorStore::UpdateLease(const StoredLease& l) {
+Status CoordinatorStore::UpdateLeaseRow(const std::string& sql, const std::string& token, LeaseState state,
+                                        int64_t deadline_ms) {
   SqliteStatement* q;
-  Status st = Prepared("UPDATE leases SET state = ?2, deadline_ms = ?3 WHERE token = ?1", &q);
+  Status st = Prepared(sql, &q);
   if (!st.ok()) return st;
-  q->BindText(1, l.token);
-  q->BindText(2, LeaseStateName(l.state));
-  q->BindInt64(3, l.deadline_ms);
+  q->BindText(1, token);
+  q->BindText(2, LeaseStateName(state));
+  q->BindInt64(3, deadline_ms);
+  return q->Run();
+}
+
+Status CoordinatorStore::UpdateLease(const StoredLease& l) {
+  return UpdateLeaseRow("UPDATE leases SET state = ?2, deadline_ms = ?3 WHERE token = ?1", l.token, l.state,
+                        l.deadline_ms);
+}
+
+Status CoordinatorStore::InsertAttemptRow(const std::string& sql, int64_t unit_id, int64_t worker_id,
+                                          const std::string& token, bool empty_token_is_null, const std::string& kind,
+                                          const std::string& error, int64_t at_ms) {
+  SqliteStatement* q;
+  Status st = Prepared(sql, &q);
+  if (!st.ok()) return st;
+  q->BindInt64(1, unit_id);
+  if (worker_id != 0) q->BindInt64(2, worker_id); else q->BindNull(2);
+  if (empty_token_is_null && token.empty()) q->BindNull(3); else q->BindText(3, token);
+  q->BindText(4, kind);
+  q->BindText(5, error);
+  q->BindInt64(6, at_ms);
   return q->Run();
 }
 
 Status CoordinatorStore::InsertAttempt(int64_t unit_id, int64_t worker_id, const std::string& token,
                                        const std::string& kind, const std::string& error, int64_t at_ms) {
-  SqliteStatement* q;
-  Status st = Prepared(
-      "INSERT INTO attempts (unit_id, worker_id, token, kind, error, at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)", &q);
-  if (!st.ok()) return st;
-  q->BindInt64(1, unit_id);
-  if (worker_id != 0) q->BindInt64(2, worker_id); else q->BindNull(2);
-  q->BindText(3, token);
-  q->BindText(4, kind);
-  q->BindText(5, error);
-  q->BindInt64(6, at_ms);
-  return q->Run();
+  return InsertAttemptRow(
+      "INSERT INTO attempts (unit_id, worker_id, token, kind, error, at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)", unit_id,
+      worker_id, token, /*empty_token_is_null=*/false, kind, error, at_ms);
 }
 
 Status CoordinatorStore::InsertAudit(const StoredAudit& a) {
@@ -567,36 +581,7 @@ Status CoordinatorStore::DeleteUnitResult(int64_t unit_id) {
 }
 
 Status CoordinatorStore::WriteMergedRecords(const MergedRecords& merged) {
-  // The same rows RecordDb writes (storage/record_db.cc), on this connection.
-  Status st = SqliteExec(db_, "DELETE FROM final_records; DELETE FROM merge_state");
-  if (!st.ok()) return st;
-  SqliteStatement* ins;
-  if (!(st = Prepared("INSERT INTO final_records (kind, status, n, delay) VALUES (?1, ?2, ?3, ?4)", &ins)).ok()) return st;
-  struct Part {
-    const char* kind;
-    const char* status;
-    const std::vector<Record>* records;
-  };
-  const Part parts[] = {{"delay", "final", &merged.delay_final},
-                        {"delay", "candidate", &merged.delay_candidates},
-                        {"class", "final", &merged.class_final},
-                        {"class", "candidate", &merged.class_candidates}};
-  for (const Part& part : parts) {
-    for (const Record& r : *part.records) {
-      ins->BindText(1, part.kind);
-      ins->BindText(2, part.status);
-      ins->BindText(3, EncodeNText(r.n));
-      ins->BindInt64(4, r.delay);
-      if (!(st = ins->Run()).ok()) return st;
-    }
-  }
-  SqliteStatement* ms;
-  if (!(st = Prepared("INSERT INTO merge_state (id, covered_prefix, class_covered_prefix) VALUES (1, ?1, ?2)", &ms)).ok()) {
-    return st;
-  }
-  ms->BindText(1, EncodeNText(merged.covered_prefix));
-  ms->BindText(2, EncodeNText(merged.class_covered_prefix));
-  return ms->Run();
+  return WriteMergedRecordsTable(db_, merged);
 }
 
 Status CoordinatorStore::StoreImport(const TrustedImport& import, const std::string& source) {
@@ -827,29 +812,15 @@ Status CoordinatorStore::InsertStatsLease(const StoredStatsLease& l) {
 }
 
 Status CoordinatorStore::UpdateStatsLease(const StoredStatsLease& l) {
-  SqliteStatement* q;
-  Status st = Prepared("UPDATE stats_leases SET state = ?2, deadline_ms = ?3 WHERE token = ?1", &q);
-  if (!st.ok()) return st;
-  q->BindText(1, l.token);
-  q->BindText(2, LeaseStateName(l.state));
-  q->BindInt64(3, l.deadline_ms);
-  return q->Run();
+  return UpdateLeaseRow("UPDATE stats_leases SET state = ?2, deadline_ms = ?3 WHERE token = ?1", l.token, l.state,
+                        l.deadline_ms);
 }
 
 Status CoordinatorStore::InsertStatsAttempt(int64_t unit_id, int64_t worker_id, const std::string& token,
                                             const std::string& kind, const std::string& error, int64_t at_ms) {
-  SqliteStatement* q;
-  Status st = Prepared(
+  return InsertAttemptRow(
       "INSERT INTO stats_attempts (stats_unit_id, worker_id, token, kind, error, at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-      &q);
-  if (!st.ok()) return st;
-  q->BindInt64(1, unit_id);
-  if (worker_id != 0) q->BindInt64(2, worker_id); else q->BindNull(2);
-  if (!token.empty()) q->BindText(3, token); else q->BindNull(3);
-  q->BindText(4, kind);
-  q->BindText(5, error);
-  q->BindInt64(6, at_ms);
-  return q->Run();
+      unit_id, worker_id, token, /*empty_token_is_null=*/true, kind, error, at_ms);
 }
 
 Status CoordinatorStore::LoadStatsResults(int64_t job_id, u128 from, u128 to,

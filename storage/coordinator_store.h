@@ -229,6 +229,11 @@ class CoordinatorStore {
   CoordinatorStore() = default;
   // A cached prepared statement for `sql`.
   Status Prepared(const std::string& sql, SqliteStatement** out);
+  // What search and stats leases and attempts share; only the table differs
+  // (`sql` binds ?1 token, ?2 state, ?3 deadline; resp. the six attempt columns).
+  Status UpdateLeaseRow(const std::string& sql, const std::string& token, LeaseState state, int64_t deadline_ms);
+  Status InsertAttemptRow(const std::string& sql, int64_t unit_id, int64_t worker_id, const std::string& token,
+                          bool empty_token_is_null, const std::string& kind, const std::string& error, int64_t at_ms);
 
   sqlite3* db_ = nullptr;
   std::unique_ptr<RecordDb> records_;

@@ -1,0 +1,304 @@
+// Results of search units: Complete (verification, the server's re-run that settles an
+// audit, storing and merging), and what a wrong result does to its worker and its units.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "core/cpu_engine.h"
+#include "core/result_verifier.h"
+#include "server/coordinator.h"
+#include "server/coordinator_util.h"
+
+namespace collatz::server {
+
+namespace {
+
+using grpc::StatusCode;
+
+}  // namespace
+
+grpc::Status Coordinator::Complete(int64_t worker_id, int64_t unit_id, const std::string& token,
+                                   const UnitResult& result, double seconds, const std::string& engine,
+                                   Disposition* disposition) {
+  UnitSpec referee_spec;
+  referee_spec.end = 0;  // set when an audit mismatch asks for the server's re-run
+  grpc::Status st = CompleteImpl(worker_id, unit_id, token, result, seconds, engine, nullptr, &referee_spec,
+                                 disposition);
+  if (st.ok() && referee_spec.end != 0) {
+    // The third opinion, on the server's CPU and without the lock (bounded by
+    // referee_max_numbers); CompleteImpl checks the lease and the unit again. A retry of the
+    // same call meanwhile is told to come back rather than start a second re-run.
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!referee_tokens_.insert(token).second) {
+        st = grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                          "the server is re-running unit " + std::to_string(unit_id) + " to settle its audit; retry");
+        CountResult(st, disposition);
+        return st;
+      }
+    }
+    CpuEngineOptions eo;
+    eo.threads = std::max(1, options_.referee_threads);
+    CpuEngine referee(tables_, eo);
+    UnitResult truth;
+    const Status es = referee.Search(referee_spec, &truth);
+    if (!es.ok()) spdlog::error("unit={} server re-run for an audit failed: {}", unit_id, es.ToString());
+    st = CompleteImpl(worker_id, unit_id, token, result, seconds, engine, es.ok() ? &truth : nullptr,
+                      nullptr, disposition);
+    std::lock_guard<std::mutex> lock(mu_);
+    referee_tokens_.erase(token);
+  }
+  CountResult(st, disposition);
+  return st;
+}
+
+grpc::Status Coordinator::CompleteStats(int64_t worker_id, int64_t unit_id, const std::string& token,
+                                        const std::string& stats_file, double seconds, const std::string& engine,
+                                        Disposition* disposition) {
+  const grpc::Status st = CompleteStatsImpl(worker_id, unit_id, token, stats_file, seconds, engine, disposition);
+  CountResult(st, disposition);
+  return st;
+}
+
+void Coordinator::CountResult(const grpc::Status& st, const Disposition* disposition) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!st.ok()) {
+    ++counters_.results_refused;
+    return;
+  }
+  switch (*disposition) {
+    case Disposition::kAccepted: ++counters_.results_accepted; break;
+    case Disposition::kDuplicate: ++counters_.results_duplicate; break;
+    case Disposition::kAuditMatched: ++counters_.results_audit_matched; break;
+    case Disposition::kAuditMismatch: ++counters_.results_audit_mismatched; break;
+  }
+}
+
+grpc::Status Coordinator::RevokeFinished(UnitMem* u, int64_t now) {
+  RETURN_IF_DB_ERROR(store_->DeleteUnitResult(u->id), "revoking unit");
+  UnitMem copy = *u;
+  copy.state = StoredUnitState::kPending;
+  copy.finished_by = 0;
+  copy.finished_token.clear();
+  copy.audit = AuditState::kNone;
+  RETURN_IF_DB_ERROR(store_->UpdateUnit(copy), "revoking unit");
+  RETURN_IF_DB_ERROR(store_->InsertAttempt(u->id, u->finished_by, u->finished_token, "revoked",
+                                           "result of a flagged worker", now),
+                     "revoking unit");
+  return grpc::Status::OK;
+}
+
+grpc::Status Coordinator::FlagWorker(int64_t worker_id, const std::string& reason, int64_t now) {
+  // Called inside an open transaction; memory is changed only by the caller after commit
+  // via the returned plan. For simplicity the plan is applied here after the DB writes
+  // succeed, and the caller commits right after (a failed commit is reported as INTERNAL
+  // and the process state is reloaded on restart).
+  WorkerMem& w = workers_[worker_id];
+  if (w.flagged) return grpc::Status::OK;
+  StoredWorker copy = w;
+  copy.flagged = true;
+  copy.flag_reason = reason;
+  RETURN_IF_DB_ERROR(store_->UpdateWorker(copy), "flagging worker");
+  const std::vector<std::string> identities = WorkerIdentities(w);
+  for (const std::string& identity : identities) {
+    RETURN_IF_DB_ERROR(store_->InsertFlaggedIdentity({identity, worker_id, reason.substr(0, 500), now}), "flagging worker");
+  }
+  RETURN_IF_DB_ERROR(store_->InsertEvent(now, "worker_flagged", "worker " + std::to_string(worker_id) + " (" + w.host +
+                                                                    "): " + reason),
+                     "flagging worker");
+  std::vector<int64_t> revoke;
+  for (auto& [id, u] : units_) {
+    if (u.state == StoredUnitState::kFinished && u.finished_by == worker_id && u.audit != AuditState::kPassed) {
+      grpc::Status st = RevokeFinished(&u, now);
+      if (!st.ok()) return st;
+      revoke.push_back(id);
+    }
+  }
+  std::vector<std::string> active;
+  for (const std::string& token : active_tokens_) {
+    auto lit = leases_.find(token);
+    if (lit == leases_.end()) continue;
+    StoredLease& l = lit->second;
+    if (l.worker_id == worker_id && l.state == LeaseState::kActive) {
+      StoredLease c = l;
+      c.state = LeaseState::kRevoked;
+      RETURN_IF_DB_ERROR(store_->UpdateLease(c), "flagging worker");
+      if (l.purpose == LeasePurpose::kSearch && units_[l.unit_id].search_token == token) {
+        UnitMem uc = units_[l.unit_id];
+        uc.state = StoredUnitState::kPending;
+        RETURN_IF_DB_ERROR(store_->UpdateUnit(uc), "flagging worker");
+      }
+      active.push_back(token);
+    }
+  }
+  grpc::Status sst = FlagWorkerStats(worker_id, now);
+  if (!sst.ok()) return sst;
+  // Memory (the caller commits next).
+  w.flagged = true;
+  w.flag_reason = reason;
+  for (const std::string& identity : identities) flagged_identities_.emplace(identity, FlaggedIdentity{identity, worker_id, reason, now});
+  for (int64_t id : revoke) {
+    UnitMem& u = units_[id];
+    finished_.erase(id);
+    audit_queue_.erase(id);
+    disputes_.erase(id);
+    if (!u.audit_token.empty()) {
+      leases_[u.audit_token].state = LeaseState::kRevoked;
+      u.audit_token.clear();
+    }
+    u.finished_by = 0;
+    u.finished_token.clear();
+    u.audit = AuditState::kNone;
+    Requeue(&u);
+  }
+  for (const std::string& token : active) {
+    StoredLease& l = leases_[token];
+    l.state = LeaseState::kRevoked;
+    UnitMem& u = units_[l.unit_id];
+    if (l.purpose == LeasePurpose::kSearch && u.search_token == token) Requeue(&u);
+    if (l.purpose == LeasePurpose::kAudit && u.audit_token == token) {
+      u.audit_token.clear();
+      if (u.state == StoredUnitState::kFinished && u.audit == AuditState::kWanted) audit_queue_.insert(u.id);
+    }
+  }
+  Remerge();
+  spdlog::warn("worker={} flagged: {}; {} unaudited units and {} leases re-queued", worker_id, reason, revoke.size(),
+               active.size());
+  // Other workers registered from the same GPU or host go with it.
+  const std::string inherited = "shares an identity with worker " + std::to_string(worker_id) + ", flagged: " + reason;
+  std::vector<int64_t> same;
+  for (const auto& [id, other] : workers_) {
+    if (!other.flagged && !InheritedFlag(other).empty()) same.push_back(id);
+  }
+  for (int64_t id : same) {
+    grpc::Status fst = FlagWorker(id, inherited, now);
+    if (!fst.ok()) return fst;
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status Coordinator::CompleteImpl(int64_t worker_id, int64_t unit_id, const std::string& token,
+                                       const UnitResult& result, double seconds, const std::string& engine,
+                                       const UnitResult* truth, UnitSpec* referee_spec, Disposition* disposition) {
+  WriteLock lock(this);
+  UnitMem* unit;
+  StoredLease* lease;
+  grpc::Status st = FindLease(worker_id, unit_id, token, &unit, &lease);
+  if (!st.ok()) return st;
+  if (LeaseClosed(lease->state)) return StaleLeaseToken("was", lease->state);
+  if (!std::isfinite(seconds) || seconds < 0) return grpc::Status(StatusCode::INVALID_ARGUMENT, "seconds must be >= 0");
+  const int64_t now = clock_->NowMs();
+  const UnitSpec spec = SpecFor(*unit, lease->floor, lease->open_holes);
+
+  if (lease->purpose == LeasePurpose::kAudit) {
+    return CompleteAuditLocked(worker_id, unit, lease, spec, result, truth, referee_spec, now, disposition);
+  }
+
+  if (unit->state == StoredUnitState::kFinished) {
+    // A second result (a retry of the same call, or a late result from an earlier lease):
+    // deduplicated, nothing is counted twice.
+    if (lease->state == LeaseState::kActive) {
+      StoredLease lc = *lease;
+      lc.state = LeaseState::kSuperseded;
+      auto txn = store_->Begin();
+      RETURN_IF_DB_ERROR(txn->status(), "complete");
+      RETURN_IF_DB_ERROR(store_->UpdateLease(lc), "complete");
+      RETURN_IF_DB_ERROR(txn->Commit(), "complete");
+      lease->state = LeaseState::kSuperseded;
+    }
+    *disposition = Disposition::kDuplicate;
+    spdlog::info("worker={} unit={} lease={} duplicate result ignored", worker_id, unit_id, ShortToken(token));
+    return grpc::Status::OK;
+  }
+
+  Status verify = VerifyUnitResult(*tables_, spec, result);
+  auto txn = store_->Begin();
+  RETURN_IF_DB_ERROR(txn->status(), "complete");
+  if (!verify.ok()) {
+    // Flagging re-queues the worker's unaudited units and active leases (this one too).
+    st = FlagWorker(worker_id, "unit " + std::to_string(unit_id) + " failed verification: " + verify.message(), now);
+    if (!st.ok()) return st;
+    StoredLease lc = *lease;
+    lc.state = LeaseState::kRejected;
+    RETURN_IF_DB_ERROR(store_->UpdateLease(lc), "complete");
+    UnitMem uc = *unit;
+    st = RecordFailure(&uc, worker_id, token, "rejected", verify.message(), now);
+    if (!st.ok()) return st;
+    RETURN_IF_DB_ERROR(store_->UpdateUnit(uc), "complete");
+    RETURN_IF_DB_ERROR(txn->Commit(), "complete");
+    lease->state = LeaseState::kRejected;
+    unit->failures = uc.failures;
+    unit->last_error = uc.last_error;
+    if (uc.quarantined && !unit->quarantined) {
+      unit->quarantined = true;
+      queue_.erase({-unit->priority, unit->begin, unit->id});
+    }
+    spdlog::warn("worker={} unit={} lease={} result REJECTED: {}", worker_id, unit_id, ShortToken(token), verify.message());
+    return grpc::Status(StatusCode::PERMISSION_DENIED, "result rejected: " + verify.message() + "; worker " +
+                                                           std::to_string(worker_id) + " is flagged");
+  }
+
+  // Accept: the unit is finished by this lease; any other active lease of it is superseded.
+  UnitMem uc = *unit;
+  uc.state = StoredUnitState::kFinished;
+  uc.finished_by = worker_id;
+  uc.finished_token = token;
+  uc.quarantined = false;
+  uc.audit = WantsAudit(unit_id) ? AuditState::kWanted : AuditState::kNone;
+  StoredLease lc = *lease;
+  lc.state = LeaseState::kCompleted;
+  RETURN_IF_DB_ERROR(store_->UpdateLease(lc), "complete");
+  std::string superseded;
+  if (!unit->search_token.empty() && unit->search_token != token) {
+    superseded = unit->search_token;
+    StoredLease other = leases_[superseded];
+    other.state = LeaseState::kSuperseded;
+    RETURN_IF_DB_ERROR(store_->UpdateLease(other), "complete");
+  }
+  RETURN_IF_DB_ERROR(store_->UpdateUnit(uc), "complete");
+  UnitProvenance prov;
+  prov.floor = lease->floor;
+  prov.open_holes = lease->open_holes.size();
+  prov.engine = engine.substr(0, 200);
+  prov.seconds = seconds;
+  RETURN_IF_DB_ERROR(store_->StoreUnitResult(unit_id, result, prov), "complete");
+  WorkerMem& w = workers_[worker_id];
+  StoredWorker wc = w;
+  wc.units_finished += 1;
+  wc.numbers_finished += Size(*unit);
+  wc.seconds += seconds;
+  RETURN_IF_DB_ERROR(store_->UpdateWorker(wc), "complete");
+  RETURN_IF_DB_ERROR(store_->AddThroughput(now, Size(*unit)), "complete");  // the dashboard's chart
+  FinishedUnit fu;
+  fu.begin = unit->begin;
+  fu.end = unit->end;
+  fu.kinds = unit->kinds;
+  fu.result = result;
+  finished_[unit_id] = fu;
+  Status mst = txn->Commit();
+  if (!mst.ok()) {
+    finished_.erase(unit_id);
+    return FromCore(mst, "complete");
+  }
+  Remerge();
+  if (!superseded.empty()) leases_[superseded].state = LeaseState::kSuperseded;
+  lease->state = LeaseState::kCompleted;
+  active_tokens_.erase(token);  // now rather than at the next scan: those are rare (next_deadline_ms_)
+  if (!superseded.empty()) active_tokens_.erase(superseded);
+  const bool was_queued = unit->state == StoredUnitState::kPending;
+  if (was_queued) queue_.erase({-unit->priority, unit->begin, unit->id});
+  static_cast<StoredUnit&>(*unit) = uc;
+  unit->search_token.clear();
+  if (unit->audit == AuditState::kWanted) audit_queue_.insert(unit_id);
+  static_cast<StoredWorker&>(w) = wc;
+  recent_.emplace_back(now, Size(*unit));
+  while (!recent_.empty() && recent_.front().first < now - 600'000) recent_.pop_front();
+  *disposition = Disposition::kAccepted;
+  spdlog::info("worker={} unit={} lease={} finished: {} ladder, {} class minima, {} candidates{}{}", worker_id, unit_id,
+               ShortToken(token), result.ladder.size(), result.class_minima.size(), result.candidates,
+               lease->deadline_ms < now ? " (late result of an expired lease)" : "",
+               unit->audit == AuditState::kWanted ? ", audit wanted" : "");
+  return grpc::Status::OK;
+}
+
+}  // namespace collatz::server

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# collatz-server --sieve FILE: the join sieve of a collatz-sieve file, whose width wins over
+# --sieve-bits (the width every worker must then use); a damaged or missing file stops the
+# server at start with exit 1 before it listens. A few seconds.
+#   server/sieve_flag_e2e.sh COLLATZ_SERVER COLLATZ_SIEVE
+set -euo pipefail
+SERVER=${1:?usage: $0 COLLATZ_SERVER COLLATZ_SIEVE}
+SIEVE=${2:?usage: $0 COLLATZ_SERVER COLLATZ_SIEVE}
+W=$(mktemp -d)
+trap 'kill -KILL $(cat "$W"/server.pid 2>/dev/null) 2>/dev/null || true; rm -rf "$W"' EXIT
+cd "$W"
+"$SIEVE" generate --bits 12 --out sieve-12.bin --threads 1 --quiet
+
+"$SERVER" --listen 127.0.0.1:0 --db good.db --sieve sieve-12.bin --sieve-bits 19 2>good.log &
+echo $! > server.pid
+for _ in $(seq 100); do grep -q "listening on" good.log && break; sleep 0.1; done
+grep -q "sieve 12 bits" good.log || { echo "FAIL: the server did not take the file's width"; cat good.log; exit 1; }
+kill -TERM "$(cat server.pid)"
+wait "$(cat server.pid)" || true
+rm server.pid
+
+head -c 100 sieve-12.bin > damaged.bin
+for f in damaged.bin missing.bin; do
+  rc=0
+  timeout 30 "$SERVER" --listen 127.0.0.1:0 --db bad.db --sieve "$f" 2>bad.log || rc=$?
+  [ "$rc" = 1 ] || { echo "FAIL: --sieve $f exited $rc, want 1"; cat bad.log; exit 1; }
+  grep -q "building tables" bad.log || { echo "FAIL: --sieve $f: no clear error"; cat bad.log; exit 1; }
+  ! grep -q "listening on" bad.log || { echo "FAIL: --sieve $f: the server listened"; exit 1; }
+done
+echo "ok: the file's width wins; damaged and missing files exit 1 before listening"
