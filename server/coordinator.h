@@ -273,6 +273,15 @@ class Coordinator {
   template <typename Kind>
   grpc::Status HeartbeatLeaseLocked(int64_t worker_id, int64_t unit_id, const std::string& token,
                                     uint64_t numbers_done, int64_t* deadline_ms, bool* stop);
+  // A result for a unit already finished (a retried call, or a late result of an earlier
+  // lease): the lease, if still active, is superseded; nothing is counted twice.
+  template <typename Kind, typename LeaseT>
+  grpc::Status DuplicateResultKindLocked(int64_t worker_id, int64_t unit_id, const std::string& token, LeaseT* lease,
+                                         Disposition* disposition);
+  grpc::Status DuplicateResultLocked(int64_t worker_id, int64_t unit_id, const std::string& token,
+                                     StoredLease* lease, Disposition* disposition);
+  grpc::Status DuplicateResultLocked(int64_t worker_id, int64_t unit_id, const std::string& token,
+                                     StoredStatsLease* lease, Disposition* disposition);
   grpc::Status ExpireLocked(int64_t now, int* expired);  // search and stats leases
   grpc::Status ExpireSearchLocked(int64_t now, int* expired);
   // The worker of a request: known (else NOT_FOUND) and not flagged (else PERMISSION_DENIED).

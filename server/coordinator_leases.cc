@@ -341,6 +341,34 @@ grpc::Status Coordinator::ExpireKindLocked(int64_t now, int* expired) {
   return grpc::Status::OK;
 }
 
+template <typename Kind, typename LeaseT>
+grpc::Status Coordinator::DuplicateResultKindLocked(int64_t worker_id, int64_t unit_id, const std::string& token,
+                                                    LeaseT* lease, Disposition* disposition) {
+  if (lease->state == LeaseState::kActive) {
+    LeaseT lc = *lease;
+    lc.state = LeaseState::kSuperseded;
+    auto txn = store_->Begin();
+    RETURN_IF_DB_ERROR(txn->status(), "complete");
+    RETURN_IF_DB_ERROR(Kind::UpdateLease(this, lc), "complete");
+    RETURN_IF_DB_ERROR(txn->Commit(), "complete");
+    lease->state = LeaseState::kSuperseded;
+  }
+  *disposition = Disposition::kDuplicate;
+  spdlog::info("worker={} {}={} lease={} duplicate result ignored", worker_id, Kind::kUnit, unit_id,
+               ShortToken(token));
+  return grpc::Status::OK;
+}
+
+grpc::Status Coordinator::DuplicateResultLocked(int64_t worker_id, int64_t unit_id, const std::string& token,
+                                                StoredLease* lease, Disposition* disposition) {
+  return DuplicateResultKindLocked<SearchKind>(worker_id, unit_id, token, lease, disposition);
+}
+
+grpc::Status Coordinator::DuplicateResultLocked(int64_t worker_id, int64_t unit_id, const std::string& token,
+                                                StoredStatsLease* lease, Disposition* disposition) {
+  return DuplicateResultKindLocked<StatsKind>(worker_id, unit_id, token, lease, disposition);
+}
+
 grpc::Status Coordinator::ExpireSearchLocked(int64_t now, int* expired) {
   return ExpireKindLocked<SearchKind>(now, expired);
 }

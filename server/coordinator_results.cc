@@ -195,20 +195,7 @@ grpc::Status Coordinator::CompleteImpl(int64_t worker_id, int64_t unit_id, const
   }
 
   if (unit->state == StoredUnitState::kFinished) {
-    // A second result (a retry of the same call, or a late result from an earlier lease):
-    // deduplicated, nothing is counted twice.
-    if (lease->state == LeaseState::kActive) {
-      StoredLease lc = *lease;
-      lc.state = LeaseState::kSuperseded;
-      auto txn = store_->Begin();
-      RETURN_IF_DB_ERROR(txn->status(), "complete");
-      RETURN_IF_DB_ERROR(store_->UpdateLease(lc), "complete");
-      RETURN_IF_DB_ERROR(txn->Commit(), "complete");
-      lease->state = LeaseState::kSuperseded;
-    }
-    *disposition = Disposition::kDuplicate;
-    spdlog::info("worker={} unit={} lease={} duplicate result ignored", worker_id, unit_id, ShortToken(token));
-    return grpc::Status::OK;
+    return DuplicateResultLocked(worker_id, unit_id, token, lease, disposition);
   }
 
   Status verify = VerifyUnitResult(*tables_, spec, result);

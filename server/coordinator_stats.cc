@@ -386,18 +386,7 @@ grpc::Status Coordinator::CompleteStatsImpl(int64_t worker_id, int64_t unit_id, 
   if (LeaseClosed(lease->state)) return StaleLeaseToken("was", lease->state);
   const int64_t now = clock_->NowMs();
   if (unit->state == StoredUnitState::kFinished) {
-    if (lease->state == LeaseState::kActive) {
-      StoredStatsLease lc = *lease;
-      lc.state = LeaseState::kSuperseded;
-      auto txn = store_->Begin();
-      RETURN_IF_DB_ERROR(txn->status(), "complete");
-      RETURN_IF_DB_ERROR(store_->UpdateStatsLease(lc), "complete");
-      RETURN_IF_DB_ERROR(txn->Commit(), "complete");
-      lease->state = LeaseState::kSuperseded;
-    }
-    *disposition = Disposition::kDuplicate;
-    spdlog::info("worker={} stats unit={} lease={} duplicate result ignored", worker_id, unit_id, ShortToken(token));
-    return grpc::Status::OK;
+    return DuplicateResultLocked(worker_id, unit_id, token, lease, disposition);
   }
 
   auto txn = store_->Begin();
