@@ -30,65 +30,55 @@ inline Status CudaStatus(const char* what, cudaError_t e) {
     if (!st_.ok()) return st_; \
   } while (0)
 
-// A device allocation; Allocate replaces any earlier one.
-template <typename T>
-class DeviceArray {
+// Where an allocation lives: device memory, or page-locked host memory for asynchronous copies.
+struct DeviceMemory {
+  static cudaError_t Allocate(void** p, size_t bytes) { return cudaMalloc(p, bytes); }
+  static void Free(void* p) { cudaFree(p); }
+};
+struct PinnedHostMemory {
+  static cudaError_t Allocate(void** p, size_t bytes) { return cudaMallocHost(p, bytes); }
+  static void Free(void* p) { cudaFreeHost(p); }
+};
+
+// An owned array of n Ts in Memory; Allocate replaces any earlier one.
+template <typename T, typename Memory>
+class CudaArray {
  public:
-  DeviceArray() = default;
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-  ~DeviceArray() { Free(); }
+  CudaArray() = default;
+  CudaArray(const CudaArray&) = delete;
+  CudaArray& operator=(const CudaArray&) = delete;
+  ~CudaArray() { Free(); }
   Status Allocate(size_t n) {
     Free();
     if (n == 0) n = 1;
-    CUDA_TRY(cudaMalloc(reinterpret_cast<void**>(&ptr_), n * sizeof(T)));
+    CUDA_TRY(Memory::Allocate(reinterpret_cast<void**>(&ptr_), n * sizeof(T)));
     size_ = n;
     return Status::Ok();
   }
+  void Free() {
+    if (ptr_ != nullptr) Memory::Free(ptr_);
+    ptr_ = nullptr;
+    size_ = 0;
+  }
+  T* get() const { return ptr_; }
+  size_t size() const { return size_; }
+
+ private:
+  T* ptr_ = nullptr;
+  size_t size_ = 0;
+};
+
+template <typename T>
+class DeviceArray : public CudaArray<T, DeviceMemory> {
+ public:
   Status Upload(const std::vector<T>& v) {
-    STATUS_TRY(Allocate(v.size()));
-    if (!v.empty()) CUDA_TRY(cudaMemcpy(ptr_, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+    STATUS_TRY(this->Allocate(v.size()));
+    if (!v.empty()) CUDA_TRY(cudaMemcpy(this->get(), v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
     return Status::Ok();
   }
-  void Free() {
-    if (ptr_ != nullptr) cudaFree(ptr_);
-    ptr_ = nullptr;
-    size_ = 0;
-  }
-  T* get() const { return ptr_; }
-  size_t size() const { return size_; }
-
- private:
-  T* ptr_ = nullptr;
-  size_t size_ = 0;
 };
 
-// Page-locked host memory for asynchronous copies; Allocate replaces any earlier one.
 template <typename T>
-class PinnedArray {
- public:
-  PinnedArray() = default;
-  PinnedArray(const PinnedArray&) = delete;
-  PinnedArray& operator=(const PinnedArray&) = delete;
-  ~PinnedArray() { Free(); }
-  Status Allocate(size_t n) {
-    Free();
-    if (n == 0) n = 1;
-    CUDA_TRY(cudaMallocHost(reinterpret_cast<void**>(&ptr_), n * sizeof(T)));
-    size_ = n;
-    return Status::Ok();
-  }
-  void Free() {
-    if (ptr_ != nullptr) cudaFreeHost(ptr_);
-    ptr_ = nullptr;
-    size_ = 0;
-  }
-  T* get() const { return ptr_; }
-  size_t size() const { return size_; }
-
- private:
-  T* ptr_ = nullptr;
-  size_t size_ = 0;
-};
+using PinnedArray = CudaArray<T, PinnedHostMemory>;
 
 }  // namespace collatz

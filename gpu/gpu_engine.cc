@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -191,6 +192,8 @@ class GpuEngine : public SearchEngine {
   // Position of the first computed N >= x in the sieved region, counted from cycle q0.
   u128 SievedPosition(const SieveCycle& cycle, u128 q0, u128 x) const;
   Status Enqueue(Slot& slot, const Job& job);
+  Status LaunchTimed(Slot& slot, const Job& job, const char* what,
+                     const std::function<cudaError_t()>& launch);
   Status Collect(Slot& slot, const Job& job, UnitResult* part, bool* retry);
   Status RunJobSync(Slot& slot, const Job& job, UnitResult* part);
   Status EnsureCapacity(Slot& slot, uint64_t ladder, uint64_t host_finish);
@@ -562,24 +565,8 @@ Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
     const int grid = static_cast<int>(std::min<uint64_t>((rounds + warps_per_block - 1) / warps_per_block,
                                                          static_cast<uint64_t>(sm_count_) *
                                                              group_blocks_per_sm_[job.walk_round_steps]));
-    CUDA_TRY(cudaMemsetAsync(slot.acc.get(), 0, sizeof(Accumulators), slot.stream));
-    if (spec_.kinds == Kinds::kDelayAndClass) {
-      CUDA_TRY(cudaMemsetAsync(slot.class_min.get(), 0xFF, gpu::kClassSlots * sizeof(unsigned long long), slot.stream));
-    }
-    CUDA_TRY(cudaEventRecord(slot.start, slot.stream));
-    CUDA_TRY(gpu::LaunchGroups(p, block_threads, grid, slot.stream));
-    CUDA_TRY(cudaEventRecord(slot.stop, slot.stream));
-    CUDA_TRY(cudaMemcpyAsync(slot.host_acc.get(), slot.acc.get(), sizeof(Accumulators), cudaMemcpyDeviceToHost,
-                             slot.stream));
-    if (spec_.kinds == Kinds::kDelayAndClass) {
-      CUDA_TRY(cudaMemcpyAsync(slot.host_class_min.get(), slot.class_min.get(),
-                               gpu::kClassSlots * sizeof(unsigned long long), cudaMemcpyDeviceToHost, slot.stream));
-    }
-    ++stats_.launches;
     ++stats_.group_launches;
-    slot.busy = true;
-    slot.job = job;
-    return Status::Ok();
+    return LaunchTimed(slot, job, "LaunchGroups", [&] { return gpu::LaunchGroups(p, block_threads, grid, slot.stream); });
   }
   if (job.sieved) {
     const SieveCycle& cycle = spec_.kinds == Kinds::kDelay ? delay_cycle_ : class_cycle_;
@@ -621,13 +608,19 @@ Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
   const uint64_t warps_per_block = static_cast<uint64_t>(block_threads) / 32;
   const int grid = static_cast<int>(std::min<uint64_t>((tiles + warps_per_block - 1) / warps_per_block,
                                                        static_cast<uint64_t>(sm_count_) * (Queue() ? queue_blocks_per_sm_ : blocks_per_sm_)));
+  return LaunchTimed(slot, job, "LaunchSearch",
+                     [&] { return gpu::LaunchSearch(p, block_threads, SharedSteps(), grid, slot.stream); });
+}
 
+Status GpuEngine::LaunchTimed(Slot& slot, const Job& job, const char* what,
+                              const std::function<cudaError_t()>& launch) {
+  // Accumulators cleared, the launch timed by events, the results copied back on the slot's stream.
   CUDA_TRY(cudaMemsetAsync(slot.acc.get(), 0, sizeof(Accumulators), slot.stream));
   if (spec_.kinds == Kinds::kDelayAndClass) {
     CUDA_TRY(cudaMemsetAsync(slot.class_min.get(), 0xFF, gpu::kClassSlots * sizeof(unsigned long long), slot.stream));
   }
   CUDA_TRY(cudaEventRecord(slot.start, slot.stream));
-  CUDA_TRY(gpu::LaunchSearch(p, block_threads, SharedSteps(), grid, slot.stream));
+  if (const cudaError_t err = launch(); err != cudaSuccess) return CudaStatus(what, err);
   CUDA_TRY(cudaEventRecord(slot.stop, slot.stream));
   CUDA_TRY(cudaMemcpyAsync(slot.host_acc.get(), slot.acc.get(), sizeof(Accumulators), cudaMemcpyDeviceToHost,
                            slot.stream));
