@@ -188,6 +188,7 @@ int RunCommand(const RunArgs& args) {
     for (size_t i = 0; i < plan.size(); ++i) {
       const PlannedUnit& p = plan[i];
       // The spec the coordinator would lease for this unit (core/unit_spec.h).
+      const auto spec_start = std::chrono::steady_clock::now();
       UnitSpec spec;
       UnitSpecNotes notes;
       if (!(st = MakeUnitSpec(merged, p.begin, p.end, kinds, nullptr, &spec, &notes)).ok()) {
@@ -202,6 +203,7 @@ int RunCommand(const RunArgs& args) {
                                 FormatNumberShort(p.begin) + ", " + FormatNumberShort(p.end) + ") floor " +
                                 std::to_string(spec.floor);
       const auto unit_start = std::chrono::steady_clock::now();
+      const double spec_seconds = std::chrono::duration<double>(unit_start - spec_start).count();
       FinishedUnit finished;
       finished.begin = p.begin;
       finished.end = p.end;
@@ -221,6 +223,7 @@ int RunCommand(const RunArgs& args) {
         progress.Clear();
         return Failure(cmd, st);
       }
+      const std::string engine_note = engine->LastSearchNote();
       if (!(st = collatz::VerifyUnitResult(*tables, spec, finished.result)).ok()) {
         progress.Clear();
         return Failure(cmd, st);
@@ -236,11 +239,15 @@ int RunCommand(const RunArgs& args) {
       merged = std::move(next);
       searched += p.end - p.begin;
       progress.Clear();
-      spdlog::debug("unit [{}, {}) stored: floor {}, {} open holes, {} ladder entries, {} class minima, {:.2f} s, "
-                    "record table complete below {}",
+      const double store_seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - unit_start).count() - seconds;
+      spdlog::debug("unit [{}, {}) stored: floor {}, {} open holes (smallest {}), {} ladder entries, {} class minima, "
+                    "{:.2f} s (spec {:.3f} s, store {:.3f} s), record table complete below {}{}{}",
                     ToDecimal(p.begin), ToDecimal(p.end), spec.floor, spec.open_holes.size(),
-                    finished.result.ladder.size(), finished.result.class_minima.size(), seconds,
-                    ToDecimal(spec.records_complete_below));
+                    spec.open_holes.empty() ? std::string("-") : std::to_string(spec.open_holes.front()),
+                    finished.result.ladder.size(), finished.result.class_minima.size(), seconds, spec_seconds,
+                    store_seconds, ToDecimal(spec.records_complete_below), engine_note.empty() ? "" : "; ",
+                    engine_note);
       progress.Update(searched, label);
     }
     progress.Clear();

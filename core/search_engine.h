@@ -24,6 +24,9 @@ class SearchEngine {
                         const std::atomic<bool>* cancel = nullptr) = 0;
   // "cpu (2 threads)", "gpu 0 (NVIDIA H100 80GB HBM3)".
   virtual std::string Describe() const = 0;
+  // How the last Search went, for debug logs ("" when the engine has nothing to say):
+  // the GPU engine's path (early termination or full-delay walk), launches and set-up time.
+  virtual std::string LastSearchNote() const { return ""; }
 };
 
 }  // namespace collatz

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -129,6 +130,18 @@ class GpuEngine : public SearchEngine {
   // 2^self_record_bits is searched with the engine's own table (EnsureSelfRecords).
   Status Search(const UnitSpec& spec, UnitResult* result, const ProgressFn& progress = nullptr,
                 const std::atomic<bool>* cancel = nullptr) override;
+  std::string LastSearchNote() const override {
+    const GpuSearchStats& s = stats_;
+    char buf[320];
+    std::snprintf(buf, sizeof buf,
+                  "%s, %llu launches (%llu residue-group, %llu split), tail %d bits, own table %d bits, "
+                  "join map skipped %llu groups, set-up %.3f s, kernels %.3f s",
+                  s.full_delay ? "full-delay walk" : "early termination",
+                  static_cast<unsigned long long>(s.launches), static_cast<unsigned long long>(s.group_launches),
+                  static_cast<unsigned long long>(s.split_launches), s.tail_bits, s.self_record_bits,
+                  static_cast<unsigned long long>(s.join_skipped_groups), s.setup_seconds, s.kernel_seconds);
+    return buf;
+  }
   std::string Describe() const override {
     std::string d = "gpu " + std::to_string(options_.device) + " (" + device_name_ + ")";
     if (class_join_.bits != 0) d += ", join map " + std::to_string(class_join_.bits) + " bits";
@@ -160,6 +173,19 @@ class GpuEngine : public SearchEngine {
   }
   int GroupBlockThreads(int round_steps) const {
     return round_steps == 2 ? gpu::kPairWalkBlockThreads : options_.queue_block_threads;
+  }
+  // Whether every member of a residue group of G bits at or above `start` is at least
+  // 2^bits after its first k + G T-steps, and h >= 2^G (as the G-bit step needs). After k
+  // T-steps N = 2^k h + i is 3^p h + c >= 3^p h (core/sieve.h; p at least the sieve's fewest odd
+  // steps), and a T-step at most halves, so 3^p_min h >= 2^(G + bits) suffices. Counting
+  // p_min (7 with the 19-bit sieve) instead of none lets units from about 2^33 up take
+  // 13-bit groups (and the join map), and from about 2^45 up two-step rounds.
+  bool GroupMembersReach(u128 start, int g, int bits) const {
+    const u128 h = start >> tables_->sieve->bits();
+    if (h < Pow2(static_cast<unsigned>(g))) return false;
+    if (g + bits >= 127) return false;
+    const u128 pow3 = kPow3[sieve_min_odd_steps_];
+    return h >= (Pow2(static_cast<unsigned>(g + bits)) + pow3 - 1) / pow3;
   }
   // No early termination: the unit carries no trusted or covered record table (a provable
   // floor alone), so every number walks to the tail (docs/FLOOR.md).
@@ -215,6 +241,7 @@ class GpuEngine : public SearchEngine {
   GpuEngineOptions options_;
   std::string device_name_;
   int sm_count_ = 0;
+  int sieve_min_odd_steps_ = 0;  // the fewest odd steps among the sieve's first k T-steps
   int blocks_per_sm_ = 0;
   int queue_blocks_per_sm_ = 0;
   int group_blocks_per_sm_[3] = {0, 0, 0};  // by steps a walk round (1, 2)
@@ -340,6 +367,8 @@ Status GpuEngine::Init() {
     return Status::InvalidArgument("tail bits must be in step bits..32");
   }
   if (o.self_record_bits < 0 || o.self_record_bits > 48) return Status::InvalidArgument("self record bits must be in 0..48");
+  const std::vector<uint8_t>& odd_steps = tables_->sieve->p();
+  sieve_min_odd_steps_ = odd_steps.empty() ? 0 : *std::min_element(odd_steps.begin(), odd_steps.end());
   if (o.full_delay_tail_bits != 0 && (o.full_delay_tail_bits < o.tail_bits || o.full_delay_tail_bits > TailTable::kMaxBits)) {
     return Status::InvalidArgument("full-delay tail bits must be 0 or in tail bits..32");
   }
@@ -932,6 +961,7 @@ Status GpuEngine::SearchUnit(const UnitSpec& spec, UnitResult* result, const Pro
     }
   }
   stats_.tail_bits = p.tables.tail_bits;
+  stats_.full_delay = FullDelay();
   stats_.join_map_bits = join.bits;
   stats_.join_map_seconds = join.seconds;
   stats_.join_map_unavailable = join.unavailable;
@@ -983,10 +1013,9 @@ Status GpuEngine::SearchUnit(const UnitSpec& spec, UnitResult* result, const Pro
       }
     };
     // Residue groups over the whole cycles: G as large as group_bits allows with
-    // group_min_members members a group, and N >= 2^(k + G + S), S the walk's step width:
-    // then every member is at least 2^S after its first k + G T-steps (a T-step at most
-    // halves), so its first walk step needs no tail check (and h >= 2^G, as the G-bit
-    // step needs).
+    // group_min_members members a group, and every member at least 2^S after its first
+    // k + G T-steps (GroupMembersReach; S the walk's step width), so that its first walk
+    // step needs no tail check.
     const u128 full_begin = (first + cycle.len - 1) / cycle.len, full_end = last / cycle.len;  // cycles from q0
     int group_bits = 0;
     const int walk_bits = options_.group_walk_step_bits > 0 ? options_.group_walk_step_bits : options_.step_bits;
@@ -999,7 +1028,7 @@ Status GpuEngine::SearchUnit(const UnitSpec& spec, UnitResult* result, const Pro
       for (const int min_members : {classes ? options_.class_group_min_members : options_.group_min_members,
                                     options_.group_min_members}) {
         for (int g = options_.group_bits; g >= 5 && group_bits == 0; --g) {
-          if (cycles >= static_cast<u128>(min_members) << g && start >= Pow2(static_cast<unsigned>(k + g + walk_bits))) {
+          if (cycles >= static_cast<u128>(min_members) << g && GroupMembersReach(start, g, walk_bits)) {
             group_bits = g;
           }
         }
@@ -1007,8 +1036,7 @@ Status GpuEngine::SearchUnit(const UnitSpec& spec, UnitResult* result, const Pro
     }
     // Two table steps a walk round when every member is at least 2^(2S) after k + G steps.
     const int round_steps =
-        group_bits != 0 && UsesTwoStepRounds() && start >= Pow2(static_cast<unsigned>(k + group_bits + 2 * walk_bits)) ? 2
-                                                                                                                     : 1;
+        group_bits != 0 && UsesTwoStepRounds() && GroupMembersReach(start, group_bits, 2 * walk_bits) ? 2 : 1;
     if (group_bits == 0) {
       position_jobs(first, last);
     } else {

@@ -141,6 +141,7 @@ struct GpuSearchStats {
   double join_map_seconds = 0;       // the time its build took (once per engine)
   std::string join_map_unavailable;  // why the device could not hold it, if so
   int tail_bits = 0;                 // the tail table the walks ended in
+  bool full_delay = false;           // no early termination: every walk went to the tail
   int self_record_bits = 0;          // the engine's own record table served (complete below 2^bits)
   double self_records_seconds = 0;   // the time its searches took (once per engine)
 };

@@ -159,25 +159,34 @@ INSTANTIATE_TEST_SUITE_P(Heights, GpuKnownAnswerTest, ::testing::Values(60.0, 63
 // window holds only a few dozen delays); the classes those fill near the top of what occurs there are opened (the
 // floor set to the largest delay met, so that the class test can stop numbers); the GPU
 // must find exactly those minima, and equal the plain path on the whole unit.
+// A delay+class lease of [begin, begin + size) whose open classes are filled inside it: the
+// classes the CPU finds in its first 2^prefix_bits numbers near the top of what occurs there
+// (the floor set to the largest delay met, so that the class test can stop numbers). `want`
+// gets each opened class's minimum.
+UnitSpec ConstructedHoles(u128 begin, u128 size, int prefix_bits, std::map<uint32_t, u128>* want) {
+  UnitSpec prefix = Lease(begin, begin + Pow2(prefix_bits), Kinds::kDelayAndClass, false);
+  prefix.floor = 0;  // every class open: the CPU's minima of the prefix
+  CpuEngine cpu(ProductionTables(), CpuEngineOptions{});
+  const UnitResult minima = SearchOn(cpu, prefix);
+  EXPECT_GT(minima.class_minima.size(), 15u);
+  UnitSpec spec = Lease(begin, begin + size, Kinds::kDelayAndClass, true);
+  if (minima.class_minima.empty()) return spec;
+  spec.floor = minima.class_minima.back().delay;
+  for (const Record& m : minima.class_minima) {
+    if (m.delay * 4 >= spec.floor * 3 && m.delay <= spec.floor) {
+      spec.open_holes.push_back(m.delay);
+      (*want)[m.delay] = m.n;
+    }
+  }
+  return spec;
+}
+
 TEST(GpuKnownAnswerClassTest, ConstructedHolesAreFilled) {
   if (!HasGpu()) GTEST_SKIP() << "no CUDA device";
   const u128 block = Pow2(38);
   for (const double bits : {60.0, 64.6}) {
-    const u128 begin = RecordNear(bits).n / block * block;
-    UnitSpec prefix = Lease(begin, begin + Pow2(28), Kinds::kDelayAndClass, false);
-    prefix.floor = 0;  // every class open: the CPU's minima of the prefix
-    CpuEngine cpu(ProductionTables(), CpuEngineOptions{});
-    const UnitResult minima = SearchOn(cpu, prefix);
-    ASSERT_GT(minima.class_minima.size(), 15u);
-    UnitSpec spec = Lease(begin, begin + block, Kinds::kDelayAndClass, true);
-    spec.floor = minima.class_minima.back().delay;
     std::map<uint32_t, u128> want;
-    for (const Record& m : minima.class_minima) {
-      if (m.delay * 4 >= spec.floor * 3 && m.delay <= spec.floor) {
-        spec.open_holes.push_back(m.delay);
-        want[m.delay] = m.n;
-      }
-    }
+    const UnitSpec spec = ConstructedHoles(RecordNear(bits).n / block * block, block, 28, &want);
     ASSERT_GE(want.size(), 3u);
     SCOPED_TRACE(Describe(spec));
     auto production = MakeEngine(GpuEngineOptions{});
@@ -196,6 +205,39 @@ TEST(GpuKnownAnswerClassTest, ConstructedHolesAreFilled) {
     const UnitResult plain_result = SearchOn(*plain, spec);
     EXPECT_EQ(got, plain_result) << "production: " << DescribeUnitResult(got)
                                  << "\nplain: " << DescribeUnitResult(plain_result);
+  }
+}
+
+// Units as `collatzctl run --from 1` cuts them low down (2^38 numbers, aligned): from about
+// 2^33 up the 13-bit residue groups (and with them the join map) serve them, from about 2^45
+// two-step walk rounds (the sieve's fewest odd steps bound the members after k + G steps).
+// Both kinds equal the plain path; trusted delay leases carry the published records below.
+TEST(GpuKnownAnswerLowUnitsTest, RunFromOneUnitsEqualThePlainPath) {
+  if (!HasGpu()) GTEST_SKIP() << "no CUDA device";
+  const u128 size = Pow2(38);
+  auto production = MakeEngine(GpuEngineOptions{});
+  auto plain = MakeEngine(PlainOptions());
+  for (const int height : {37, 40, 43, 46}) {
+    const u128 begin = Pow2(height);
+    const UnitSpec delay = Lease(begin, begin + size, Kinds::kDelay, true);
+    SCOPED_TRACE(Describe(delay));
+    const UnitResult got = SearchOn(*production, delay);
+    EXPECT_GT(LastGpuSearchStats(*production).group_launches, 0u);
+    EXPECT_EQ(got, SearchOn(*plain, delay)) << "production: " << DescribeUnitResult(got);
+    std::map<uint32_t, u128> want;
+    const UnitSpec classes = ConstructedHoles(begin, size, 24, &want);
+    SCOPED_TRACE(Describe(classes));
+    const UnitResult got_classes = SearchOn(*production, classes);
+    EXPECT_GT(LastGpuSearchStats(*production).group_launches, 0u);
+    EXPECT_GT(LastGpuSearchStats(*production).join_skipped_groups, 0u);  // 13-bit groups
+    for (const auto& [d, n] : want) {
+      EXPECT_NE(std::find(got_classes.class_minima.begin(), got_classes.class_minima.end(), Record{n, d}),
+                got_classes.class_minima.end())
+          << "opened class " << d << " (minimum " << ToDecimal(n) << ") not filled";
+    }
+    const UnitResult plain_classes = SearchOn(*plain, classes);
+    EXPECT_EQ(got_classes, plain_classes) << "production: " << DescribeUnitResult(got_classes)
+                                          << "\nplain: " << DescribeUnitResult(plain_classes);
   }
 }
 
