@@ -20,7 +20,6 @@ struct ChunkList {
 template <typename Rec>
 class MemoryStore final : public SubListStore<Rec, ChunkList<Rec>> {
   using Base = SubListStore<Rec, ChunkList<Rec>>;
-  using SubList = ChunkList<Rec>;
   using Base::Index;
   using Base::lists_;
   using Base::writers_;
@@ -32,7 +31,7 @@ class MemoryStore final : public SubListStore<Rec, ChunkList<Rec>> {
   bool external() const override { return false; }
 
   void Append(int writer, int partition, const Rec* records, size_t n) override {
-    SubList& l = lists_[Index(partition, writer)];
+    ChunkList<Rec>& l = lists_[Index(partition, writer)];
     while (n > 0) {
       const size_t fill = l.size % kChunk;
       if (fill == 0) l.chunks.emplace_back(new Rec[kChunk]);
@@ -50,7 +49,7 @@ class MemoryStore final : public SubListStore<Rec, ChunkList<Rec>> {
     out->clear();
     out->reserve(this->PartitionSize(partition));
     for (int w = 0; w < writers_; ++w) {
-      SubList& l = lists_[Index(partition, w)];
+      ChunkList<Rec>& l = lists_[Index(partition, w)];
       uint64_t left = l.size;
       for (auto& chunk : l.chunks) {
         const size_t n = static_cast<size_t>(std::min<uint64_t>(left, kChunk));
@@ -58,7 +57,7 @@ class MemoryStore final : public SubListStore<Rec, ChunkList<Rec>> {
         left -= n;
         chunk.reset();
       }
-      l = SubList();
+      l = ChunkList<Rec>();
     }
     return Status::Ok();
   }
