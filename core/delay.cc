@@ -18,6 +18,16 @@ u128 GetMpz(const mpz_t z) {
   return MakeU128(words[1], words[0]);
 }
 
+// One step of the definition on an unbounded integer: x -> 3x+1 if odd, x/2 if even.
+inline void WideStep(mpz_t x) {
+  if (mpz_odd_p(x)) {
+    mpz_mul_ui(x, x, 3);
+    mpz_add_ui(x, x, 1);
+  } else {
+    mpz_fdiv_q_2exp(x, x, 1);
+  }
+}
+
 }  // namespace
 
 uint32_t WideDelay(u128 n, const FastDelay* fast) {
@@ -29,12 +39,7 @@ uint32_t WideDelay(u128 n, const FastDelay* fast) {
   // trajectory reaches 2^128 (path records: nothing below 2^64 climbs above 2^126), and
   // even if one did, FinishFrom would come back here.
   while (mpz_sizeinbase(x, 2) > 64 || (fast == nullptr && mpz_cmp_ui(x, 1) > 0)) {
-    if (mpz_odd_p(x)) {
-      mpz_mul_ui(x, x, 3);
-      mpz_add_ui(x, x, 1);
-    } else {
-      mpz_fdiv_q_2exp(x, x, 1);
-    }
+    WideStep(x);
     ++steps;
   }
   const u128 v = GetMpz(x);
@@ -61,12 +66,7 @@ uint32_t SlowDelay(u128 n) {
   mpz_init(x);
   SetMpz(x, n);
   while (mpz_cmp_ui(x, 1) > 0) {
-    if (mpz_odd_p(x)) {
-      mpz_mul_ui(x, x, 3);
-      mpz_add_ui(x, x, 1);
-    } else {
-      mpz_fdiv_q_2exp(x, x, 1);
-    }
+    WideStep(x);
     ++steps;
   }
   mpz_clear(x);

@@ -55,6 +55,22 @@ inline const std::vector<Record>& PublishedRecordsByN() {
   return records;
 }
 
+// A spec of [begin, end) with the floor that the published delay records below `begin` give
+// and, with `with_table`, those records as its record table; where that table counts as
+// complete (records_complete_below) is the caller's to say.
+inline UnitSpec SpecBelowPublished(u128 begin, u128 end, Kinds kinds, bool with_table) {
+  UnitSpec spec;
+  spec.begin = begin;
+  spec.end = end;
+  spec.kinds = kinds;
+  for (const Record& r : PublishedRecordsByN()) {
+    if (r.n >= begin) break;
+    spec.floor = r.delay;
+    if (with_table) spec.known_records.push_back(r);
+  }
+  return spec;
+}
+
 // The published delay records as a trusted import, complete up to their last row.
 inline TrustedImport PublishedDelayRecords() {
   TrustedImport imp;

@@ -81,15 +81,7 @@ UnitResult GpuSearch(SearchEngine& gpu, const UnitSpec& spec) {
 // The floor, record table and (for class searches) some holes a unit at `begin` would be
 // leased with, from the published records (complete below their last row).
 UnitSpec SpecWithRecords(u128 begin, u128 end, Kinds kinds, std::mt19937_64* rng) {
-  UnitSpec spec;
-  spec.begin = begin;
-  spec.end = end;
-  spec.kinds = kinds;
-  for (const Record& r : PublishedRecords()) {
-    if (r.n >= begin) break;
-    spec.known_records.push_back(r);
-    spec.floor = r.delay;
-  }
+  UnitSpec spec = testing_support::SpecBelowPublished(begin, end, kinds, true);
   // The published list is complete below its last row only.
   spec.records_complete_below = std::min(begin, PublishedRecords().back().n + 1);
   if (kinds == Kinds::kDelayAndClass && rng != nullptr && spec.floor > 50) {

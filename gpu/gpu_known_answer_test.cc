@@ -78,15 +78,7 @@ UnitResult SearchOn(SearchEngine& engine, const UnitSpec& spec) {
 // A lease at `begin` with the published records below it: the floor, and (trusted) the
 // record table complete below begin.
 UnitSpec Lease(u128 begin, u128 end, Kinds kinds, bool trusted) {
-  UnitSpec spec;
-  spec.begin = begin;
-  spec.end = end;
-  spec.kinds = kinds;
-  for (const Record& r : PublishedRecords()) {
-    if (r.n >= begin) break;
-    spec.floor = r.delay;
-    if (trusted) spec.known_records.push_back(r);
-  }
+  UnitSpec spec = testing_support::SpecBelowPublished(begin, end, kinds, trusted);
   if (trusted) spec.records_complete_below = begin;
   return spec;
 }

@@ -23,6 +23,7 @@
 
 #include "core/class_member_cache.h"
 #include "core/merge.h"
+#include "core/status.h"
 #include "core/unit.h"
 #include "core/unit_search.h"
 #include "server/clock.h"
@@ -282,6 +283,25 @@ class Coordinator {
                                      StoredLease* lease, Disposition* disposition);
   grpc::Status DuplicateResultLocked(int64_t worker_id, int64_t unit_id, const std::string& token,
                                      StoredStatsLease* lease, Disposition* disposition);
+  // A result that failed verification (`verify`), in a transaction of its own: the worker
+  // is flagged, the lease rejected and the failure counted against the unit. Returns the
+  // PERMISSION_DENIED that answers the worker. Instantiated in coordinator_leases.cc for
+  // (SearchKind, UnitMem, StoredLease) and (StatsKind, StatsUnitMem, StoredStatsLease).
+  template <typename Kind, typename UnitT, typename LeaseT>
+  grpc::Status RejectResultKindLocked(int64_t worker_id, int64_t unit_id, const std::string& token,
+                                      const Status& verify, int64_t now, UnitT* unit, LeaseT* lease);
+  // The writes of an accepted result that both kinds make, inside the caller's transaction:
+  // the lease completed, another active lease of the unit superseded (*superseded names it),
+  // the worker credited (*credited). *finished is the unit as finished by this lease, for
+  // the caller to write with its result.
+  template <typename Kind, typename UnitT, typename LeaseT>
+  grpc::Status WriteAcceptedKindLocked(int64_t worker_id, const std::string& token, double seconds, const UnitT& unit,
+                                       const LeaseT& lease, UnitT* finished, std::string* superseded,
+                                       StoredWorker* credited);
+  // Memory once that transaction committed: the same changes as WriteAcceptedKindLocked's.
+  template <typename Kind, typename UnitT, typename LeaseT>
+  void ApplyAcceptedKindLocked(int64_t worker_id, const UnitT& finished, const std::string& superseded,
+                               const StoredWorker& credited, UnitT* unit, LeaseT* lease);
   grpc::Status ExpireLocked(int64_t now, int* expired);  // search and stats leases
   grpc::Status ExpireSearchLocked(int64_t now, int* expired);
   // The worker of a request: known (else NOT_FOUND) and not flagged (else PERMISSION_DENIED).

@@ -213,10 +213,15 @@ grpc::Status Coordinator::ExpireLocked(int64_t now, int* expired) {
 
 // What differs between the kinds in the lifecycle below.
 struct Coordinator::SearchKind {
+  using Stored = StoredUnit;  // what of a unit the store holds
   static constexpr const char* kUnit = "unit";  // in log lines
+  static constexpr const char* kResult = "result";  // in answers
   static constexpr const char* kExpiring = "expiring leases";
   static auto& Units(Coordinator* c) { return c->units_; }
   static auto& Leases(Coordinator* c) { return c->leases_; }
+  static auto& Queue(Coordinator* c) { return c->queue_; }
+  static std::string& Token(UnitMem& u) { return u.search_token; }  // the active search lease
+  static const std::string& Token(const UnitMem& u) { return u.search_token; }
   static auto& ActiveTokens(Coordinator* c) { return c->active_tokens_; }
   static int64_t& NextDeadline(Coordinator* c) { return c->next_deadline_ms_; }
   static grpc::Status Find(Coordinator* c, int64_t worker_id, int64_t unit_id, const std::string& token, UnitMem** unit,
@@ -258,10 +263,15 @@ struct Coordinator::SearchKind {
 };
 
 struct Coordinator::StatsKind {
+  using Stored = StoredStatsUnit;
   static constexpr const char* kUnit = "stats unit";
+  static constexpr const char* kResult = "stats result";
   static constexpr const char* kExpiring = "expiring stats leases";
   static auto& Units(Coordinator* c) { return c->stats_units_; }
   static auto& Leases(Coordinator* c) { return c->stats_leases_; }
+  static auto& Queue(Coordinator* c) { return c->stats_queue_; }
+  static std::string& Token(StatsUnitMem& u) { return u.token; }
+  static const std::string& Token(const StatsUnitMem& u) { return u.token; }
   static auto& ActiveTokens(Coordinator* c) { return c->stats_active_tokens_; }
   static int64_t& NextDeadline(Coordinator* c) { return c->next_stats_deadline_ms_; }
   static grpc::Status Find(Coordinator* c, int64_t worker_id, int64_t unit_id, const std::string& token,
@@ -368,6 +378,100 @@ grpc::Status Coordinator::DuplicateResultLocked(int64_t worker_id, int64_t unit_
                                                 StoredStatsLease* lease, Disposition* disposition) {
   return DuplicateResultKindLocked<StatsKind>(worker_id, unit_id, token, lease, disposition);
 }
+
+template <typename Kind, typename UnitT, typename LeaseT>
+grpc::Status Coordinator::RejectResultKindLocked(int64_t worker_id, int64_t unit_id, const std::string& token,
+                                                 const Status& verify, int64_t now, UnitT* unit, LeaseT* lease) {
+  auto txn = store_->Begin();
+  RETURN_IF_DB_ERROR(txn->status(), "complete");
+  // Flagging re-queues the worker's unaudited results and active leases (this one too).
+  grpc::Status st = FlagWorker(
+      worker_id, std::string(Kind::kUnit) + " " + std::to_string(unit_id) + " failed verification: " + verify.message(),
+      now);
+  if (!st.ok()) return st;
+  LeaseT lc = *lease;
+  lc.state = LeaseState::kRejected;
+  RETURN_IF_DB_ERROR(Kind::UpdateLease(this, lc), "complete");
+  UnitT uc = *unit;
+  const bool owns = Kind::Owns(*lease, uc, token);  // no more, once flagging re-queued it
+  if (owns) uc.state = StoredUnitState::kPending;
+  st = Kind::RecordFailure(this, &uc, worker_id, token, "rejected", verify.message().substr(0, 500), now);
+  if (!st.ok()) return st;
+  RETURN_IF_DB_ERROR(Kind::UpdateUnit(this, uc), "complete");
+  RETURN_IF_DB_ERROR(txn->Commit(), "complete");
+  lease->state = LeaseState::kRejected;
+  unit->failures = uc.failures;
+  unit->last_error = uc.last_error;
+  if (owns) Kind::Requeue(this, unit);
+  if (uc.quarantined && !unit->quarantined) {
+    unit->quarantined = true;
+    Kind::Queue(this).erase({-unit->priority, unit->begin, unit->id});
+  }
+  spdlog::warn("worker={} {}={} lease={} result REJECTED: {}", worker_id, Kind::kUnit, unit_id, ShortToken(token),
+               verify.message());
+  return grpc::Status(StatusCode::PERMISSION_DENIED, std::string(Kind::kResult) + " rejected: " + verify.message() +
+                                                         "; worker " + std::to_string(worker_id) + " is flagged");
+}
+
+template <typename Kind, typename UnitT, typename LeaseT>
+grpc::Status Coordinator::WriteAcceptedKindLocked(int64_t worker_id, const std::string& token, double seconds,
+                                                  const UnitT& unit, const LeaseT& lease, UnitT* finished,
+                                                  std::string* superseded, StoredWorker* credited) {
+  *finished = unit;
+  finished->state = StoredUnitState::kFinished;
+  finished->finished_by = worker_id;
+  finished->finished_token = token;
+  finished->quarantined = false;
+  LeaseT lc = lease;
+  lc.state = LeaseState::kCompleted;
+  RETURN_IF_DB_ERROR(Kind::UpdateLease(this, lc), "complete");
+  superseded->clear();
+  const std::string& holder = Kind::Token(unit);
+  if (!holder.empty() && holder != token) {
+    *superseded = holder;
+    auto other = Kind::Leases(this)[holder];
+    other.state = LeaseState::kSuperseded;
+    RETURN_IF_DB_ERROR(Kind::UpdateLease(this, other), "complete");
+  }
+  *credited = workers_[worker_id];
+  credited->units_finished += 1;
+  credited->numbers_finished += Size(unit);
+  credited->seconds += seconds;
+  RETURN_IF_DB_ERROR(store_->UpdateWorker(*credited), "complete");
+  return grpc::Status::OK;
+}
+
+template <typename Kind, typename UnitT, typename LeaseT>
+void Coordinator::ApplyAcceptedKindLocked(int64_t worker_id, const UnitT& finished, const std::string& superseded,
+                                          const StoredWorker& credited, UnitT* unit, LeaseT* lease) {
+  if (!superseded.empty()) Kind::Leases(this)[superseded].state = LeaseState::kSuperseded;
+  lease->state = LeaseState::kCompleted;
+  if (unit->state == StoredUnitState::kPending) Kind::Queue(this).erase({-unit->priority, unit->begin, unit->id});
+  static_cast<typename Kind::Stored&>(*unit) = finished;  // the memory-only part stays
+  Kind::Token(*unit).clear();
+  static_cast<StoredWorker&>(workers_[worker_id]) = credited;
+}
+
+// The completion paths (coordinator_results.cc, coordinator_stats.cc) call these.
+template grpc::Status Coordinator::RejectResultKindLocked<Coordinator::SearchKind>(int64_t, int64_t,
+                                                                                   const std::string&, const Status&,
+                                                                                   int64_t, UnitMem*, StoredLease*);
+template grpc::Status Coordinator::RejectResultKindLocked<Coordinator::StatsKind>(int64_t, int64_t, const std::string&,
+                                                                                  const Status&, int64_t,
+                                                                                  StatsUnitMem*, StoredStatsLease*);
+template grpc::Status Coordinator::WriteAcceptedKindLocked<Coordinator::SearchKind>(int64_t, const std::string&, double,
+                                                                                    const UnitMem&, const StoredLease&,
+                                                                                    UnitMem*, std::string*,
+                                                                                    StoredWorker*);
+template grpc::Status Coordinator::WriteAcceptedKindLocked<Coordinator::StatsKind>(
+    int64_t, const std::string&, double, const StatsUnitMem&, const StoredStatsLease&, StatsUnitMem*, std::string*,
+    StoredWorker*);
+template void Coordinator::ApplyAcceptedKindLocked<Coordinator::SearchKind>(int64_t, const UnitMem&, const std::string&,
+                                                                            const StoredWorker&, UnitMem*,
+                                                                            StoredLease*);
+template void Coordinator::ApplyAcceptedKindLocked<Coordinator::StatsKind>(int64_t, const StatsUnitMem&,
+                                                                           const std::string&, const StoredWorker&,
+                                                                           StatsUnitMem*, StoredStatsLease*);
 
 grpc::Status Coordinator::ExpireSearchLocked(int64_t now, int* expired) {
   return ExpireKindLocked<SearchKind>(now, expired);

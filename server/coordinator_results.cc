@@ -199,49 +199,17 @@ grpc::Status Coordinator::CompleteImpl(int64_t worker_id, int64_t unit_id, const
   }
 
   Status verify = VerifyUnitResult(*tables_, spec, result);
-  auto txn = store_->Begin();
-  RETURN_IF_DB_ERROR(txn->status(), "complete");
-  if (!verify.ok()) {
-    // Flagging re-queues the worker's unaudited units and active leases (this one too).
-    st = FlagWorker(worker_id, "unit " + std::to_string(unit_id) + " failed verification: " + verify.message(), now);
-    if (!st.ok()) return st;
-    StoredLease lc = *lease;
-    lc.state = LeaseState::kRejected;
-    RETURN_IF_DB_ERROR(store_->UpdateLease(lc), "complete");
-    UnitMem uc = *unit;
-    st = RecordFailure(&uc, worker_id, token, "rejected", verify.message(), now);
-    if (!st.ok()) return st;
-    RETURN_IF_DB_ERROR(store_->UpdateUnit(uc), "complete");
-    RETURN_IF_DB_ERROR(txn->Commit(), "complete");
-    lease->state = LeaseState::kRejected;
-    unit->failures = uc.failures;
-    unit->last_error = uc.last_error;
-    if (uc.quarantined && !unit->quarantined) {
-      unit->quarantined = true;
-      queue_.erase({-unit->priority, unit->begin, unit->id});
-    }
-    spdlog::warn("worker={} unit={} lease={} result REJECTED: {}", worker_id, unit_id, ShortToken(token), verify.message());
-    return grpc::Status(StatusCode::PERMISSION_DENIED, "result rejected: " + verify.message() + "; worker " +
-                                                           std::to_string(worker_id) + " is flagged");
-  }
+  if (!verify.ok()) return RejectResultKindLocked<SearchKind>(worker_id, unit_id, token, verify, now, unit, lease);
 
   // Accept: the unit is finished by this lease; any other active lease of it is superseded.
-  UnitMem uc = *unit;
-  uc.state = StoredUnitState::kFinished;
-  uc.finished_by = worker_id;
-  uc.finished_token = token;
-  uc.quarantined = false;
-  uc.audit = WantsAudit(unit_id) ? AuditState::kWanted : AuditState::kNone;
-  StoredLease lc = *lease;
-  lc.state = LeaseState::kCompleted;
-  RETURN_IF_DB_ERROR(store_->UpdateLease(lc), "complete");
+  auto txn = store_->Begin();
+  RETURN_IF_DB_ERROR(txn->status(), "complete");
+  UnitMem uc;
   std::string superseded;
-  if (!unit->search_token.empty() && unit->search_token != token) {
-    superseded = unit->search_token;
-    StoredLease other = leases_[superseded];
-    other.state = LeaseState::kSuperseded;
-    RETURN_IF_DB_ERROR(store_->UpdateLease(other), "complete");
-  }
+  StoredWorker wc;
+  st = WriteAcceptedKindLocked<SearchKind>(worker_id, token, seconds, *unit, *lease, &uc, &superseded, &wc);
+  if (!st.ok()) return st;
+  uc.audit = WantsAudit(unit_id) ? AuditState::kWanted : AuditState::kNone;
   RETURN_IF_DB_ERROR(store_->UpdateUnit(uc), "complete");
   UnitProvenance prov;
   prov.floor = lease->floor;
@@ -249,12 +217,6 @@ grpc::Status Coordinator::CompleteImpl(int64_t worker_id, int64_t unit_id, const
   prov.engine = engine.substr(0, 200);
   prov.seconds = seconds;
   RETURN_IF_DB_ERROR(store_->StoreUnitResult(unit_id, result, prov), "complete");
-  WorkerMem& w = workers_[worker_id];
-  StoredWorker wc = w;
-  wc.units_finished += 1;
-  wc.numbers_finished += Size(*unit);
-  wc.seconds += seconds;
-  RETURN_IF_DB_ERROR(store_->UpdateWorker(wc), "complete");
   RETURN_IF_DB_ERROR(store_->AddThroughput(now, Size(*unit)), "complete");  // the dashboard's chart
   FinishedUnit fu;
   fu.begin = unit->begin;
@@ -268,16 +230,10 @@ grpc::Status Coordinator::CompleteImpl(int64_t worker_id, int64_t unit_id, const
     return FromCore(mst, "complete");
   }
   Remerge();
-  if (!superseded.empty()) leases_[superseded].state = LeaseState::kSuperseded;
-  lease->state = LeaseState::kCompleted;
+  ApplyAcceptedKindLocked<SearchKind>(worker_id, uc, superseded, wc, unit, lease);
   active_tokens_.erase(token);  // now rather than at the next scan: those are rare (next_deadline_ms_)
   if (!superseded.empty()) active_tokens_.erase(superseded);
-  const bool was_queued = unit->state == StoredUnitState::kPending;
-  if (was_queued) queue_.erase({-unit->priority, unit->begin, unit->id});
-  static_cast<StoredUnit&>(*unit) = uc;
-  unit->search_token.clear();
   if (unit->audit == AuditState::kWanted) audit_queue_.insert(unit_id);
-  static_cast<StoredWorker&>(w) = wc;
   recent_.emplace_back(now, Size(*unit));
   while (!recent_.empty() && recent_.front().first < now - 600'000) recent_.pop_front();
   *disposition = Disposition::kAccepted;

@@ -389,64 +389,18 @@ grpc::Status Coordinator::CompleteStatsImpl(int64_t worker_id, int64_t unit_id, 
     return DuplicateResultLocked(worker_id, unit_id, token, lease, disposition);
   }
 
+  if (!verify.ok()) return RejectResultKindLocked<StatsKind>(worker_id, unit_id, token, verify, now, unit, lease);
+
   auto txn = store_->Begin();
   RETURN_IF_DB_ERROR(txn->status(), "complete");
-  if (!verify.ok()) {
-    // Flagging re-queues the worker's finished stats units and active leases (this one too).
-    st = FlagWorker(worker_id, "stats unit " + std::to_string(unit_id) + " failed verification: " + verify.message(), now);
-    if (!st.ok()) return st;
-    StoredStatsLease lc = *lease;
-    lc.state = LeaseState::kRejected;
-    RETURN_IF_DB_ERROR(store_->UpdateStatsLease(lc), "complete");
-    StatsUnitMem uc = *unit;
-    if (uc.token == token) uc.state = StoredUnitState::kPending;
-    st = RecordStatsFailure(&uc, worker_id, token, "rejected", verify.message().substr(0, 500), now);
-    if (!st.ok()) return st;
-    RETURN_IF_DB_ERROR(store_->UpdateStatsUnit(uc), "complete");
-    RETURN_IF_DB_ERROR(txn->Commit(), "complete");
-    lease->state = LeaseState::kRejected;
-    unit->failures = uc.failures;
-    unit->last_error = uc.last_error;
-    if (unit->token == token) RequeueStats(unit);
-    if (uc.quarantined && !unit->quarantined) {
-      unit->quarantined = true;
-      stats_queue_.erase({-unit->priority, unit->begin, unit->id});
-    }
-    spdlog::warn("worker={} stats unit={} lease={} result REJECTED: {}", worker_id, unit_id, ShortToken(token),
-                 verify.message());
-    return grpc::Status(StatusCode::PERMISSION_DENIED, "stats result rejected: " + verify.message() + "; worker " +
-                                                           std::to_string(worker_id) + " is flagged");
-  }
-
-  StatsUnitMem uc = *unit;
-  uc.state = StoredUnitState::kFinished;
-  uc.finished_by = worker_id;
-  uc.finished_token = token;
-  uc.quarantined = false;
-  StoredStatsLease lc = *lease;
-  lc.state = LeaseState::kCompleted;
-  RETURN_IF_DB_ERROR(store_->UpdateStatsLease(lc), "complete");
+  StatsUnitMem uc;
   std::string superseded;
-  if (!unit->token.empty() && unit->token != token) {
-    superseded = unit->token;
-    StoredStatsLease other = stats_leases_[superseded];
-    other.state = LeaseState::kSuperseded;
-    RETURN_IF_DB_ERROR(store_->UpdateStatsLease(other), "complete");
-  }
+  StoredWorker wc;
+  st = WriteAcceptedKindLocked<StatsKind>(worker_id, token, seconds, *unit, *lease, &uc, &superseded, &wc);
+  if (!st.ok()) return st;
   RETURN_IF_DB_ERROR(store_->FinishStatsUnit(uc, stats_file, engine.substr(0, 200), seconds), "complete");
-  WorkerMem& w = workers_[worker_id];
-  StoredWorker wc = w;
-  wc.units_finished += 1;
-  wc.numbers_finished += Size(*unit);
-  wc.seconds += seconds;
-  RETURN_IF_DB_ERROR(store_->UpdateWorker(wc), "complete");
   RETURN_IF_DB_ERROR(txn->Commit(), "complete");
-  if (!superseded.empty()) stats_leases_[superseded].state = LeaseState::kSuperseded;
-  lease->state = LeaseState::kCompleted;
-  if (unit->state == StoredUnitState::kPending) stats_queue_.erase({-unit->priority, unit->begin, unit->id});
-  static_cast<StoredStatsUnit&>(*unit) = uc;
-  unit->token.clear();
-  static_cast<StoredWorker&>(w) = wc;
+  ApplyAcceptedKindLocked<StatsKind>(worker_id, uc, superseded, wc, unit, lease);
   *disposition = Disposition::kAccepted;
   spdlog::info("worker={} stats unit={} lease={} finished: {} batches, {} audited{}", worker_id, unit_id,
                ShortToken(token), ToDecimal((end - begin) / batch), audit.size(),

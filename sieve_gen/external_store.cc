@@ -11,7 +11,7 @@
 #include <streambuf>
 
 #include "sieve_gen/lift.h"
-#include "sieve_gen/partitioned_store.h"
+#include "sieve_gen/sub_list_store.h"
 
 namespace collatz::sievegen {
 namespace {
@@ -54,17 +54,25 @@ std::mutex& StxxlMutex() {
 // doubling growth of stxxl::vector's buffered writer), written asynchronously and
 // read back with a few blocks of read-ahead.
 template <typename Rec>
-class ExternalStore final : public PartitionedStore<Rec> {
+struct BlockList {
   using Block = stxxl::typed_block<kExternalBlockBytes, Rec>;
+  std::vector<typename Block::bid_type> bids;
+  uint64_t size = 0;
+  Block* current = nullptr;  // block being filled (records size % Block::size)
+};
+
+template <typename Rec>
+class ExternalStore final : public SubListStore<Rec, BlockList<Rec>> {
+  using Base = SubListStore<Rec, BlockList<Rec>>;
+  using SubList = BlockList<Rec>;
+  using Base::Index;
+  using Base::lists_;
+  using Base::writers_;
+  using Block = typename SubList::Block;
   using Bid = typename Block::bid_type;
   static constexpr size_t kPerBlock = Block::size;
   static constexpr size_t kReadAhead = 4;
 
-  struct SubList {
-    std::vector<Bid> bids;
-    uint64_t size = 0;
-    Block* current = nullptr;  // block being filled (records size % kPerBlock)
-  };
   // Per writer: its blocks in flight and spare buffers (only the owning thread touches them).
   struct WriterState {
     std::deque<std::pair<Block*, stxxl::request_ptr>> in_flight;
@@ -72,9 +80,7 @@ class ExternalStore final : public PartitionedStore<Rec> {
   };
 
  public:
-  ExternalStore(int partitions, int writers)
-      : partitions_(partitions), writers_(writers), lists_(static_cast<size_t>(partitions) * writers),
-        writer_state_(writers) {}
+  ExternalStore(int partitions, int writers) : Base(partitions, writers), writer_state_(writers) {}
 
   ~ExternalStore() override {
     try {
@@ -91,7 +97,6 @@ class ExternalStore final : public PartitionedStore<Rec> {
     }
   }
 
-  int partitions() const override { return partitions_; }
   bool external() const override { return true; }
 
   void Append(int writer, int partition, const Rec* records, size_t n) override {
@@ -123,15 +128,9 @@ class ExternalStore final : public PartitionedStore<Rec> {
     return Status::Ok();
   }
 
-  uint64_t PartitionSize(int partition) const override {
-    uint64_t n = 0;
-    for (int w = 0; w < writers_; ++w) n += lists_[Index(partition, w)].size;
-    return n;
-  }
-
   Status TakePartition(int partition, std::vector<Rec>* out) override {
     out->clear();
-    out->reserve(PartitionSize(partition));
+    out->reserve(this->PartitionSize(partition));
     std::vector<std::unique_ptr<Block>> buffers;
     for (size_t i = 0; i < kReadAhead; ++i) buffers.emplace_back(new Block);
     for (int w = 0; w < writers_; ++w) {
@@ -167,8 +166,6 @@ class ExternalStore final : public PartitionedStore<Rec> {
   }
 
  private:
-  size_t Index(int partition, int writer) const { return static_cast<size_t>(partition) * writers_ + writer; }
-
   Block* TakeSpare(WriterState* w) {
     if (w->spare.empty()) return new Block;
     Block* b = w->spare.back();
@@ -197,9 +194,6 @@ class ExternalStore final : public PartitionedStore<Rec> {
     Drain(w, kExternalWriterBuffers);
   }
 
-  int partitions_;
-  int writers_;
-  std::vector<SubList> lists_;
   std::vector<WriterState> writer_state_;
 };
 

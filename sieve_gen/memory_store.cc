@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "sieve_gen/lift.h"
-#include "sieve_gen/partitioned_store.h"
+#include "sieve_gen/sub_list_store.h"
 
 namespace collatz::sievegen {
 namespace {
@@ -12,23 +12,26 @@ namespace {
 // Each (partition, writer) sub-list grows in fixed chunks, so appending never copies
 // and never over-allocates by more than one chunk (a growing std::vector would double).
 template <typename Rec>
-class MemoryStore final : public PartitionedStore<Rec> {
+struct ChunkList {
+  std::vector<std::unique_ptr<Rec[]>> chunks;
+  uint64_t size = 0;
+};
+
+template <typename Rec>
+class MemoryStore final : public SubListStore<Rec, ChunkList<Rec>> {
+  using Base = SubListStore<Rec, ChunkList<Rec>>;
+  using Base::Index;
+  using Base::lists_;
+  using Base::writers_;
   static constexpr size_t kChunk = 16384;
 
-  struct SubList {
-    std::vector<std::unique_ptr<Rec[]>> chunks;
-    uint64_t size = 0;
-  };
-
  public:
-  MemoryStore(int partitions, int writers)
-      : partitions_(partitions), writers_(writers), lists_(static_cast<size_t>(partitions) * writers) {}
+  MemoryStore(int partitions, int writers) : Base(partitions, writers) {}
 
-  int partitions() const override { return partitions_; }
   bool external() const override { return false; }
 
   void Append(int writer, int partition, const Rec* records, size_t n) override {
-    SubList& l = lists_[Index(partition, writer)];
+    ChunkList<Rec>& l = lists_[Index(partition, writer)];
     while (n > 0) {
       const size_t fill = l.size % kChunk;
       if (fill == 0) l.chunks.emplace_back(new Rec[kChunk]);
@@ -42,17 +45,11 @@ class MemoryStore final : public PartitionedStore<Rec> {
 
   Status FinishWriting() override { return Status::Ok(); }
 
-  uint64_t PartitionSize(int partition) const override {
-    uint64_t n = 0;
-    for (int w = 0; w < writers_; ++w) n += lists_[Index(partition, w)].size;
-    return n;
-  }
-
   Status TakePartition(int partition, std::vector<Rec>* out) override {
     out->clear();
-    out->reserve(PartitionSize(partition));
+    out->reserve(this->PartitionSize(partition));
     for (int w = 0; w < writers_; ++w) {
-      SubList& l = lists_[Index(partition, w)];
+      ChunkList<Rec>& l = lists_[Index(partition, w)];
       uint64_t left = l.size;
       for (auto& chunk : l.chunks) {
         const size_t n = static_cast<size_t>(std::min<uint64_t>(left, kChunk));
@@ -60,16 +57,10 @@ class MemoryStore final : public PartitionedStore<Rec> {
         left -= n;
         chunk.reset();
       }
-      l = SubList();
+      l = ChunkList<Rec>();
     }
     return Status::Ok();
   }
-
- private:
-  size_t Index(int partition, int writer) const { return static_cast<size_t>(partition) * writers_ + writer; }
-  int partitions_;
-  int writers_;
-  std::vector<SubList> lists_;
 };
 
 }  // namespace
