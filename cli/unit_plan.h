@@ -25,7 +25,7 @@ std::vector<std::pair<u128, u128>> CoveredIntervals(const std::vector<TrustedImp
                                                     const std::vector<FinishedUnit>& units, Kinds kinds);
 
 // [from, to) minus the covered intervals, cut at multiples of unit_size (>= 1) and, below
-// unit_size, at 2^20, 2^24, 2^28, ... (core/first_unit_cuts.h).
+// unit_size, at 2^20, 2^24, 2^28, 2^32, 2^33, 2^34, ... (core/first_unit_cuts.h).
 std::vector<PlannedUnit> PlanUnits(u128 from, u128 to, std::vector<std::pair<u128, u128>> covered, u128 unit_size);
 
 // The unit size used when --unit-size is not given: about 1/64 of the range as a power

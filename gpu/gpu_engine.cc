@@ -17,6 +17,7 @@
 
 #include "core/delay.h"
 #include "core/early_termination.h"
+#include "core/first_unit_cuts.h"
 #include "core/merge.h"
 #include "core/step_table.h"
 #include "gpu/bound_table.h"
@@ -206,7 +207,8 @@ class GpuEngine : public SearchEngine {
   Status SearchUnit(const UnitSpec& spec, UnitResult* result, const ProgressFn& progress,
                     const std::atomic<bool>* cancel);
   // The delay records below 2^self_record_bits, from the engine's own searches of [1, 2^20),
-  // [2^20, 2^24), ... each with the floor and record table of the ones before (the first
+  // [2^20, 2^24), ... (cut as a run from 1 is, core/first_unit_cuts.h), each with the floor
+  // and record table of the ones before (the first
   // without): complete knowledge of R(v) below 2^B, so a unit leased without a table (a
   // provable floor alone, docs/FLOOR.md) still stops numbers early, exactly. Once per engine.
   Status EnsureSelfRecords();
@@ -803,10 +805,12 @@ Status GpuEngine::EnsureSelfRecords() {
   std::vector<FinishedUnit> units;
   MergedRecords merged;
   Status st;
-  for (int bits = std::min(20, B), from_bits = 0; st.ok(); from_bits = bits, bits = std::min(bits + 4, B)) {
+  const u128 top = Pow2(static_cast<unsigned>(B));
+  for (u128 begin = 1; begin < top && st.ok();) {
     FinishedUnit unit;
-    unit.begin = from_bits == 0 ? 1 : Pow2(static_cast<unsigned>(from_bits));
-    unit.end = Pow2(static_cast<unsigned>(bits));
+    unit.begin = begin;
+    unit.end = FirstUnitCut(begin, top);
+    begin = unit.end;
     unit.kinds = Kinds::kDelay;
     UnitSpec spec;
     spec.begin = unit.begin;
@@ -821,7 +825,6 @@ Status GpuEngine::EnsureSelfRecords() {
     if (!st.ok()) break;
     units.push_back(std::move(unit));
     merged = MergeRecords({}, units);
-    if (bits == B) break;
   }
   bootstrapping_ = false;
   STATUS_TRY(st);

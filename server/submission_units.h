@@ -7,7 +7,7 @@
 namespace collatz::server {
 
 // A submission from 1 knows nothing below its first unit, so, as `collatzctl run` does, a
-// piece that starts below unit_size is cut at 2^20, 2^24, 2^28, ... below unit_size and
+// piece that starts below unit_size is cut at 2^20, 2^24, 2^28, 2^32, 2^33, ... below unit_size and
 // then at unit_size (core/first_unit_cuts.h); the records are the same.
 
 // The end of the unit that starts at x in a piece that ends at piece_end: FirstUnitCut

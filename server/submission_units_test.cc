@@ -1,4 +1,4 @@
-// The coordinator's unit cuts: the first unit-size block at 2^20, 2^24, 2^28, ...
+// The coordinator's unit cuts: the first unit-size block at 2^20, 2^24, 2^28, 2^32, 2^33, ...
 // (core/first_unit_cuts.h, as `collatzctl run` plans them), then unit-size steps.
 #include "server/submission_units.h"
 
@@ -48,7 +48,7 @@ TEST(SubmissionUnits, PiecesStartingInsideOrAboveTheFirstBlock) {
             (Units{{Pow2(32) + 7, Pow2(33) + 7}, {Pow2(33) + 7, Pow2(33) + 9}}));
   // The count never makes the units (a refused submission of 2^100 units).
   EXPECT_TRUE(CountUnits(1, Pow2(100), 1) == Pow2(100) - 1);
-  EXPECT_TRUE(CountUnits(1, Pow2(100), Pow2(40)) == Pow2(60) + 5);  // 5 cuts below 2^40
+  EXPECT_TRUE(CountUnits(1, Pow2(100), Pow2(40)) == Pow2(60) + 11);  // 12 units below 2^40
 }
 
 }  // namespace
