@@ -61,7 +61,9 @@ struct Job {
   bool group = false;
   int group_bits = 0;
   int walk_round_steps = 1;
-  bool join = false;  // the join map serves this group launch (LaunchParams::join_map)
+  // The join map serves this launch (LaunchParams::join_map): the unit's group launches, and
+  // its sieved-position launches beside them (the partial cycles at its ends).
+  bool join = false;
   uint32_t entry0 = 0, entries = 0;
   uint32_t cycles = 0;
 };
@@ -548,6 +550,11 @@ Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
   p.class_min = slot.class_min.get();
   p.pos_begin = job.pos_begin;
   p.pos_end = job.pos_end;
+  const JoinMapState& join = JoinMapOf(spec_.kinds);
+  p.join_map = job.join ? join.map.get() : nullptr;
+  p.join_mask = job.join ? (uint64_t{1} << join.bits) - 1 : 0;
+  p.join_bits = job.join ? join.bits : 0;
+  p.join_delay_variants = job.join && spec_.kinds == Kinds::kDelay ? gpu::kJoinDelayVariants : 0;
   if (job.group) {
     const SieveCycle& cycle = spec_.kinds == Kinds::kDelay ? delay_cycle_ : class_cycle_;
     p.tables.stop_below = group_stop_below_.get();
@@ -570,11 +577,6 @@ Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
     p.walk_stop = group_walk_stop_.get();
     p.walk_stop_last = group_walk_stop_last_;
     p.walk_round_steps = job.walk_round_steps;
-    const JoinMapState& join = JoinMapOf(spec_.kinds);
-    p.join_map = job.join ? join.map.get() : nullptr;
-    p.join_mask = job.join ? (uint64_t{1} << join.bits) - 1 : 0;
-    p.join_bits = job.join ? join.bits : 0;
-    p.join_delay_variants = job.join && spec_.kinds == Kinds::kDelay ? gpu::kJoinDelayVariants : 0;
     p.group_first_entry = job.entry0;
     p.group_entries = job.entries;
     p.group_cycles = job.cycles;
@@ -1003,11 +1005,14 @@ Status GpuEngine::SearchUnit(const UnitSpec& spec, UnitResult* result, const Pro
     if ((last - first) / limit > (static_cast<u128>(1) << 24)) {
       return Status::InvalidArgument("unit too large for one GPU search (more than 2^24 launches); split it");
     }
+    // Whether the groups take the join map; the positions beside them then follow it too.
+    bool groups_join = false;
     auto position_jobs = [&](u128 from, u128 to) {
       for (u128 at = from; at < to;) {
         const uint64_t n = static_cast<uint64_t>(std::min<u128>(limit, to - at));
         Job j;
         j.sieved = true;
+        j.join = groups_join;
         j.cycle0 = q0 + at / cycle.len;
         j.pos_begin = static_cast<uint64_t>(at % cycle.len);
         j.pos_end = j.pos_begin + n;
@@ -1040,6 +1045,10 @@ Status GpuEngine::SearchUnit(const UnitSpec& spec, UnitResult* result, const Pro
     // Two table steps a walk round when every member is at least 2^(2S) after k + G steps.
     const int round_steps =
         group_bits != 0 && UsesTwoStepRounds() && GroupMembersReach(start, group_bits, 2 * walk_bits) ? 2 : 1;
+    // Positions beside the groups follow the map in the walk queue's finishing path; the plain
+    // kernel cannot, so a unit whose positions would take it runs without the map.
+    const bool positions_beside = first != full_begin * cycle.len || full_end * cycle.len != last;
+    groups_join = join_unit && group_bits != 0 && k + group_bits >= join.bits && (Queue() || !positions_beside);
     if (group_bits == 0) {
       position_jobs(first, last);
     } else {
@@ -1054,7 +1063,7 @@ Status GpuEngine::SearchUnit(const UnitSpec& spec, UnitResult* result, const Pro
           j.group = true;
           j.group_bits = group_bits;
           j.walk_round_steps = round_steps;
-          j.join = join_unit && k + group_bits >= join.bits;
+          j.join = groups_join;
           j.cycle0 = q0 + c;
           j.cycles = cycles;
           j.entry0 = static_cast<uint32_t>(e);

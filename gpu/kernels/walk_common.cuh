@@ -280,8 +280,11 @@ template <int kLayout>
 __device__ __noinline__ void FinishRel(const LaunchParams* params, uint32_t rel, uint32_t d, bool host) {
   const LaunchParams& P = *params;
   const Number x = kLayout == kGroupRel ? GroupNumber(P, rel) : QueuedNumber<kLayout == kSievedRel>(P, rel);
-  // The number stands for its join-map twins in the tallies (they were skipped).
-  const uint32_t weight = kLayout == kGroupRel && P.join_map != nullptr ? JoinEntry(P, x.n_hi, x.n_lo) : 1;
+  // The number stands for its join-map twins in the tallies (they were skipped), or (weight
+  // 0) a smaller twin stands for it. Sieved positions of a join unit (the partial cycles at
+  // its ends, beside the groups: a delay-only cycle of 9 2^k numbers does not divide 2^L)
+  // follow the map too, so that a run split between them and the groups counts once.
+  const uint32_t weight = kLayout != kFirstBlockRel && P.join_map != nullptr ? JoinEntry(P, x.n_hi, x.n_lo) : 1;
   if (host || d >= kClassSlots) {
     HostFinish(P, x, weight);
     return;
