@@ -25,7 +25,10 @@ namespace collatz {
 // by the cycle's modulus, 9). Their map has a variant for each H mod 9 whose runs are made
 // of the examined lifts alone: a member with 0 has a smaller examined twin of its delay, and
 // the run's smallest examined member stands for the run's examined members in the tallies.
-// Entries of unexamined lifts are 1 and never read.
+// Entries of unexamined lifts are 1 and never read. A delay-only cycle (9 2^k numbers) does
+// not divide 2^L, so a join unit's partial cycles at its ends are walked as positions beside
+// the groups; they follow the map as well (weight 0 or the run's length), so that a run split
+// between the two sides counts once.
 
 // The map on the host (the CPU twin of BuildJoinMap, for tests): 2^(L - 1) entries.
 // odd_residues: the k-bit sieve's odd survivors, ascending; k < L <= 34 (the device build: k <= 32 and at most 2^31 lifts).
