@@ -174,7 +174,11 @@ int RunCommand(const RunArgs& args) {
       return Failure(cmd, st);
     }
     std::unique_ptr<SearchEngine> engine;
-    if (!(st = engines::MakeEngine(resolved, tables, args.threads, &engine)).ok()) return Failure(cmd, st);
+    if (!(st = engines::MakeEngine(resolved, tables, args.threads, &engine, 0,
+                                   engines::OwnTableBitsForWork(planned_numbers)))
+             .ok()) {
+      return Failure(cmd, st);
+    }
     spdlog::info("engine {}: tables built in {:.2f} s", engine->Describe(),
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 

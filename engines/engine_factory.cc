@@ -58,14 +58,16 @@ Status BuildSearchTables(const std::string& sieve_file, int sieve_bits, std::sha
 }
 
 Status MakeEngine(Backend resolved, std::shared_ptr<const SearchTables> tables, int threads,
-                  std::unique_ptr<SearchEngine>* out, int gpu_device) {
+                  std::unique_ptr<SearchEngine>* out, int gpu_device, int gpu_own_table_bits) {
   if (resolved == Backend::kGpu) {
 #if COLLATZ_WITH_GPU
     GpuEngineOptions options;
     options.device = gpu_device;
+    if (gpu_own_table_bits >= 0) options.self_record_bits = gpu_own_table_bits;
     return MakeGpuEngine(std::move(tables), options, out);
 #else
     (void)gpu_device;
+    (void)gpu_own_table_bits;
     return Status::FailedPrecondition("this build has no CUDA engine");
 #endif
   }
@@ -73,6 +75,12 @@ Status MakeEngine(Backend resolved, std::shared_ptr<const SearchTables> tables, 
   options.threads = threads;
   out->reset(new CpuEngine(std::move(tables), options));
   return Status::Ok();
+}
+
+int OwnTableBitsForWork(u128 numbers) {
+  if (numbers < Pow2(46)) return 42;
+  if (numbers < Pow2(48)) return 44;
+  return kDaemonOwnTableBits;
 }
 
 }  // namespace collatz::engines

@@ -9,6 +9,7 @@
 
 #include "core/search_engine.h"
 #include "core/status.h"
+#include "core/u128.h"
 #include "core/unit_search.h"
 
 namespace collatz::engines {
@@ -34,9 +35,17 @@ int DefaultSieveBits(Backend resolved);
 Status BuildSearchTables(const std::string& sieve_file, int sieve_bits, std::shared_ptr<const SearchTables>* out);
 
 // Builds the engine for a resolved backend. threads: CPU threads (0 = all cores);
-// gpu_device: the CUDA device of a kGpu engine. FailedPrecondition for kGpu in a build
-// without CUDA.
+// gpu_device: the CUDA device of a kGpu engine; gpu_own_table_bits: B of the GPU engine's
+// own record table for units leased without one (docs/FLOOR.md; -1: the engine's default,
+// 0: none). FailedPrecondition for kGpu in a build without CUDA.
 Status MakeEngine(Backend resolved, std::shared_ptr<const SearchTables> tables, int threads,
-                  std::unique_ptr<SearchEngine>* out, int gpu_device = 0);
+                  std::unique_ptr<SearchEngine>* out, int gpu_device = 0, int gpu_own_table_bits = -1);
+
+// The own table's B for a GPU engine that will search about `numbers` numbers: its searches
+// cost once what a deeper table saves on every unit without a table (H100 at 2^66: B = 42 /
+// 44 / 46 take 0.75 / 2.4 / 9.6 s and give 1.09 / 1.19 / 1.30e12 numbers/s), so 42 below
+// 2^46 numbers, 44 below 2^48, 46 from there (a worker daemon).
+int OwnTableBitsForWork(u128 numbers);
+constexpr int kDaemonOwnTableBits = 46;
 
 }  // namespace collatz::engines

@@ -49,6 +49,14 @@ TEST(EngineFactory, ASieveFileGivesTheSameTablesAsItsWidth) {
   EXPECT_FALSE(BuildSearchTables(path, bits, &loaded).ok());  // gone: a clear error
 }
 
+TEST(EngineFactory, TheOwnTableGrowsWithTheWork) {
+  EXPECT_EQ(OwnTableBitsForWork(Pow2(44)), 42);
+  EXPECT_EQ(OwnTableBitsForWork(Pow2(46) - 1), 42);
+  EXPECT_EQ(OwnTableBitsForWork(Pow2(46)), 44);
+  EXPECT_EQ(OwnTableBitsForWork(Pow2(48)), kDaemonOwnTableBits);
+  EXPECT_EQ(OwnTableBitsForWork(kU128Max), kDaemonOwnTableBits);
+}
+
 TEST(EngineFactory, MakesTheCpuEngineAndRefusesAGpuWithoutCuda) {
   std::shared_ptr<const SearchTables> tables;
   ASSERT_TRUE(BuildSearchTables("", 10, &tables).ok());

@@ -54,6 +54,7 @@ int WorkerMain(int argc, char** argv, const WorkerSeams& seams) {
   std::string server_address, token_file, tls_ca, gpus_flag = "all", backend = "auto", spool_dir = "collatz-spool";
   std::string sieve_file, log_format = "text", log_level = "info", metrics_listen;
   int threads = 0, sieve_bits = kDefaultSieveBits, max_idle_seconds = 0;
+  int own_table_bits = engines::kDaemonOwnTableBits;
   double grace_seconds = 60, heartbeat_seconds = 0, prefetch_fraction = 0.5, backoff_cap_seconds = 30;
   bool skip_self_test = false, validate_only = false;
   app.add_option("--server", server_address, "Coordinator address (HOST:PORT)")->required();
@@ -65,6 +66,10 @@ int WorkerMain(int argc, char** argv, const WorkerSeams& seams) {
   app.add_option("--spool", spool_dir, "Directory for finished results not yet acknowledged")->capture_default_str();
   app.add_option("--sieve", sieve_file, "Sieve file (collatz-sieve); else a generated --sieve-bits sieve");
   app.add_option("--sieve-bits", sieve_bits, "Width of the generated sieve (must equal the server's)")->capture_default_str();
+  app.add_option("--gpu-own-table-bits", own_table_bits,
+                 "GPU: the engine's own record table (below 2^B, built once) for units leased without one; 0: none")
+      ->check(CLI::Range(0, 48))
+      ->capture_default_str();
   app.add_option("--log-format", log_format, "text or json")->capture_default_str();
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
   app.add_option("--metrics-listen", metrics_listen, "Serve Prometheus /metrics on ADDR (e.g. 0.0.0.0:9464)");
@@ -188,7 +193,7 @@ int WorkerMain(int argc, char** argv, const WorkerSeams& seams) {
     // Stats units on this GPU when the build has the GPU stats engine, else on the CPU.
     if (!MakeGpuStatsEngine(g.index, tables->delay, threads, &d.stats).ok()) d.stats = MakeCpuStatsEngine(tables->delay, threads);
     d.stats = WrapStats(seams, std::move(d.stats));
-    Status st = engines::MakeEngine(engines::Backend::kGpu, tables, threads, &d.engine, g.index);
+    Status st = engines::MakeEngine(engines::Backend::kGpu, tables, threads, &d.engine, g.index, own_table_bits);
     std::string summary;
     // A GPU's production-kind case takes 2^40 numbers (its residue groups and walks).
     if (st.ok() && !skip_self_test) st = RunSelfTest(*d.engine, *tables, &summary, Pow2(40));
