@@ -859,7 +859,10 @@ Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
   // launches, fixed one-entry buffers) would take hours over 2^42 numbers, so it goes without.
   const bool launches_fit = options_.positions_per_launch >= (uint64_t{1} << 20) && options_.ladder_capacity == 0 &&
                             options_.host_finish_capacity == 0;
-  if (B > 0 && launches_fit && options_.early_termination && spec.floor > 0 &&
+  // Nor does a unit 2^16 times smaller than the table's searches (the worker's self-test
+  // windows): it walks to the tail sooner than the table is built.
+  const bool unit_worth_it = B <= 16 || spec.end - spec.begin >= Pow2(static_cast<unsigned>(B - 16));
+  if (B > 0 && launches_fit && unit_worth_it && options_.early_termination && spec.floor > 0 &&
       spec.begin >= Pow2(static_cast<unsigned>(B)) &&
       spec.records_complete_below < Pow2(static_cast<unsigned>(B)) &&
       (spec.kinds == Kinds::kDelay || ClassesStopEarly(spec))) {

@@ -792,6 +792,10 @@ TEST(GpuEngineTest, FullDelayGroupsMatchCpu) {
   }
   centers.push_back(Pow2(70) + rng() % Pow2(60));
   centers.push_back(Pow2(99) + Pow2(71) + Pow2(70) - 1);  // leaves 128 bits
+  // A unit 2^16 times smaller than the table's searches goes without it (same result).
+  const UnitSpec tiny = FloorOnlySpec(centers.front(), centers.front() + (uint64_t{1} << 15), Kinds::kDelay);
+  ExpectSameOnTables(*SmallSieveTables(), *own_table, tiny);
+  EXPECT_EQ(LastGpuSearchStats(*own_table).self_record_bits, 0);
   for (u128 c : centers) {
     for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
       UnitSpec spec = FloorOnlySpec(c - (uint64_t{1} << 23), c + (uint64_t{1} << 23), kinds);
