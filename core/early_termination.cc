@@ -23,9 +23,19 @@ EarlyTermination::EarlyTermination(const UnitSpec& spec)
     hole_prefix_[d] = static_cast<uint32_t>(h);
   }
   bound_.assign(static_cast<size_t>(129) << kSubBits, kNoBound);
+  stop_below_.assign(static_cast<size_t>(floor_) + 1, 0);
   const u128 complete = spec.records_complete_below;
   enabled_ = complete > 1 && !spec.known_records.empty() && spec.known_records.front().n == 1;
   if (!enabled_) return;
+  // s + R(v) <= floor with R(v) the delay of the last record <= v: v below the first record
+  // whose delay exceeds floor - s (records ascend in n and in delay), and below `complete`.
+  size_t r = 0;
+  for (uint32_t t = 0; t <= floor_; ++t) {
+    while (r < spec.known_records.size() && spec.known_records[r].delay <= t) ++r;
+    u128 v = complete;
+    if (r < spec.known_records.size()) v = std::min(v, spec.known_records[r].n);
+    stop_below_[floor_ - t] = v;
+  }
   for (unsigned b = 1; b <= 128; ++b) {
     for (unsigned j = 0; j < (1u << kSubBits); ++j) {
       // Largest value of the bucket: [2^(b-1) + j w, 2^(b-1) + (j+1) w) with w = 2^(b-1-kSubBits),

@@ -32,8 +32,11 @@ class EarlyTermination {
   }
 
   // True if a number at v after s steps can be neither a delay record nor (in class
-  // searches) a class record of an open class.
+  // searches) a class record of an open class. Delay-only: one comparison with the exact
+  // threshold of s (stop_below), not the bucketed bound (fewer instructions in the CPU
+  // engine's step loop, and R exact instead of bucketed).
   bool CanStop(uint32_t s, u128 v) const {
+    if (!check_classes_) return s <= floor_ && v < stop_below_[s];
     const uint32_t hi = s + Bound(v);
     if (hi > floor_) return false;
     if (!check_classes_) return true;
@@ -46,6 +49,10 @@ class EarlyTermination {
   // hole_prefix()[d] = number of open holes below d, for d in 0 .. floor + 1.
   const std::vector<uint32_t>& hole_prefix() const { return hole_prefix_; }
   uint32_t floor() const { return floor_; }
+  // stop_below()[s] for s in 0 .. floor: the smallest v with s + R(v) > floor or v at or past
+  // the table's completeness bound (0 when disabled), so that s + R(v) <= floor with R known
+  // exactly when v < stop_below()[s].
+  const std::vector<u128>& stop_below() const { return stop_below_; }
   bool check_classes() const { return check_classes_; }
 
  private:
@@ -54,6 +61,7 @@ class EarlyTermination {
   uint32_t floor_ = 0;
   std::vector<uint16_t> bound_;
   std::vector<uint32_t> hole_prefix_;
+  std::vector<u128> stop_below_;
 };
 
 }  // namespace collatz
