@@ -14,6 +14,20 @@ uint32_t MaxDelayAtMost(const std::vector<Record>& records, u128 x) {
 
 }  // namespace
 
+std::vector<u128> StopThresholds(const UnitSpec& spec, int64_t limit) {
+  std::vector<u128> stop_below(limit < 0 ? 0 : static_cast<size_t>(limit) + 1, 0);
+  // R(v) is the delay of the last record <= v: s + R(v) <= limit for v below the first record
+  // whose delay exceeds limit - s, and below the table's completeness bound.
+  size_t r = 0;
+  for (int64_t t = 0; t <= limit; ++t) {
+    while (r < spec.known_records.size() && spec.known_records[r].delay <= t) ++r;
+    u128 v = spec.records_complete_below;
+    if (r < spec.known_records.size()) v = std::min(v, spec.known_records[r].n);
+    stop_below[static_cast<size_t>(limit - t)] = v;
+  }
+  return stop_below;
+}
+
 EarlyTermination::EarlyTermination(const UnitSpec& spec)
     : check_classes_(spec.kinds == Kinds::kDelayAndClass), floor_(spec.floor) {
   hole_prefix_.assign(static_cast<size_t>(floor_) + 2, 0);
@@ -27,15 +41,7 @@ EarlyTermination::EarlyTermination(const UnitSpec& spec)
   const u128 complete = spec.records_complete_below;
   enabled_ = complete > 1 && !spec.known_records.empty() && spec.known_records.front().n == 1;
   if (!enabled_) return;
-  // s + R(v) <= floor with R(v) the delay of the last record <= v: v below the first record
-  // whose delay exceeds floor - s (records ascend in n and in delay), and below `complete`.
-  size_t r = 0;
-  for (uint32_t t = 0; t <= floor_; ++t) {
-    while (r < spec.known_records.size() && spec.known_records[r].delay <= t) ++r;
-    u128 v = complete;
-    if (r < spec.known_records.size()) v = std::min(v, spec.known_records[r].n);
-    stop_below_[floor_ - t] = v;
-  }
+  stop_below_ = StopThresholds(spec, floor_);
   for (unsigned b = 1; b <= 128; ++b) {
     for (unsigned j = 0; j < (1u << kSubBits); ++j) {
       // Largest value of the bucket: [2^(b-1) + j w, 2^(b-1) + (j+1) w) with w = 2^(b-1-kSubBits),

@@ -12,6 +12,11 @@
 
 namespace collatz {
 
+// stop_below[s], s = 0 .. limit (empty for limit < 0): the least v with R(v) > limit - s (the
+// first record above limit - s, or records_complete_below: R is known only below it), so
+// s + R(v) <= limit <=> v < stop_below[s]. Non-increasing in s. Records ascend in n and delay.
+std::vector<u128> StopThresholds(const UnitSpec& spec, int64_t limit);
+
 class EarlyTermination {
  public:
   // Sub-buckets per octave: v in [2^(b-1), 2^b) is split into 2^kSubBits equal parts.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/early_termination.h"
 #include "core/u128.h"
 #include "gpu/search_kernels.h"
 
@@ -14,15 +15,9 @@ u128 Value(const ulonglong2& e) { return u128{e.y} << 64 | e.x; }
 
 std::vector<ulonglong2> BuildStopTable(const UnitSpec& spec, int64_t limit) {
   std::vector<ulonglong2> table(static_cast<size_t>(spec.floor) + 2, ulonglong2{0, 0});
-  const u128 complete = spec.records_complete_below;
-  size_t r = 0;  // records ascend in n and in delay
-  for (int64_t t = 0; t <= limit; ++t) {
-    while (r < spec.known_records.size() && spec.known_records[r].delay <= t) ++r;
-    u128 v = complete;
-    if (r < spec.known_records.size()) v = std::min(v, spec.known_records[r].n);
-    ulonglong2& e = table[static_cast<size_t>(limit - t)];
-    e.x = Lo64(v);
-    e.y = Hi64(v);
+  const std::vector<u128> stop_below = StopThresholds(spec, limit);  // limit <= floor
+  for (size_t s = 0; s < stop_below.size() && s < table.size(); ++s) {
+    table[s] = ulonglong2{Lo64(stop_below[s]), Hi64(stop_below[s])};
   }
   return table;
 }

@@ -11,9 +11,8 @@
 
 namespace collatz {
 
-// stop_below[s], s = 0 .. floor + 1: the least v with R(v) > limit - s (the first record
-// above limit - s, or records_complete_below: R is known only below it), so s + R(v) <= limit
-// <=> v < stop_below[s]; 0 (nothing stops) for s > limit. Non-increasing in s.
+// stop_below[s], s = 0 .. floor + 1: core's StopThresholds (core/early_termination.h) as
+// 16-byte entries, 0 (nothing stops) for s > limit.
 std::vector<ulonglong2> BuildStopTable(const UnitSpec& spec, int64_t limit);
 
 // The residue-group walk's check (gpu::kWalkCheckBits, gpu::WalkCheckShift, gpu::kWalkRowBits):
