@@ -89,7 +89,8 @@ int Main(int argc, char** argv) {
     else if (key == "--queue-columns") a.gpu.queue_column_cycles = std::stoi(value());
     else if (key == "--no-groups") a.gpu.residue_groups = false;
     else if (key == "--class-plain") a.gpu.class_walk_queue = false;
-    else if (key == "--group-bits") a.gpu.group_bits = std::stoi(value());
+    else if (key == "--group-bits") a.gpu.group_bits = a.gpu.class_group_bits = std::stoi(value());
+    else if (key == "--shallow-group-bits") a.gpu.shallow_group_bits = std::stoi(value());
     else if (key == "--group-min-members") a.gpu.group_min_members = a.gpu.class_group_min_members = std::stoi(value());
     else if (key == "--walk-rounds") a.gpu.group_walk_rounds = std::stoi(value());
     else if (key == "--walk-step-bits") a.gpu.group_walk_step_bits = std::stoi(value());
@@ -212,6 +213,10 @@ int Main(int argc, char** argv) {
                 stats.join_map_seconds, static_cast<unsigned long>(stats.join_skipped_groups));
   } else if (!stats.join_map_unavailable.empty()) {
     std::printf("join map unavailable: %s\n", stats.join_map_unavailable.c_str());
+  }
+  if (stats.group_launches != 0) {
+    std::printf("residue groups stopped inside their k + G shared steps: %lu\n",
+                static_cast<unsigned long>(stats.step_stopped_groups));
   }
 
   double base_rate = 0;

@@ -135,14 +135,16 @@ class GpuEngine : public SearchEngine {
                 const std::atomic<bool>* cancel = nullptr) override;
   std::string LastSearchNote() const override {
     const GpuSearchStats& s = stats_;
-    char buf[320];
+    char buf[400];
     std::snprintf(buf, sizeof buf,
                   "%s, %llu launches (%llu residue-group, %llu split), tail %d bits, own table %d bits, "
-                  "join map skipped %llu groups, set-up %.3f s, kernels %.3f s",
+                  "join map skipped %llu groups, %llu stopped inside their shared steps, set-up %.3f s, "
+                  "kernels %.3f s",
                   s.full_delay ? "full-delay walk" : "early termination",
                   static_cast<unsigned long long>(s.launches), static_cast<unsigned long long>(s.group_launches),
                   static_cast<unsigned long long>(s.split_launches), s.tail_bits, s.self_record_bits,
-                  static_cast<unsigned long long>(s.join_skipped_groups), s.setup_seconds, s.kernel_seconds);
+                  static_cast<unsigned long long>(s.join_skipped_groups),
+                  static_cast<unsigned long long>(s.step_stopped_groups), s.setup_seconds, s.kernel_seconds);
     return buf;
   }
   std::string Describe() const override {
@@ -189,6 +191,16 @@ class GpuEngine : public SearchEngine {
     if (g + bits >= 127) return false;
     const u128 pow3 = kPow3[sieve_min_odd_steps_];
     return h >= (Pow2(static_cast<unsigned>(g + bits)) + pow3 - 1) / pow3;
+  }
+  // Whether a group of G bits keeps its arithmetic in range: a member's value after k + G
+  // T-steps below 2^128 (N < 2^100 and a T-step at most x3/2: 0.585 (k + G) < 28) and the
+  // step between members, A2 = modulus 3^(p + p2) with p, p2 the odd steps of the entry and
+  // of the G-bit step, below 2^64.
+  bool GroupFits(int g, unsigned modulus) const {
+    if (tables_->sieve->bits() + g > 47) return false;
+    u128 a2 = modulus;
+    for (int i = 0; i < sieve_max_odd_steps_ + g; ++i) a2 *= 3;
+    return a2 < Pow2(64);
   }
   // No early termination: the unit carries no trusted or covered record table (a provable
   // floor alone), so every number walks to the tail (docs/FLOOR.md).
@@ -246,10 +258,11 @@ class GpuEngine : public SearchEngine {
   std::string device_name_;
   int sm_count_ = 0;
   int sieve_min_odd_steps_ = 0;  // the fewest odd steps among the sieve's first k T-steps
+  int sieve_max_odd_steps_ = 0;  // and the most
   int blocks_per_sm_ = 0;
   int queue_blocks_per_sm_ = 0;
   int group_blocks_per_sm_[3] = {0, 0, 0};  // by steps a walk round (1, 2)
-  DeviceArray<uint64_t> group_steps_[17];  // the G-bit step table, G = 5 .. group_bits (packed)
+  DeviceArray<StepEntry> group_steps_[gpu::kMaxGroupBits + 1];  // the G-bit step tables, G = 5 .. the widest
   DeviceArray<StepEntry> walk_steps_;       // the group walk's shared-memory table, if any
   DeviceArray<StepEntry> steps_;
   DeviceArray<uint16_t> tail_;
@@ -373,6 +386,7 @@ Status GpuEngine::Init() {
   if (o.self_record_bits < 0 || o.self_record_bits > 48) return Status::InvalidArgument("self record bits must be in 0..48");
   const std::vector<uint8_t>& odd_steps = tables_->sieve->p();
   sieve_min_odd_steps_ = odd_steps.empty() ? 0 : *std::min_element(odd_steps.begin(), odd_steps.end());
+  sieve_max_odd_steps_ = odd_steps.empty() ? 0 : *std::max_element(odd_steps.begin(), odd_steps.end());
   if (o.full_delay_tail_bits != 0 && (o.full_delay_tail_bits < o.tail_bits || o.full_delay_tail_bits > TailTable::kMaxBits)) {
     return Status::InvalidArgument("full-delay tail bits must be 0 or in tail bits..32");
   }
@@ -387,7 +401,11 @@ Status GpuEngine::Init() {
   if (o.bound_sub_bits < 0 || o.bound_sub_bits > gpu::kMaxBoundSubBits) {
     return Status::InvalidArgument("bound sub-bits must be in 0..8");
   }
-  if (o.group_bits < 5 || o.group_bits > 16) return Status::InvalidArgument("group bits must be in 5..16");
+  for (const int bits : {o.group_bits, o.class_group_bits, o.shallow_group_bits}) {
+    if (bits < 5 || bits > gpu::kMaxGroupBits) {
+      return Status::InvalidArgument("group bits must be in 5.." + std::to_string(gpu::kMaxGroupBits));
+    }
+  }
   if (o.group_walk_step_bits != 0 && (o.group_walk_step_bits < 5 || o.group_walk_step_bits > gpu::kMaxSharedStepBits)) {
     return Status::InvalidArgument("group walk step bits must be 0 or in 5..13");
   }
@@ -400,6 +418,7 @@ Status GpuEngine::Init() {
   if (o.group_walk_round_steps != 1 && o.group_walk_round_steps != 2) {
     return Status::InvalidArgument("group walk round steps must be 1 or 2");
   }
+  if (o.group_step_check_min_members < 0) return Status::InvalidArgument("group step check members must be >= 0");
   if (o.group_min_members < 1 || o.group_min_members > 4096 || o.class_group_min_members < 1 ||
       o.class_group_min_members > 4096) {
     return Status::InvalidArgument("group min members must be in 1..4096");
@@ -437,13 +456,8 @@ Status GpuEngine::Init() {
 
   STATUS_TRY(steps_.Upload(gpu::MakeStepEntries(o.step_bits)));
   if (o.residue_groups && QueueAllowed()) {
-    for (int g = 5; g <= o.group_bits; ++g) {
-      const std::vector<StepEntry> entries = gpu::MakeStepEntries(g);
-      std::vector<uint64_t> packed(entries.size());
-      for (size_t i = 0; i < entries.size(); ++i) {
-        packed[i] = gpu::PackGroupStep(entries[i].c, entries[i].pow3, entries[i].steps);
-      }
-      STATUS_TRY(group_steps_[g].Upload(packed));
+    for (int g = 5; g <= std::max({o.group_bits, o.class_group_bits, o.shallow_group_bits}); ++g) {
+      STATUS_TRY(group_steps_[g].Upload(gpu::MakeStepEntries(g)));
     }
     if (o.group_walk_step_bits > 0) STATUS_TRY(walk_steps_.Upload(gpu::MakeStepEntries(o.group_walk_step_bits)));
     for (int round_steps = 1; round_steps <= 2; ++round_steps) {
@@ -580,6 +594,12 @@ Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
     p.group_first_entry = job.entry0;
     p.group_entries = job.entries;
     p.group_cycles = job.cycles;
+    // The checks inside the shared steps cost G T-steps a group: they pay for groups of many
+    // members only (2^60, 2^40 numbers, 28 members: 7.78e12 with, 9.19e12 without).
+    p.group_step_checks = base_params_.group_step_checks != 0 &&
+                                  (job.cycles >> job.group_bits) >= static_cast<uint32_t>(options_.group_step_check_min_members)
+                              ? 1
+                              : 0;
     if (slot.entry_stops.size() < job.entries) {
       CUDA_TRY(cudaStreamSynchronize(slot.stream));  // an earlier launch of the slot may still read it
       STATUS_TRY(slot.entry_stops.Allocate(job.entries));
@@ -700,6 +720,7 @@ Status GpuEngine::Collect(Slot& slot, const Job& job, UnitResult* part, bool* re
   stats_.ladder_entries += ladder.size();
   stats_.host_finished += finish.size();
   stats_.join_skipped_groups += acc.join_skipped_groups;
+  stats_.step_stopped_groups += acc.step_stopped_groups;
 
   UnitResult r;
   r.candidates = acc.candidates;
@@ -948,6 +969,9 @@ Status GpuEngine::SearchUnit(const UnitSpec& spec, UnitResult* result, const Pro
   // most groups walk, and the map pays (2^66 without a table: 6.1e11 -> 7.4e11).
   const bool shallow_table = FullDelay() || spec.records_complete_below < (spec.begin >> 16);
   const bool join_kind = classes || (options_.delay_join_map && shallow_table);
+  // Where the table reaches near the unit, the group's last member is also checked inside
+  // its k + G shared steps (GroupSkipKernel); elsewhere nothing stops there.
+  p.group_step_checks = p.early_stop != 0 && !shallow_table ? 1 : 0;
   JoinMapState& join = JoinMapOf(spec.kinds);
   if (join_kind && Groups() && JoinMapBits() > 0) {
     const u128 trigger = Pow2(static_cast<unsigned>(std::min(JoinMapBits(), 32)));
@@ -1030,16 +1054,22 @@ Status GpuEngine::SearchUnit(const UnitSpec& spec, UnitResult* result, const Pro
     const u128 full_begin = (first + cycle.len - 1) / cycle.len, full_end = last / cycle.len;  // cycles from q0
     int group_bits = 0;
     const int walk_bits = options_.group_walk_step_bits > 0 ? options_.group_walk_step_bits : options_.step_bits;
-    // Class units want deeper groups (class_group_min_members); where the unit has too few
-    // cycles for that (wide sieves), groups of group_min_members still beat the walk queue
+    // Class units want deeper groups (class_group_min_members, then a quarter of it); where the
+    // unit has too few cycles for that (wide sieves), groups of group_min_members still beat the walk queue
     // alone by far (30-bit sieve, 2^40 numbers at 2^60: 1.90e12 with 32 members against
     // 4.3e11 without groups).
     if (Groups() && full_end > full_begin) {
       const u128 cycles = full_end - full_begin;
       for (const int min_members : {classes ? options_.class_group_min_members : options_.group_min_members,
+                                    classes ? std::max(1, options_.class_group_min_members / 4)
+                                            : options_.group_min_members,
                                     options_.group_min_members}) {
-        for (int g = options_.group_bits; g >= 5 && group_bits == 0; --g) {
-          if (cycles >= static_cast<u128>(min_members) << g && GroupMembersReach(start, g, walk_bits)) {
+        const int widest = shallow_table ? options_.shallow_group_bits
+                           : classes     ? options_.class_group_bits
+                                         : options_.group_bits;
+        for (int g = widest; g >= 5 && group_bits == 0; --g) {
+          if (cycles >= static_cast<u128>(min_members) << g && GroupMembersReach(start, g, walk_bits) &&
+              GroupFits(g, cycle.modulus)) {
             group_bits = g;
           }
         }

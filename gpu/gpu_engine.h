@@ -79,16 +79,28 @@ struct GpuEngineOptions {
   // groups' members are set up one by one (docs/PERFORMANCE.md, lever 28). G is the largest
   // value up to group_bits (at least 5) that leaves every group group_min_members members;
   // smaller units use the walk queue alone. Runs with the walk queue's block size and cap
-  // (128 or 256 threads).
+  // (128 or 256 threads). The group's last member is also checked after each of the T-steps
+  // between k and k + G (a prelude kernel), where the unit's record table reaches near it
+  // (lever 78); there deeper groups pay: 2^66, 2^46 numbers on an H100: 8.39e12 numbers/s
+  // at G = 16 against 7.55e12 at 13 and 7.75e12 at 17.
   bool residue_groups = true;
-  int group_bits = 13;
+  int group_bits = 16;
+  // The same for delay+class units (2^66, 2^44 numbers: 3.11e12 at 17, 2.96e12 at 16,
+  // 2.58e12 at 13, 2.67e12 at 19).
+  int class_group_bits = 17;
+  // And for units whose record table ends 16 bits or more below them (none, or the engine's
+  // own): nothing stops inside the shared steps, so deeper groups only add decisions (2^66,
+  // 2^44 numbers, own table below 2^42: 1.108e12 at 13, 1.051e12 at 16).
+  int shallow_group_bits = 13;
   int group_min_members = 16;
+  // Groups of fewer members go without the checks inside their shared steps (lever 78).
+  int group_step_check_min_members = 64;
   // The same for delay+class units, whose members walk about four times longer: deeper
   // groups' decisions cost more than their shared steps save (on a 28-bit sieve 1.77e12
-  // numbers/s at 16, 1.92e12 at 64; docs/PERFORMANCE.md, lever 57). With the default 19-bit
-  // sieve a class group has 256 members either way. Units with too few cycles for that take
-  // groups of group_min_members.
-  int class_group_min_members = 64;
+  // numbers/s at 16, 1.92e12 at 64; docs/PERFORMANCE.md, lever 57; with the 19-bit sieve at
+  // 2^60, 2^40 numbers: 2.01e12 with 256 members at G = 13, 1.81e12 with 64 at G = 15).
+  // Units with too few cycles for that take a quarter as many, then group_min_members.
+  int class_group_min_members = 256;
   // Walk rounds each lane takes (drawing its group's members from registers) between two
   // warp-wide hand-outs of walking groups.
   int group_walk_rounds = 12;
@@ -137,6 +149,7 @@ struct GpuSearchStats {
   double kernel_seconds = 0;         // summed CUDA-event time of the search launches
   double setup_seconds = 0;          // host time from Search's start to its first launch
   uint64_t join_skipped_groups = 0;  // walking residue groups the join map skipped
+  uint64_t step_stopped_groups = 0;  // residue groups stopped between their k-th and (k + G)-th T-step
   int join_map_bits = 0;             // the join map's level (0: none built)
   double join_map_seconds = 0;       // the time its build took (once per engine)
   std::string join_map_unavailable;  // why the device could not hold it, if so

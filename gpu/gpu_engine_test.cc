@@ -657,7 +657,7 @@ TEST(GpuEngineTest, ResidueGroupsMatchCpu) {
   SCOPED_TRACE("seed " + std::to_string(Seed()));
   for (int bits : {5, 8, 9, 11}) {
     GpuEngineOptions o;
-    o.group_bits = bits;
+    o.group_bits = o.class_group_bits = o.shallow_group_bits = bits;
     o.group_min_members = o.class_group_min_members = 4;
     o.positions_per_launch = uint64_t{1} << (18 + bits % 3);  // several launches, uneven entry ranges
     // The walk's table in shared memory (12 bits: two steps a round from 2^44 up, or one),
@@ -694,12 +694,51 @@ TEST(GpuEngineTest, ResidueGroupsMatchCpu) {
   }
 }
 
+// Groups as deep as the engine allows (16 to 19 bits: 16-byte group step entries), with
+// the checks of each group's last member inside its k + G shared steps (lever 78), on a
+// 5-bit sieve so that units of 2^28 to 2^30 numbers have such groups; compared with the CPU.
+TEST(GpuEngineTest, DeepResidueGroupsMatchCpu) {
+  REQUIRE_GPU();
+  std::mt19937_64 rng(Seed() + 11);
+  SCOPED_TRACE("seed " + std::to_string(Seed()));
+  const auto tables = TablesWithSieve(5);
+  uint64_t step_stopped = 0;
+  for (int bits : {16, 19}) {
+    GpuEngineOptions o;
+    o.group_bits = o.class_group_bits = o.shallow_group_bits = bits;
+    o.group_min_members = o.class_group_min_members = 2;
+    o.group_step_check_min_members = 1;
+    auto gpu = MakeGpu(o, tables);
+    for (unsigned height : {56u, 60u, 64u, 70u}) {
+      const u128 begin = Pow2(height) + static_cast<u128>(rng()) % Pow2(height - 3);
+      const u128 end = begin + (uint64_t{1} << (bits + 11)) + rng() % (uint64_t{1} << 20);
+      ExpectSameOnTables(*tables, *gpu, SpecWithRecords(begin, end, Kinds::kDelay, nullptr));
+      EXPECT_GT(LastGpuSearchStats(*gpu).group_launches, 0u) << "height " << height;
+      step_stopped += LastGpuSearchStats(*gpu).step_stopped_groups;
+      ExpectSameOnTables(*tables, *gpu, HolesNearTheFloor(SpecWithRecords(begin, end, Kinds::kDelayAndClass, &rng)));
+      EXPECT_GT(LastGpuSearchStats(*gpu).group_launches, 0u) << "height " << height << " delay+class";
+      step_stopped += LastGpuSearchStats(*gpu).step_stopped_groups;
+    }
+    // Low units with the floor lowered by 30: many numbers are open, and a group's members
+    // span up to 2% in value, so a stop decided by any member but the last shows.
+    for (unsigned height : {36u, 40u}) {
+      const u128 begin = Pow2(height) + static_cast<u128>(rng()) % Pow2(height - 3);
+      UnitSpec spec = SpecWithRecords(begin, begin + (uint64_t{1} << (bits + 11)), Kinds::kDelay, nullptr);
+      spec.floor -= 30;
+      ExpectSameOnTables(*tables, *gpu, spec);
+      EXPECT_GT(LastGpuSearchStats(*gpu).step_stopped_groups, 0u) << "height " << height;
+    }
+  }
+  // The checks inside the shared steps stopped groups (else this test could not see them).
+  EXPECT_GT(step_stopped, 0u);
+}
+
 TEST(GpuEngineTest, ResidueGroupBufferOverflowIsRecovered) {
   REQUIRE_GPU();
   GpuEngineOptions tiny;
   tiny.ladder_capacity = 1;
   tiny.host_finish_capacity = 1;
-  tiny.group_bits = 6;
+  tiny.group_bits = tiny.class_group_bits = tiny.shallow_group_bits = 6;
   tiny.group_min_members = tiny.class_group_min_members = 4;
   tiny.group_walk_step_bits = 11;  // host finishes and tails from the shared-memory walk
   auto gpu = MakeGpu(tiny, SmallSieveTables());
@@ -779,7 +818,7 @@ TEST(GpuEngineTest, FullDelayGroupsMatchCpu) {
   std::mt19937_64 rng(Seed() + 11);
   SCOPED_TRACE("seed " + std::to_string(Seed()));
   GpuEngineOptions o;
-  o.group_bits = 9;
+  o.group_bits = o.class_group_bits = o.shallow_group_bits = 9;
   o.group_min_members = o.class_group_min_members = 4;
   o.positions_per_launch = uint64_t{1} << 20;
   o.self_record_bits = 0;  // walks to the tail (full delay)
@@ -831,7 +870,7 @@ TEST(GpuEngineTest, JoinMapSkipsTwinsAndKeepsResults) {
   std::mt19937_64 rng(Seed() + 9);
   SCOPED_TRACE("seed " + std::to_string(Seed()));
   GpuEngineOptions o;
-  o.group_bits = 9;
+  o.group_bits = o.class_group_bits = o.shallow_group_bits = 9;
   o.group_min_members = o.class_group_min_members = 4;
   o.join_map_bits = 21;  // k + G with the 12-bit sieve
   o.positions_per_launch = uint64_t{1} << 20;

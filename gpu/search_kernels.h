@@ -35,11 +35,9 @@ struct HostFinishEntry {
   uint32_t unused;
 };
 
-// The packed group step entry (LaunchParams::group_steps).
-constexpr int kGroupStepFieldBits = 26;
-inline uint64_t PackGroupStep(uint32_t c, uint32_t pow3, uint32_t steps) {
-  return uint64_t{c} | uint64_t{pow3} << kGroupStepFieldBits | uint64_t{steps} << (2 * kGroupStepFieldBits);
-}
+// The widest residue group (GpuEngineOptions::group_bits): its step entries {c < 3^G,
+// 3^G, steps} still fit the 32-bit fields of a StepEntry.
+constexpr int kMaxGroupBits = 19;
 
 // Per-launch totals (atomically accumulated by blocks).
 struct Accumulators {
@@ -50,6 +48,7 @@ struct Accumulators {
   unsigned long long ladder_count;       // may exceed the capacity: then the launch is redone
   unsigned long long host_finish_count;  // likewise
   unsigned long long join_skipped_groups;  // walking groups the join map skipped
+  unsigned long long step_stopped_groups;  // groups whose last member stops inside k + G steps
   unsigned int group_rounds_taken;  // the group kernel's decision rounds handed out so far
   unsigned int unused;
 };
@@ -110,6 +109,7 @@ struct LaunchParams {
   uint32_t ladder_floor = 0;  // >= floor: the running max of the unit before this launch
   int classes = 0;          // delay+class search
   int early_stop = 0;       // exact early termination on
+  int group_step_checks = 0;  // GroupSkipKernel checks each group inside its k + G steps
   int full_occupancy = 0;   // plain kernel capped at 32 registers (2048 threads per SM)
   int queue = 0;            // walk queue in shared memory (global step table; floor > 0; tiles of 32)
   int queue_threads_per_sm = 0;  // its register cap: resident threads per SM (0, 1280, 1536, 2048)
@@ -145,7 +145,7 @@ struct LaunchParams {
   // entry e, cycle C: (e - group_first_entry) * group_cycles + C.
   // The 2^group_bits-entry step table, packed in 8 bytes (half the L1 footprint of a
   // StepEntry): c | 3^p << 26 | (G + p) << 52 (G <= 16: c, 3^p < 3^16 < 2^26).
-  const uint64_t* group_steps = nullptr;
+  const StepEntry* group_steps = nullptr;
   int group_bits = 0;
   uint32_t group_first_entry = 0, group_entries = 0, group_cycles = 0;
   uint32_t group_rounds = 0;  // (group_entries << group_bits) / 32: decision rounds of 32 groups

@@ -7,5 +7,5 @@ export LD_LIBRARY_PATH=$PWD COLLATZ_SHARED_DATA=$PWD
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 for c in "$@"; do
   timeout 120 ./gpu_bench --at "$at" --numbers "$numbers" --kinds "$kinds" --baseline-numbers 0 $c 2>&1 |
-    tee -a "$OUT/sweep.log" | grep -E "SUMMARY|verify|gpu_bench:" | sed -e 's/; candidates=.*//' -e 's/SUMMARY //'
+    tee -a "$OUT/sweep.log" | grep -E "SUMMARY|verify|gpu_bench:|stopped inside" | sed -e 's/; candidates=.*//' -e 's/SUMMARY //'
 done

@@ -6,6 +6,14 @@
 #include "gpu/kernels/find_kernels.h"
 #include "gpu/kernels/walk_common.cuh"
 
+// The exactness suite's mutation checks (gpu/gpu_known_answer_test.cc, gpu/device_run.sh):
+// built with -DCOLLATZ_GPU_MUTATION=1 the group walk ends its members one step early, =2
+// the walk's product loses a carry, =3 a group's first member decides its stops inside the
+// shared steps.
+#ifndef COLLATZ_GPU_MUTATION
+#define COLLATZ_GPU_MUTATION 0
+#endif
+
 namespace collatz::gpu {
 namespace {
 
@@ -125,6 +133,39 @@ __device__ __forceinline__ bool EntryStops(const LaunchParams& P, uint64_t offse
   return false;
 }
 
+// A sieve entry's first value after k T-steps in the launch: 3^p (h_base + offset >> k) + c
+// (cannot overflow below 2^100).
+__device__ __forceinline__ void EntryValueAfterK(const LaunchParams& P, const SieveEntry& e, uint64_t& hi,
+                                                 uint64_t& lo) {
+  hi = P.h_base_hi;
+  lo = P.h_base_lo + (e.offset >> P.sieve_bits);
+  hi += lo < P.h_base_lo ? 1 : 0;
+  MulAdd(hi, lo, e.pow3, e.c);
+}
+
+// True if the last of a group's n members (cycle q + (n - 1) 2^G of entry e) can stop after
+// one of the T-steps k + 1 .. k + G - 1: the members agree mod 2^(k + G), so they take the
+// same parities up to k + G and have spent the same steps, and their values there grow with
+// N, so then every member can. The decision checks k and k + G alone; a value that dips
+// below its threshold in between and climbs back would walk (lever 78: about 10% of the
+// walking groups at 2^66). One T-step and a check a step.
+__device__ __forceinline__ bool GroupStopsWithin(const LaunchParams& P, const SieveEntry& e, uint32_t q, uint32_t n) {
+  const int G = P.group_bits;
+  uint64_t hi, lo;
+  EntryValueAfterK(P, e, hi, lo);
+#if COLLATZ_GPU_MUTATION == 3  // exactness suite's mutation check: the group's first member decides
+  AddProduct(hi, lo, e.pow3 * P.column_modulus, q);
+#else
+  AddProduct(hi, lo, e.pow3 * P.column_modulus, q + (static_cast<uint64_t>(n - 1) << G));
+#endif
+  uint32_t s = e.steps;
+  for (int j = 1; j < G; ++j) {
+    TStep(hi, lo, &s);
+    if (Below(P, s, hi, lo)) return true;
+  }
+  return false;
+}
+
 // Bit of a shared-memory step entry that holds StepEntry::two_mod_3.
 constexpr int kSharedTwoMod3Bit = 25;
 
@@ -182,11 +223,6 @@ __device__ __forceinline__ bool GroupWalkStep(const uint4* steps, uint32_t share
 // delay-only 8.96e12 at 6, 8.90e12 at 12, 8.62e12 at 16).
 constexpr int kDelayPairWalkRounds = 6;
 constexpr int kClassPairWalkRounds = 12;
-// The exactness suite's mutation check (gpu/gpu_known_answer_test.cc): built with
-// -DCOLLATZ_GPU_MUTATION=1 the group walk ends its members one step early.
-#ifndef COLLATZ_GPU_MUTATION
-#define COLLATZ_GPU_MUTATION 0
-#endif
 constexpr uint32_t kMutationStepsShort = COLLATZ_GPU_MUTATION == 1 ? 1 : 0;
 
 // Full-delay walks (no early termination: every member walks to the tail) are the longest.
@@ -341,9 +377,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
         const uint32_t n = q < P.group_cycles ? (P.group_cycles - q + group_mask) >> G : 0;
         // w = 3^p (h0 + r + modulus q) + c: the first member's value after k steps.
         const uint64_t a1 = e.pow3 * P.column_modulus;
-        uint64_t w_hi = P.h_base_hi, w_lo = P.h_base_lo + (e.offset >> P.sieve_bits);
-        w_hi += w_lo < P.h_base_lo ? 1 : 0;
-        MulAdd(w_hi, w_lo, e.pow3, e.c);  // cannot overflow below 2^100
+        uint64_t w_hi, w_lo;
+        EntryValueAfterK(P, e, w_hi, w_lo);
         // Work hash over every number of the entry (values w0 + A1 c after k steps, c <
         // group_cycles): one closed form, by the lane of the entry's group q = 0.
         if (q == 0) atomicAdd(&warp_hash[threadIdx.x / 32], WorkHashProgression(w_lo, a1, P.group_cycles));
@@ -357,14 +392,13 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
         uint64_t b2_hi = 0, b2_lo = 0, a2 = 0;
         uint32_t s2 = 0;
         if (walks) {
-          const uint64_t packed = __ldg(P.group_steps + (static_cast<uint32_t>(w_lo) & group_mask));
-          constexpr uint64_t kField = (uint64_t{1} << kGroupStepFieldBits) - 1;
-          const uint3 t2 = make_uint3(static_cast<uint32_t>(packed & kField),
-                                      static_cast<uint32_t>((packed >> kGroupStepFieldBits) & kField),
-                                      static_cast<uint32_t>(packed >> (2 * kGroupStepFieldBits)));
+          // {c, 3^p, steps} of the group's G T-steps: one 16-byte load (x, y, z).
+          const uint4 t2 =
+              __ldg(reinterpret_cast<const uint4*>(P.group_steps) + (static_cast<uint32_t>(w_lo) & group_mask));
           b2_hi = w_hi >> G;
           b2_lo = (w_lo >> G) | (w_hi << (64 - G));
-          MulAdd(b2_hi, b2_lo, t2.y, t2.x);  // cannot overflow below 2^100
+          // Neither overflows: the engine plans G so (GpuEngine::GroupFits).
+          MulAdd(b2_hi, b2_lo, t2.y, t2.x);
           a2 = a1 * t2.y;
           s2 = e.steps + t2.z;
           uint64_t l2_hi = b2_hi, l2_lo = b2_lo;
@@ -498,35 +532,45 @@ __global__ void __launch_bounds__(kPreludeThreads) EntryStopKernel(const LaunchP
   }
 }
 
-// group_skip[g] for the launch's groups: 1 if the group's entry stops (entry_stops), 2 if the
-// join map says that every member has a smaller twin of the same delay in the unit (N mod
-// 2^L = offset + 2^k (h_base + q) mod 2^L, one residue a group since L <= k + G); counts
-// the groups of the second kind. Apart from the group kernel, whose walk registers any
-// code in its decisions costs (spills).
+// group_skip[g] for the launch's groups: 1 if the group's entry stops (entry_stops), 3 if
+// its last member can stop inside its k + G steps (GroupStopsWithin; P.group_step_checks),
+// 2 if the join map says that every member has a smaller twin of the same delay in the unit
+// (N mod 2^L = offset + 2^k (h_base + q) mod 2^L, one residue a group since L <= k + G);
+// counts the groups of the last two kinds. Apart from the group kernel, whose walk registers
+// any code in its decisions costs (spills).
 template <int kThreads>
 __global__ void __launch_bounds__(kThreads) GroupSkipKernel(const LaunchParams P, const uint8_t* entry_stops,
                                                             uint8_t* group_skip) {
   const int G = P.group_bits;
   const uint32_t groups = P.group_entries << G;
-  unsigned long long joined = 0;
+  // Both counts in one sum: joined in the low half, stopped in the high (each < 2^32 a launch).
+  unsigned long long counts = 0;
   for (uint32_t g = blockIdx.x * kThreads + threadIdx.x; g < groups; g += gridDim.x * kThreads) {
     const uint32_t entry = g >> G, q = g & ((1u << G) - 1);
     uint8_t skip = entry_stops[entry];
+    if (skip == 0 && P.group_step_checks != 0 && q < P.group_cycles) {
+      const SieveEntry e = P.entries[P.group_first_entry + entry];
+      if (GroupStopsWithin(P, e, q, (P.group_cycles - q + (1u << G) - 1) >> G)) {
+        skip = 3;
+        counts += uint64_t{1} << 32;
+      }
+    }
     if (skip == 0 && P.join_map != nullptr && q < P.group_cycles) {
       // The group's first member: base + q cycles + the entry's offset.
       const uint64_t add = q * P.cycle_stride + P.entries[P.group_first_entry + entry].offset;
       const uint64_t n_lo = P.base_lo + add, n_hi = P.base_hi + (n_lo < add ? 1 : 0);
       if (JoinEntry(P, n_hi, n_lo) == 0) {
         skip = 2;
-        ++joined;
+        ++counts;
       }
     }
     group_skip[g] = skip;
   }
   using Reduce = cub::BlockReduce<unsigned long long, kThreads>;
   __shared__ typename Reduce::TempStorage temp;
-  const unsigned long long total = Reduce(temp).Sum(joined);
-  if (threadIdx.x == 0 && total != 0) atomicAdd(&P.acc->join_skipped_groups, total);
+  const unsigned long long total = Reduce(temp).Sum(counts);
+  if (threadIdx.x == 0 && (total & 0xFFFFFFFFu) != 0) atomicAdd(&P.acc->join_skipped_groups, total & 0xFFFFFFFFu);
+  if (threadIdx.x == 0 && (total >> 32) != 0) atomicAdd(&P.acc->step_stopped_groups, total >> 32);
 }
 
 template <int kThreads, int kWalk, int kRoundSteps, int kPairRounds = kDelayPairWalkRounds, bool kFullDelay = false>
