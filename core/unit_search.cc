@@ -196,19 +196,16 @@ class InterleavedWalker {
 // steps, or v / 2). Then so can every smaller number of N's sieve entry, N - 2^k t: its value
 // after j <= k T-steps is 3^a (N - 2^k t) / 2^j + b with the same a, b and step count (the
 // residue fixes the parities), so it is smaller, and the delay-only stop test is a fixed
-// threshold of the step count. False where a value would leave 128 bits.
+// threshold of the step count. False for N >= 2^(128 - k), whose values might leave 128
+// bits (a T-step at most doubles v).
 inline bool StopsWithinFirstSteps(const EarlyTermination& et, u128 v, int k) {
+  if ((v >> (128 - k)) != 0) return false;
   uint32_t s = 0;
   for (int j = 0; j < k; ++j) {
-    if ((Lo64(v) & 1) != 0) {
-      const u128 half = v >> 1;
-      if (v > kU128Max - half - 1) return false;
-      v += half + 1;
-      s += 2;
-    } else {
-      v >>= 1;
-      s += 1;
-    }
+    // Without a branch (the parities look random): odd v -> v + (v - 1) / 2 + 1 = (3v + 1) / 2.
+    const uint64_t odd = Lo64(v) & 1;
+    v = (v >> 1) + ((v + 1) & -static_cast<u128>(odd));
+    s += 1 + static_cast<uint32_t>(odd);
     if (et.CanStop(s, v)) return true;
   }
   return false;

@@ -278,6 +278,21 @@ TEST_F(UnitSearchTest, EntryStopOnRandomDelayOnlyUnits) {
   EXPECT_GT(stopped, 0u);
 }
 
+// The engine's chunks of delay-only units (entry_stop_chunk_numbers) cut blocks at both
+// ends and hold whole blocks between; the merged result equals the plain search.
+TEST_F(UnitSearchTest, EngineChunksWithEntryStop) {
+  u128 n;
+  ASSERT_TRUE(ParseU128("1339302163616345727", &n).ok());
+  const UnitSpec spec = SpecFromKnowledge(*published_, n - Pow2(21) - 4321, n + Pow2(21) + 999, Kinds::kDelay);
+  CpuEngineOptions options{2, 1 << 12};
+  options.entry_stop_chunk_numbers = 3 * (1 << 19) + 12345;
+  UnitResult got;
+  ASSERT_TRUE(CpuEngine(tables19_, options).Search(spec, &got).ok());
+  EXPECT_EQ(got, SearchRangeSimple(*tables19_, spec, spec.begin, spec.end));
+  ASSERT_FALSE(got.ladder.empty());
+  EXPECT_EQ(got.ladder.back().n, n);
+}
+
 // No entry stop where its premise fails: class units (their stop test is not monotone in v)
 // and units without early termination.
 TEST_F(UnitSearchTest, NoEntryStopInClassUnitsOrWithoutEarlyTermination) {
