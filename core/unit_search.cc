@@ -139,8 +139,10 @@ class InterleavedWalker {
   }
 
   // Finishes every number of the group and hands (n, delay) of the finished ones to `sink`, in order.
+  // Not inlined: inside SearchRange the hot loop's code got worse as SearchRange grew
+  // (delay+class units -8% when the entry stop was added; docs/PERFORMANCE.md).
   template <class Sink>
-  void Flush(Sink&& sink) {
+  [[gnu::noinline]] void Flush(Sink&& sink) {
     const StepTable& steps = fast_.steps();
     const int bits = steps.bits();
     const uint64_t mask = steps.mask();
@@ -216,7 +218,7 @@ inline bool StopsWithinFirstSteps(const EarlyTermination& et, u128 v, int k) {
 // variant whose largest number in the range stops within its first k T-steps are added
 // as candidates in closed form (their values after k steps, 3^p h + c over h = h0, h0 + 9,
 // ..., form an arithmetic progression); live[h % 9] receives the others, ascending.
-void SplitEntries(const SearchTables& tables, const EarlyTermination& et, u128 h_lo, u128 h_hi,
+[[gnu::noinline]] void SplitEntries(const SearchTables& tables, const EarlyTermination& et, u128 h_lo, u128 h_hi,
                   ChunkAccumulator* acc, std::array<std::vector<uint32_t>, 9>* live, uint64_t* stopped) {
   const Sieve& sieve = *tables.sieve;
   const int k = sieve.bits();
