@@ -217,7 +217,8 @@ inline bool StopsWithinFirstSteps(const EarlyTermination& et, u128 v, int k) {
 // EntryStops, docs/PERFORMANCE.md lever 48): per mod-9 class of h, the entries of that
 // variant whose largest number in the range stops within its first k T-steps are added
 // as candidates in closed form (their values after k steps, 3^p h + c over h = h0, h0 + 9,
-// ..., form an arithmetic progression); live[h % 9] receives the others, ascending.
+// ..., form an arithmetic progression); live[h % 9] receives the others, ascending. Once a
+// chunk, so out of line (see Flush).
 [[gnu::noinline]] void SplitEntries(const SearchTables& tables, const EarlyTermination& et, u128 h_lo, u128 h_hi,
                   ChunkAccumulator* acc, std::array<std::vector<uint32_t>, 9>* live, uint64_t* stopped) {
   const Sieve& sieve = *tables.sieve;
