@@ -232,7 +232,7 @@ inline bool StopsWithinFirstSteps(const EarlyTermination& et, u128 v, int k) {
     const u128 h0 = h_lo + (variant + 9 - static_cast<unsigned>(h_lo % 9)) % 9;
     if (h0 > h_hi) continue;
     const u128 count128 = (h_hi - h0) / 9 + 1;
-    const uint64_t count = static_cast<uint64_t>(count128);  // a chunk's blocks: far below 2^62
+    const uint64_t count = static_cast<uint64_t>(count128);  // < 2^62 (the caller's bound)
     const u128 h_max = h0 + 9 * (count128 - 1);
     const uint64_t h0_low = Lo64(h0);
     for (uint32_t j : tables.delay_offsets->Variant(variant)) {
@@ -288,7 +288,8 @@ UnitResult SearchRange(const SearchTables& tables, const UnitSpec& spec, const E
     // class test is not monotone in v). The edge blocks go through every entry.
     const u128 full_lo = (start & (block - 1)) == 0 ? h_first : h_first + 1;
     const u128 full_hi = (to & (block - 1)) == 0 ? h_last : h_last - 1;
-    const bool entry_stop = !classes && et.enabled() && full_lo <= full_hi;
+    // (WorkHashProgression needs fewer than 2^62 terms: far more blocks than any chunk holds.)
+    const bool entry_stop = !classes && et.enabled() && full_lo <= full_hi && full_hi - full_lo < Pow2(62);
     std::array<std::vector<uint32_t>, 9> live;
     uint64_t entry_stopped = 0;
     if (entry_stop) SplitEntries(tables, et, full_lo, full_hi, &acc, &live, &entry_stopped);
