@@ -28,7 +28,12 @@ Status CpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
   const EarlyTermination et(spec);
   const u128 total = spec.end - spec.begin;
   // Enough chunks for load balance, few enough that their results stay small.
-  u128 chunk = std::max<u128>(options_.chunk_numbers, total / (static_cast<u128>(threads_) * 256) + 1);
+  u128 chunk = options_.chunk_numbers;
+  if (spec.kinds == Kinds::kDelay && et.enabled()) {
+    const u128 balanced = total / (static_cast<u128>(threads_) * CpuEngineOptions::kChunksPerThread);
+    chunk = std::max<u128>(chunk, std::min<u128>(options_.entry_stop_chunk_numbers, balanced));
+  }
+  chunk = std::max<u128>(chunk, total / (static_cast<u128>(threads_) * 256) + 1);
   const u128 chunks128 = (total + chunk - 1) / chunk;
   if (chunks128 > (u128{1} << 24)) return Status::InvalidArgument("unit too large for the CPU engine");
   const size_t chunks = static_cast<size_t>(chunks128);

@@ -17,6 +17,12 @@ struct CpuEngineOptions {
   int threads = 0;  // 0: all cores
   // Numbers per chunk handed to one thread (rounded to the sieve block where possible).
   uint64_t chunk_numbers = uint64_t{1} << 24;
+  // Delay-only units with early termination: chunks grow up to this many numbers while each
+  // thread still gets kChunksPerThread of them, because the entry stop (core/unit_search.h)
+  // checks each sieve entry once per chunk and mod-9 variant, and pays more the more blocks
+  // of one variant a chunk holds.
+  uint64_t entry_stop_chunk_numbers = uint64_t{1} << 28;
+  static constexpr int kChunksPerThread = 4;
 };
 
 class CpuEngine : public SearchEngine {

@@ -1,6 +1,7 @@
 #include "core/unit_search.h"
 
 #include <algorithm>
+#include <array>
 
 namespace collatz {
 
@@ -60,6 +61,12 @@ class ChunkAccumulator {
   void AddCandidate(uint64_t v1_low) {
     ++result_.candidates;
     result_.work_hash += WorkHashTerm(v1_low);
+  }
+
+  // `count` candidates whose work-hash terms sum to `hash`, none of them open.
+  void AddClosedCandidates(uint64_t count, uint64_t hash) {
+    result_.candidates += count;
+    result_.work_hash += hash;
   }
 
   UnitResult Finish() {
@@ -132,8 +139,10 @@ class InterleavedWalker {
   }
 
   // Finishes every number of the group and hands (n, delay) of the finished ones to `sink`, in order.
+  // Not inlined: inside SearchRange the hot loop's code got worse as SearchRange grew
+  // (delay+class units -8% when the entry stop was added; docs/PERFORMANCE.md).
   template <class Sink>
-  void Flush(Sink&& sink) {
+  [[gnu::noinline]] void Flush(Sink&& sink) {
     const StepTable& steps = fast_.steps();
     const int bits = steps.bits();
     const uint64_t mask = steps.mask();
@@ -185,10 +194,64 @@ class InterleavedWalker {
   uint32_t delay_[kLanes];
 };
 
+// True if N can stop (et.CanStop) after one of its first k T-steps (v -> (3v + 1) / 2, two
+// steps, or v / 2). Then so can every smaller number of N's sieve entry, N - 2^k t: its value
+// after j <= k T-steps is 3^a (N - 2^k t) / 2^j + b with the same a, b and step count (the
+// residue fixes the parities), so it is smaller, and the delay-only stop test is a fixed
+// threshold of the step count. False for N >= 2^(128 - k), whose values might leave 128
+// bits (a T-step at most doubles v).
+inline bool StopsWithinFirstSteps(const EarlyTermination& et, u128 v, int k) {
+  if ((v >> (128 - k)) != 0) return false;
+  uint32_t s = 0;
+  for (int j = 0; j < k; ++j) {
+    // Without a branch (the parities look random): odd v -> v + (v - 1) / 2 + 1 = (3v + 1) / 2.
+    const uint64_t odd = Lo64(v) & 1;
+    v = (v >> 1) + ((v + 1) & -static_cast<u128>(odd));
+    s += 1 + static_cast<uint32_t>(odd);
+    if (et.CanStop(s, v)) return true;
+  }
+  return false;
+}
+
+// The entry stop over the whole blocks [h_lo, h_hi] of a delay-only range (the GPU's
+// EntryStops, docs/PERFORMANCE.md lever 48): per mod-9 class of h, the entries of that
+// variant whose largest number in the range stops within its first k T-steps are added
+// as candidates in closed form (their values after k steps, 3^p h + c over h = h0, h0 + 9,
+// ..., form an arithmetic progression); live[h % 9] receives the others, ascending. Once a
+// chunk, so out of line (see Flush).
+[[gnu::noinline]] void SplitEntries(const SearchTables& tables, const EarlyTermination& et, u128 h_lo, u128 h_hi,
+                  ChunkAccumulator* acc, std::array<std::vector<uint32_t>, 9>* live, uint64_t* stopped) {
+  const Sieve& sieve = *tables.sieve;
+  const int k = sieve.bits();
+  const auto& residues = sieve.residues();
+  const auto& cs = sieve.c();
+  const auto& ps = sieve.p();
+  for (unsigned variant = 0; variant < 9; ++variant) {
+    std::vector<uint32_t>& out = (*live)[variant];
+    out.clear();
+    const u128 h0 = h_lo + (variant + 9 - static_cast<unsigned>(h_lo % 9)) % 9;
+    if (h0 > h_hi) continue;
+    const u128 count128 = (h_hi - h0) / 9 + 1;
+    const uint64_t count = static_cast<uint64_t>(count128);  // < 2^62 (the caller's bound)
+    const u128 h_max = h0 + 9 * (count128 - 1);
+    const uint64_t h0_low = Lo64(h0);
+    for (uint32_t j : tables.delay_offsets->Variant(variant)) {
+      if (StopsWithinFirstSteps(et, (h_max << k) + residues[j], k)) {
+        const uint64_t m = kPow3[ps[j]];
+        acc->AddClosedCandidates(count, WorkHashProgression(m * h0_low + cs[j], 9 * m, count));
+        *stopped += count;
+      } else {
+        out.push_back(j);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 UnitResult SearchRange(const SearchTables& tables, const UnitSpec& spec, const EarlyTermination& et, u128 from,
-                       u128 to, std::atomic<uint64_t>* progress, const std::atomic<bool>* cancel) {
+                       u128 to, std::atomic<uint64_t>* progress, const std::atomic<bool>* cancel,
+                       SearchRangeStats* stats) {
   ChunkAccumulator acc(spec);
   const Sieve& sieve = *tables.sieve;
   const FastDelay& fast = *tables.delay;
@@ -220,14 +283,27 @@ UnitResult SearchRange(const SearchTables& tables, const UnitSpec& spec, const E
       all.resize(residues.size());
       for (size_t j = 0; j < all.size(); ++j) all[j] = static_cast<uint32_t>(j);
     }
+    // The whole blocks [full_lo, full_hi] walk only the entries that do not entry-stop, in
+    // delay-only units with early termination (where a stopped number is never open; the
+    // class test is not monotone in v). The edge blocks go through every entry.
+    const u128 full_lo = (start & (block - 1)) == 0 ? h_first : h_first + 1;
+    const u128 full_hi = (to & (block - 1)) == 0 ? h_last : h_last - 1;
+    // (WorkHashProgression needs fewer than 2^62 terms: far more blocks than any chunk holds.)
+    const bool entry_stop = !classes && et.enabled() && full_lo <= full_hi && full_hi - full_lo < Pow2(62);
+    std::array<std::vector<uint32_t>, 9> live;
+    uint64_t entry_stopped = 0;
+    if (entry_stop) SplitEntries(tables, et, full_lo, full_hi, &acc, &live, &entry_stopped);
+    if (stats != nullptr) stats->entry_stopped += entry_stopped;
     for (u128 h = h_first; h <= h_last; ++h) {
       if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) break;
       const u128 base = h << k;
       const u128 lo = std::max(start, base);
       const uint64_t lo_res = static_cast<uint64_t>(lo - base);
       const uint64_t hi_res = (to - base < block) ? static_cast<uint64_t>(to - base) : static_cast<uint64_t>(block);
-      const std::vector<uint32_t>& variant =
-          classes ? all : tables.delay_offsets->Variant(static_cast<unsigned>(h % 9));
+      const unsigned h_mod9 = static_cast<unsigned>(h % 9);
+      const std::vector<uint32_t>& variant = classes                                     ? all
+                                             : entry_stop && h >= full_lo && h <= full_hi ? live[h_mod9]
+                                                                                           : tables.delay_offsets->Variant(h_mod9);
       auto it = variant.begin();
       if (lo_res > 0) {
         it = std::lower_bound(variant.begin(), variant.end(), lo_res,

@@ -217,6 +217,99 @@ TEST_F(UnitSearchTest, TalliesCountEveryExaminedNumberOfOpenDelay) {
   }
 }
 
+// The entry stop (SearchRange in delay-only units with early termination): one chunk over
+// the whole unit against the plain search, field by field. Returns how many numbers stopped
+// with their whole sieve entry.
+uint64_t ExpectEntryStopAgreement(const SearchTables& tables, const UnitSpec& spec) {
+  SearchRangeStats stats;
+  const UnitResult got = SearchRange(tables, spec, EarlyTermination(spec), spec.begin, spec.end, nullptr, nullptr, &stats);
+  const UnitResult want = SearchRangeSimple(tables, spec, spec.begin, spec.end);
+  EXPECT_EQ(got, want) << "unit [" << ToDecimal(spec.begin) << ", " << ToDecimal(spec.end) << ") floor " << spec.floor
+                       << ", " << stats.entry_stopped << " entry-stopped\nsearch: " << DescribeUnitResult(got)
+                       << "\nsimple: " << DescribeUnitResult(want);
+  EXPECT_LE(stats.entry_stopped, got.candidates);
+  return stats.entry_stopped;
+}
+
+// The bench's unit at 2^60 (floor 2283, the published records as the stop table), not
+// aligned to the 2^19 blocks: most sieve entries stop within their first 19 T-steps.
+TEST_F(UnitSearchTest, EntryStopNear2p60StopsMostNumbersAndChangesNothing) {
+  const u128 a = Pow2(60) + 123457;
+  const UnitSpec spec = SpecFromKnowledge(*published_, a, a + Pow2(21) + 54321, Kinds::kDelay);
+  ASSERT_TRUE(EarlyTermination(spec).enabled());
+  const uint64_t stopped = ExpectEntryStopAgreement(*tables19_, spec);
+  const UnitResult r = SearchRangeSimple(*tables19_, spec, spec.begin, spec.end);
+  // About 64% of the whole blocks' numbers (the GPU's lever 48 measured 66%); the edge blocks
+  // (a quarter of this window) go the old way.
+  EXPECT_GT(stopped, r.candidates * 2 / 5) << stopped << " of " << r.candidates;
+}
+
+// Windows around published delay records near 2^60 and 2^45: the record's entry must stay
+// live and the record come out as the ladder's last entry.
+TEST_F(UnitSearchTest, EntryStopKeepsTheRecords) {
+  for (const char* record : {"38903934249727", "931386509544713451", "1278775404785934855"}) {
+    u128 n;
+    ASSERT_TRUE(ParseU128(record, &n).ok());
+    const UnitSpec spec = SpecFromKnowledge(*published_, n - Pow2(20) - 777, n + Pow2(20) + 555, Kinds::kDelay);
+    EXPECT_GT(ExpectEntryStopAgreement(*tables19_, spec), 0u) << record;
+    const UnitResult r = SearchRangeSimple(*tables19_, spec, spec.begin, spec.end);
+    ASSERT_FALSE(r.ladder.empty()) << record;
+    EXPECT_EQ(r.ladder.back().n, n);
+  }
+}
+
+// Random delay-only units at heights 2^20 to 2^100 with the floors and stop tables a real
+// search would lease, an 8-bit sieve (many whole blocks per unit), random bounds. Near 2^20
+// the h range of one unit is wide and records are close: deciding an entry on its smallest
+// number instead of its largest drops the record 1117065 of [1064467, 1125870) here.
+TEST_F(UnitSearchTest, EntryStopOnRandomDelayOnlyUnits) {
+  std::mt19937_64 rng(27);
+  uint64_t stopped = 0;
+  for (int t = 0; t < 40; ++t) {
+    const int bits = 20 + static_cast<int>(rng() % 81);
+    u128 a = (MakeU128(rng(), rng()) & (Pow2(bits) - 1)) | Pow2(bits - 1);
+    if (t % 4 == 0) a &= ~(Pow2(8) - 1);  // block-aligned start
+    u128 b = a + 1 + rng() % (t < 10 ? (uint64_t{1} << 21) : (uint64_t{1} << 16));
+    if (t % 4 == 1) b &= ~(Pow2(8) - 1);  // block-aligned end
+    if (b <= a) b = a + 1;
+    const UnitSpec spec = SpecFromKnowledge(*published_, a, b, Kinds::kDelay);
+    stopped += ExpectEntryStopAgreement(*tables8_, spec);
+  }
+  EXPECT_GT(stopped, 0u);
+}
+
+// The engine's chunks of delay-only units (entry_stop_chunk_numbers) cut blocks at both
+// ends and hold whole blocks between; the merged result equals the plain search.
+TEST_F(UnitSearchTest, EngineChunksWithEntryStop) {
+  u128 n;
+  ASSERT_TRUE(ParseU128("1339302163616345727", &n).ok());
+  const UnitSpec spec = SpecFromKnowledge(*published_, n - Pow2(21) - 4321, n + Pow2(21) + 999, Kinds::kDelay);
+  CpuEngineOptions options{2, 1 << 12};
+  options.entry_stop_chunk_numbers = 3 * (1 << 19) + 12345;
+  UnitResult got;
+  ASSERT_TRUE(CpuEngine(tables19_, options).Search(spec, &got).ok());
+  EXPECT_EQ(got, SearchRangeSimple(*tables19_, spec, spec.begin, spec.end));
+  ASSERT_FALSE(got.ladder.empty());
+  EXPECT_EQ(got.ladder.back().n, n);
+}
+
+// No entry stop where its premise fails: class units (their stop test is not monotone in v)
+// and units without early termination.
+TEST_F(UnitSearchTest, NoEntryStopInClassUnitsOrWithoutEarlyTermination) {
+  const u128 a = Pow2(60) + 99;
+  UnitSpec classes = SpecFromKnowledge(*published_, a, a + Pow2(12) * 5, Kinds::kDelayAndClass);
+  UnitSpec no_table = SpecFromKnowledge(*published_, a, a + Pow2(12) * 5, Kinds::kDelay);
+  no_table.known_records.clear();
+  no_table.records_complete_below = 0;
+  for (const UnitSpec& spec : {classes, no_table}) {
+    SearchRangeStats stats;
+    const UnitResult r = SearchRange(*tables8_, spec, EarlyTermination(spec), spec.begin, spec.end, nullptr, nullptr, &stats);
+    EXPECT_EQ(r, SearchRangeSimple(*tables8_, spec, spec.begin, spec.end));
+    EXPECT_GT(r.candidates, 0u);
+    EXPECT_EQ(stats.entry_stopped, 0u);
+  }
+}
+
 TEST_F(UnitSearchTest, RejectsBadSpecs) {
   CpuEngine engine(tables19_, CpuEngineOptions{1, 1 << 12});
   UnitResult r;
