@@ -262,7 +262,7 @@ class GpuEngine : public SearchEngine {
   int blocks_per_sm_ = 0;
   int queue_blocks_per_sm_ = 0;
   int group_blocks_per_sm_[3] = {0, 0, 0};  // by steps a walk round (1, 2)
-  DeviceArray<StepEntry> group_steps_[gpu::kMaxGroupBits + 1];  // the G-bit step tables, G = 5 .. the widest
+  DeviceArray<uint64_t> group_steps_[gpu::kMaxGroupBits + 1];  // the G-bit step tables, G = 5 .. the widest (packed)
   DeviceArray<StepEntry> walk_steps_;       // the group walk's shared-memory table, if any
   DeviceArray<StepEntry> steps_;
   DeviceArray<uint16_t> tail_;
@@ -457,7 +457,12 @@ Status GpuEngine::Init() {
   STATUS_TRY(steps_.Upload(gpu::MakeStepEntries(o.step_bits)));
   if (o.residue_groups && QueueAllowed()) {
     for (int g = 5; g <= std::max({o.group_bits, o.class_group_bits, o.shallow_group_bits}); ++g) {
-      STATUS_TRY(group_steps_[g].Upload(gpu::MakeStepEntries(g)));
+      const std::vector<StepEntry> entries = gpu::MakeStepEntries(g);
+      std::vector<uint64_t> packed(entries.size());
+      for (size_t i = 0; i < entries.size(); ++i) {
+        packed[i] = gpu::PackGroupStep(entries[i].c, entries[i].pow3, entries[i].steps);
+      }
+      STATUS_TRY(group_steps_[g].Upload(packed));
     }
     if (o.group_walk_step_bits > 0) STATUS_TRY(walk_steps_.Upload(gpu::MakeStepEntries(o.group_walk_step_bits)));
     for (int round_steps = 1; round_steps <= 2; ++round_steps) {
@@ -1068,7 +1073,13 @@ Status GpuEngine::SearchUnit(const UnitSpec& spec, UnitResult* result, const Pro
                            : classes     ? options_.class_group_bits
                                          : options_.group_bits;
         for (int g = widest; g >= 5 && group_bits == 0; --g) {
-          if (cycles >= static_cast<u128>(min_members) << g && GroupMembersReach(start, g, walk_bits) &&
+          // Groups deeper than the shallow width pay only with the checks inside their shared
+          // steps, so only with the members those need (2^66, 2^41 numbers: G = 14 without them
+          // 4.45e12, G = 13 5.41e12).
+          const int members = g > options_.shallow_group_bits
+                                  ? std::max(min_members, options_.group_step_check_min_members)
+                                  : min_members;
+          if (cycles >= static_cast<u128>(members) << g && GroupMembersReach(start, g, walk_bits) &&
               GroupFits(g, cycle.modulus)) {
             group_bits = g;
           }

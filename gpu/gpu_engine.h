@@ -86,7 +86,7 @@ struct GpuEngineOptions {
   bool residue_groups = true;
   int group_bits = 16;
   // The same for delay+class units (2^66, 2^44 numbers: 3.11e12 at 17, 2.96e12 at 16,
-  // 2.58e12 at 13, 2.67e12 at 19).
+  // 2.58e12 at 13, 2.67e12 at 19 with 16-byte step entries).
   int class_group_bits = 17;
   // And for units whose record table ends 16 bits or more below them (none, or the engine's
   // own): nothing stops inside the shared steps, so deeper groups only add decisions (2^66,

@@ -694,16 +694,16 @@ TEST(GpuEngineTest, ResidueGroupsMatchCpu) {
   }
 }
 
-// Groups as deep as the engine allows (16 to 19 bits: 16-byte group step entries), with
+// Groups as deep as the engine allows (16 and 17 bits: 27-bit fields in the packed step entry), with
 // the checks of each group's last member inside its k + G shared steps (lever 78), on a
-// 5-bit sieve so that units of 2^28 to 2^30 numbers have such groups; compared with the CPU.
+// 5-bit sieve so that units of 2^27 and 2^28 numbers have such groups; compared with the CPU.
 TEST(GpuEngineTest, DeepResidueGroupsMatchCpu) {
   REQUIRE_GPU();
   std::mt19937_64 rng(Seed() + 11);
   SCOPED_TRACE("seed " + std::to_string(Seed()));
   const auto tables = TablesWithSieve(5);
   uint64_t step_stopped = 0;
-  for (int bits : {16, 19}) {
+  for (int bits : {16, 17}) {
     GpuEngineOptions o;
     o.group_bits = o.class_group_bits = o.shallow_group_bits = bits;
     o.group_min_members = o.class_group_min_members = 2;
@@ -731,6 +731,79 @@ TEST(GpuEngineTest, DeepResidueGroupsMatchCpu) {
   }
   // The checks inside the shared steps stopped groups (else this test could not see them).
   EXPECT_GT(step_stopped, 0u);
+}
+
+// The groups that the checks inside the shared steps stop, counted on the host by their
+// definition (the last member after each T-step k + 1 .. k + G - 1, in groups whose entry
+// did not stop within k steps) for a unit that the engine plans as one group launch: whole
+// cycles (9 blocks of 2^5), 2^21 of them in 16-bit groups of 32 members, low enough (2^32 to
+// 2^35) that a group's members span up to 7% in value. The count must equal the GPU's; a
+// decision by any other member (-DCOLLATZ_GPU_MUTATION=3) changes it.
+TEST(GpuEngineTest, StepStoppedGroupsMatchHostCount) {
+  REQUIRE_GPU();
+  std::mt19937_64 rng(Seed() + 13);
+  SCOPED_TRACE("seed " + std::to_string(Seed()));
+  const auto tables = TablesWithSieve(5);
+  const Sieve& sieve = *tables->sieve;
+  const int k = sieve.bits(), G = 16;
+  const unsigned modulus = 9;
+  const uint64_t cycles = uint64_t{1} << 21;
+  GpuEngineOptions o;
+  o.group_bits = o.class_group_bits = o.shallow_group_bits = G;
+  o.group_min_members = o.class_group_min_members = 2;
+  o.group_step_check_min_members = 1;
+  auto gpu = MakeGpu(o, tables);
+  auto t_step = [](u128& v, uint32_t& s) {
+    if ((v & 1) != 0) {
+      v = v + (v >> 1) + 1;
+      s += 2;
+    } else {
+      v >>= 1;
+      s += 1;
+    }
+  };
+  for (unsigned height : {32u, 33u, 35u}) {
+    const u128 cycle_numbers = static_cast<u128>(modulus) << k;
+    const u128 begin = (Pow2(height) + static_cast<u128>(rng()) % Pow2(height - 3)) / cycle_numbers * cycle_numbers;
+    const UnitSpec spec = SpecWithRecords(begin, begin + cycles * cycle_numbers, Kinds::kDelay, nullptr);
+    const EarlyTermination et(spec);
+    ASSERT_TRUE(et.enabled());
+    auto below = [&](uint32_t s, u128 v) { return s <= spec.floor && v < et.stop_below()[s]; };
+    uint64_t want = 0;
+    for (unsigned r = 0; r < modulus; ++r) {
+      for (uint32_t j : tables->delay_offsets->Variant(r)) {
+        const u128 offset = (static_cast<u128>(r) << k) + sieve.residues()[j];
+        // The entry's largest number in the launch, after each of its first k T-steps.
+        bool entry_stops = false;
+        u128 v = begin + (cycles - 1) * cycle_numbers + offset;
+        uint32_t s = 0;
+        for (int i = 0; i < k && !entry_stops; ++i) {
+          t_step(v, s);
+          entry_stops = below(s, v);
+        }
+        if (entry_stops) continue;
+        for (uint64_t q = 0; q < (uint64_t{1} << G); ++q) {
+          const uint64_t members = (cycles - q + (uint64_t{1} << G) - 1) >> G;
+          v = begin + (q + ((members - 1) << G)) * cycle_numbers + offset;
+          s = 0;
+          for (int i = 0; i < k; ++i) t_step(v, s);
+          for (int i = 1; i < G; ++i) {
+            t_step(v, s);
+            if (below(s, v)) {
+              ++want;
+              break;
+            }
+          }
+        }
+      }
+    }
+    SCOPED_TRACE("height " + std::to_string(height));
+    ExpectSameOnTables(*tables, *gpu, spec);
+    const GpuSearchStats stats = LastGpuSearchStats(*gpu);
+    EXPECT_EQ(stats.group_launches, 1u);
+    EXPECT_EQ(stats.step_stopped_groups, want);
+    EXPECT_GT(want, 0u);
+  }
 }
 
 TEST(GpuEngineTest, ResidueGroupBufferOverflowIsRecovered) {

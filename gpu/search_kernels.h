@@ -35,9 +35,13 @@ struct HostFinishEntry {
   uint32_t unused;
 };
 
-// The widest residue group (GpuEngineOptions::group_bits): its step entries {c < 3^G,
-// 3^G, steps} still fit the 32-bit fields of a StepEntry.
-constexpr int kMaxGroupBits = 19;
+// The packed group step entry (LaunchParams::group_steps): c < 3^G and 3^p <= 3^G in 27 bits
+// each (3^17 < 2^27), steps <= 2G above them; so groups are at most 17 bits wide.
+constexpr int kGroupStepFieldBits = 27;
+constexpr int kMaxGroupBits = 17;
+inline uint64_t PackGroupStep(uint32_t c, uint32_t pow3, uint32_t steps) {
+  return uint64_t{c} | uint64_t{pow3} << kGroupStepFieldBits | uint64_t{steps} << (2 * kGroupStepFieldBits);
+}
 
 // Per-launch totals (atomically accumulated by blocks).
 struct Accumulators {
@@ -109,7 +113,6 @@ struct LaunchParams {
   uint32_t ladder_floor = 0;  // >= floor: the running max of the unit before this launch
   int classes = 0;          // delay+class search
   int early_stop = 0;       // exact early termination on
-  int group_step_checks = 0;  // GroupSkipKernel checks each group inside its k + G steps
   int full_occupancy = 0;   // plain kernel capped at 32 registers (2048 threads per SM)
   int queue = 0;            // walk queue in shared memory (global step table; floor > 0; tiles of 32)
   int queue_threads_per_sm = 0;  // its register cap: resident threads per SM (0, 1280, 1536, 2048)
@@ -145,7 +148,7 @@ struct LaunchParams {
   // entry e, cycle C: (e - group_first_entry) * group_cycles + C.
   // The 2^group_bits-entry step table, packed in 8 bytes (half the L1 footprint of a
   // StepEntry): c | 3^p << 26 | (G + p) << 52 (G <= 16: c, 3^p < 3^16 < 2^26).
-  const StepEntry* group_steps = nullptr;
+  const uint64_t* group_steps = nullptr;
   int group_bits = 0;
   uint32_t group_first_entry = 0, group_entries = 0, group_cycles = 0;
   uint32_t group_rounds = 0;  // (group_entries << group_bits) / 32: decision rounds of 32 groups
@@ -205,6 +208,7 @@ struct LaunchParams {
   HostFinishEntry* host_finish = nullptr;
   uint32_t host_finish_capacity = 0;
   unsigned long long* class_min = nullptr;  // kClassSlots entries, N - base (classes only)
+  int group_step_checks = 0;  // GroupSkipKernel checks each group inside its k + G steps (last: lever 69's layout effect)
 };
 
 // Positions per tile: one warp's.

@@ -392,9 +392,11 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
         uint64_t b2_hi = 0, b2_lo = 0, a2 = 0;
         uint32_t s2 = 0;
         if (walks) {
-          // {c, 3^p, steps} of the group's G T-steps: one 16-byte load (x, y, z).
-          const uint4 t2 =
-              __ldg(reinterpret_cast<const uint4*>(P.group_steps) + (static_cast<uint32_t>(w_lo) & group_mask));
+          const uint64_t packed = __ldg(P.group_steps + (static_cast<uint32_t>(w_lo) & group_mask));
+          constexpr uint64_t kField = (uint64_t{1} << kGroupStepFieldBits) - 1;
+          const uint3 t2 = make_uint3(static_cast<uint32_t>(packed & kField),
+                                      static_cast<uint32_t>((packed >> kGroupStepFieldBits) & kField),
+                                      static_cast<uint32_t>(packed >> (2 * kGroupStepFieldBits)));
           b2_hi = w_hi >> G;
           b2_lo = (w_lo >> G) | (w_hi << (64 - G));
           // Neither overflows: the engine plans G so (GpuEngine::GroupFits).
@@ -538,8 +540,10 @@ __global__ void __launch_bounds__(kPreludeThreads) EntryStopKernel(const LaunchP
 // (N mod 2^L = offset + 2^k (h_base + q) mod 2^L, one residue a group since L <= k + G);
 // counts the groups of the last two kinds. Apart from the group kernel, whose walk registers
 // any code in its decisions costs (spills).
+// At most 32 registers (16 blocks an SM), so that a 128-thread block still fits beside two
+// group-kernel blocks (lever 70) with the checks inside the shared steps compiled in.
 template <int kThreads>
-__global__ void __launch_bounds__(kThreads) GroupSkipKernel(const LaunchParams P, const uint8_t* entry_stops,
+__global__ void __launch_bounds__(kThreads, 65536 / (32 * kThreads)) GroupSkipKernel(const LaunchParams P, const uint8_t* entry_stops,
                                                             uint8_t* group_skip) {
   const int G = P.group_bits;
   const uint32_t groups = P.group_entries << G;
