@@ -48,12 +48,12 @@ u128 DefaultUnitSize(u128 range, bool gpu) {
   // A GPU unit pays a fixed cost (the last launches drain, the database stores the unit):
   // about 0.07 s on an H100, so 2^44 numbers at 2^66 in 16 units of 2^40 ran 4.9e12 numbers/s
   // against the bench's 7.0e12; in 8 units of 2^41 the cost halves. Larger units also take
-  // deeper residue groups (2^43 numbers: 14 bits with the checks inside the shared steps;
-  // 2^41: 13 without), so two units a range, up to the coordinator's default unit (2^46).
-  // Progress comes from inside a unit, so fewer units cost no progress lines.
+  // deeper residue groups (2^44 numbers after import --published at 2^66: one unit, 15-bit
+  // groups, 7.3e12 like the bench; two units of 2^43, 14 bits: 6.1e12), so one unit up to
+  // the coordinator's default unit (2^46). Progress comes from inside a unit.
   const int lo_bits = gpu ? 32 : 28;
   const int hi_bits = gpu ? 46 : 40;
-  const u128 target = range / (gpu ? 2 : 64);
+  const u128 target = range / (gpu ? 1 : 64);
   int bits = lo_bits;
   while (bits < hi_bits && Pow2(bits) < target) ++bits;
   return Pow2(bits);

@@ -30,7 +30,7 @@ std::vector<PlannedUnit> PlanUnits(u128 from, u128 to, std::vector<std::pair<u12
 
 // The unit size used when --unit-size is not given: about 1/64 of the range as a power
 // of two, at least 2^28 (so that every CPU thread gets work) and at most 2^40
-// (GPU: 1/2 of the range, within [2^32, 2^46]).
+// (GPU: the range, within [2^32, 2^46]).
 u128 DefaultUnitSize(u128 range, bool gpu);
 
 // Largest unit the engines accept (the CPU engine's chunk limit).

@@ -105,8 +105,9 @@ TEST(DefaultUnitSize, StaysWithinBounds) {
   EXPECT_TRUE(DefaultUnitSize(100, false) == Pow2(28));
   EXPECT_TRUE(DefaultUnitSize(Pow2(36), false) == Pow2(30));
   EXPECT_TRUE(DefaultUnitSize(Pow2(100), false) == Pow2(40));
-  EXPECT_TRUE(DefaultUnitSize(Pow2(36), true) == Pow2(35));
-  EXPECT_TRUE(DefaultUnitSize(Pow2(44), true) == Pow2(43));
+  EXPECT_TRUE(DefaultUnitSize(Pow2(36), true) == Pow2(36));
+  EXPECT_TRUE(DefaultUnitSize(Pow2(44), true) == Pow2(44));
+  EXPECT_TRUE(DefaultUnitSize(Pow2(44) + 1, true) == Pow2(45));
   EXPECT_TRUE(DefaultUnitSize(Pow2(100), true) == Pow2(46));
 }
 

@@ -59,3 +59,7 @@ for at in 2^64 2^66 2^68 2^72; do
   run --at $at --numbers 2^46 --kinds delay --baseline-numbers 0 --repeat 1
   run --at $at --numbers 2^44 --kinds delay,class --baseline-numbers 0 --repeat 1
 done
+# Session 16 (levers 78-79): class units of the coordinator's size, and the groups of session
+# 15 (13 bits at most) beside the deeper defaults.
+run --at 2^66 --numbers 2^46 --kinds delay,class --baseline-numbers 0 --repeat 1
+run --at 2^66 --numbers 2^46 --kinds delay --group-bits 13 --baseline-numbers 0 --repeat 1

@@ -418,7 +418,9 @@ Status GpuEngine::Init() {
   if (o.group_walk_round_steps != 1 && o.group_walk_round_steps != 2) {
     return Status::InvalidArgument("group walk round steps must be 1 or 2");
   }
-  if (o.group_step_check_min_members < 0) return Status::InvalidArgument("group step check members must be >= 0");
+  if (o.group_step_check_min_members < 0 || o.deep_group_min_members < 1 || o.class_deep_group_min_members < 1) {
+    return Status::InvalidArgument("group member minimums must be positive");
+  }
   if (o.group_min_members < 1 || o.group_min_members > 4096 || o.class_group_min_members < 1 ||
       o.class_group_min_members > 4096) {
     return Status::InvalidArgument("group min members must be in 1..4096");
@@ -1059,26 +1061,25 @@ Status GpuEngine::SearchUnit(const UnitSpec& spec, UnitResult* result, const Pro
     const u128 full_begin = (first + cycle.len - 1) / cycle.len, full_end = last / cycle.len;  // cycles from q0
     int group_bits = 0;
     const int walk_bits = options_.group_walk_step_bits > 0 ? options_.group_walk_step_bits : options_.step_bits;
-    // Class units want deeper groups (class_group_min_members, then a quarter of it); where the
-    // unit has too few cycles for that (wide sieves), groups of group_min_members still beat the walk queue
+    // Class units want deeper groups (class_group_min_members); where the unit has too few
+    // cycles for that (wide sieves), groups of group_min_members still beat the walk queue
     // alone by far (30-bit sieve, 2^40 numbers at 2^60: 1.90e12 with 32 members against
     // 4.3e11 without groups).
     if (Groups() && full_end > full_begin) {
       const u128 cycles = full_end - full_begin;
       for (const int min_members : {classes ? options_.class_group_min_members : options_.group_min_members,
-                                    classes ? std::max(1, options_.class_group_min_members / 4)
-                                            : options_.group_min_members,
                                     options_.group_min_members}) {
         const int widest = shallow_table ? options_.shallow_group_bits
                            : classes     ? options_.class_group_bits
                                          : options_.group_bits;
         for (int g = widest; g >= 5 && group_bits == 0; --g) {
           // Groups deeper than the shallow width pay only with the checks inside their shared
-          // steps, so only with the members those need (2^66, 2^41 numbers: G = 14 without them
+          // steps, so only with many members (2^66, 2^41 numbers: G = 14 without the checks
           // 4.45e12, G = 13 5.41e12).
-          const int members = g > options_.shallow_group_bits
-                                  ? std::max(min_members, options_.group_step_check_min_members)
-                                  : min_members;
+          const int members =
+              g > options_.shallow_group_bits
+                  ? std::max(min_members, classes ? options_.class_deep_group_min_members : options_.deep_group_min_members)
+                  : min_members;
           if (cycles >= static_cast<u128>(members) << g && GroupMembersReach(start, g, walk_bits) &&
               GroupFits(g, cycle.modulus)) {
             group_bits = g;

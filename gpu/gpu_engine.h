@@ -95,12 +95,17 @@ struct GpuEngineOptions {
   int group_min_members = 16;
   // Groups of fewer members go without the checks inside their shared steps (lever 78).
   int group_step_check_min_members = 64;
+  // Groups deeper than shallow_group_bits pay only with those checks, so they need at least
+  // this many members (class units: class_deep_group_min_members; 2^60, 2^40 class numbers:
+  // 2.01e12 with 256-member groups of 13 bits, 1.81e12 with 64-member groups of 15).
+  int deep_group_min_members = 64;
+  int class_deep_group_min_members = 256;
   // The same for delay+class units, whose members walk about four times longer: deeper
   // groups' decisions cost more than their shared steps save (on a 28-bit sieve 1.77e12
-  // numbers/s at 16, 1.92e12 at 64; docs/PERFORMANCE.md, lever 57; with the 19-bit sieve at
-  // 2^60, 2^40 numbers: 2.01e12 with 256 members at G = 13, 1.81e12 with 64 at G = 15).
-  // Units with too few cycles for that take a quarter as many, then group_min_members.
-  int class_group_min_members = 256;
+  // numbers/s at 16, 1.92e12 at 64; docs/PERFORMANCE.md, lever 57). With the default 19-bit
+  // sieve a class group has 256 members either way. Units with too few cycles for that take
+  // groups of group_min_members.
+  int class_group_min_members = 64;
   // Walk rounds each lane takes (drawing its group's members from registers) between two
   // warp-wide hand-outs of walking groups.
   int group_walk_rounds = 12;
