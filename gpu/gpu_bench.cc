@@ -11,7 +11,8 @@
 //             [--bound-sub-bits 6] [--positions-per-launch N] [--no-class-members] [--class-plain]
 //             [--walk-rounds 12] [--walk-step-bits 12] [--walk-round-steps 2] [--join-map-bits 32]
 //             [--context trusted|floor|none] [--full-delay-tail-bits 32] [--no-delay-join-map]
-//             [--self-record-bits 40]
+//             [--self-record-bits 40] [--group-bits 16 (delay-only and class units)]
+//             [--shallow-group-bits 13 (units whose table ends far below)] [--group-min-members 16]
 // --context: trusted (the default) as above; floor: the same floor and open holes (the delays
 // of numbers below --at, recomputed, bound them without trust) but no record table, so no
 // early termination (a unit leased on an empty database); none: floor 0, no holes, no table.
