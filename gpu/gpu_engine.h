@@ -93,6 +93,12 @@ struct GpuEngineOptions {
   // 2^44 numbers, own table below 2^42: 1.108e12 at 13, 1.051e12 at 16).
   int shallow_group_bits = 13;
   int group_min_members = 16;
+  // Its minimum for delay+class units, whose members walk about four times longer: deeper
+  // groups' decisions cost more than their shared steps save (on a 28-bit sieve 1.77e12
+  // numbers/s at 16, 1.92e12 at 64; docs/PERFORMANCE.md, lever 57). With the default 19-bit
+  // sieve a class group has 256 members either way. Units with too few cycles for that take
+  // groups of group_min_members.
+  int class_group_min_members = 64;
   // Groups of fewer members go without the checks inside their shared steps (lever 78).
   int group_step_check_min_members = 64;
   // Groups deeper than shallow_group_bits pay only with those checks, so they need at least
@@ -100,12 +106,6 @@ struct GpuEngineOptions {
   // 2.01e12 with 256-member groups of 13 bits, 1.81e12 with 64-member groups of 15).
   int deep_group_min_members = 64;
   int class_deep_group_min_members = 256;
-  // The same for delay+class units, whose members walk about four times longer: deeper
-  // groups' decisions cost more than their shared steps save (on a 28-bit sieve 1.77e12
-  // numbers/s at 16, 1.92e12 at 64; docs/PERFORMANCE.md, lever 57). With the default 19-bit
-  // sieve a class group has 256 members either way. Units with too few cycles for that take
-  // groups of group_min_members.
-  int class_group_min_members = 64;
   // Walk rounds each lane takes (drawing its group's members from registers) between two
   // warp-wide hand-outs of walking groups.
   int group_walk_rounds = 12;
