@@ -5,6 +5,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <thread>
 
 #include <spdlog/spdlog.h>
 
@@ -142,7 +143,10 @@ int RunCommand(const RunArgs& args) {
   std::string note;
   if (!(st = engines::ResolveBackend(backend, &resolved, &note)).ok()) return Failure(cmd, st);
   if (!note.empty()) spdlog::info("{}", note);
-  if (unit_size == 0) unit_size = DefaultUnitSize(to - from, resolved == engines::Backend::kGpu);
+  if (unit_size == 0) {
+    const unsigned threads = args.threads > 0 ? static_cast<unsigned>(args.threads) : std::thread::hardware_concurrency();
+    unit_size = DefaultUnitSize(to - from, resolved == engines::Backend::kGpu, threads);
+  }
 
   // A sieve file is checked before the database is touched: a corrupt one changes nothing.
   std::shared_ptr<const SearchTables> tables;

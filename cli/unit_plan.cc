@@ -44,16 +44,21 @@ std::vector<PlannedUnit> PlanUnits(u128 from, u128 to, std::vector<std::pair<u12
   return out;
 }
 
-u128 DefaultUnitSize(u128 range, bool gpu) {
+u128 DefaultUnitSize(u128 range, bool gpu, unsigned cpu_threads) {
   // A GPU unit pays a fixed cost (the last launches drain, the database stores the unit):
   // about 0.07 s on an H100, so 2^44 numbers at 2^66 in 16 units of 2^40 ran 4.9e12 numbers/s
   // against the bench's 7.0e12; in 8 units of 2^41 the cost halves. Larger units also take
   // deeper residue groups (2^44 numbers after import --published at 2^66: one unit, 15-bit
   // groups, 7.3e12 like the bench; two units of 2^43, 14 bits: 6.1e12), so one unit up to
   // the coordinator's default unit (2^46). Progress comes from inside a unit.
-  const int lo_bits = gpu ? 32 : 28;
+  // A CPU unit gives each thread four chunks of 2^28 numbers (the entry stop pays only in
+  // chunks that large: core/cpu_engine.h), so at least 2^30 numbers a thread: 2^66, 2^32
+  // numbers, 2 threads: 9.8e8 numbers/s in units of 2^28, 1.21e9 in 2^30, 1.30e9 in 2^32.
+  int cpu_lo_bits = 30;
+  while (cpu_lo_bits < 40 && (u128{1} << (cpu_lo_bits - 30)) < std::max(1u, cpu_threads)) ++cpu_lo_bits;
+  const int lo_bits = gpu ? 32 : cpu_lo_bits;
   const int hi_bits = gpu ? 46 : 40;
-  const u128 target = range / (gpu ? 1 : 64);
+  const u128 target = range / (gpu ? 1 : 8);
   int bits = lo_bits;
   while (bits < hi_bits && Pow2(bits) < target) ++bits;
   return Pow2(bits);

@@ -28,10 +28,10 @@ std::vector<std::pair<u128, u128>> CoveredIntervals(const std::vector<TrustedImp
 // unit_size, at 2^20, 2^24, 2^28, 2^32, 2^33, 2^34, ... (core/first_unit_cuts.h).
 std::vector<PlannedUnit> PlanUnits(u128 from, u128 to, std::vector<std::pair<u128, u128>> covered, u128 unit_size);
 
-// The unit size used when --unit-size is not given: about 1/64 of the range as a power
-// of two, at least 2^28 (so that every CPU thread gets work) and at most 2^40
-// (GPU: the range, within [2^32, 2^46]).
-u128 DefaultUnitSize(u128 range, bool gpu);
+// The unit size used when --unit-size is not given: about 1/8 of the range as a power of
+// two, at least 2^30 numbers a CPU thread (four chunks of 2^28 each) and at most 2^40 (GPU:
+// the range, within [2^32, 2^46]; cpu_threads is then unused).
+u128 DefaultUnitSize(u128 range, bool gpu, unsigned cpu_threads);
 
 // Largest unit the engines accept (the CPU engine's chunk limit).
 constexpr u128 kMaxUnitSize = static_cast<u128>(1) << 48;

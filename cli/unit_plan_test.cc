@@ -80,8 +80,8 @@ TEST(PlanUnits, CutsTheFirstBlockAtGrowingPowersOfTwo) {
   expect = {{1, Pow2(20)}, {Pow2(20), Pow2(21)}};
   EXPECT_EQ(AsPairs(PlanUnits(1, Pow2(21), {}, Pow2(20))), expect);
   EXPECT_EQ(PlanUnits(1, Pow2(24), {}, Pow2(16)).size(), 256u);
-  // The CPU's smallest default unit (2^28): two cuts.
-  EXPECT_EQ(PlanUnits(1, Pow2(32), {}, DefaultUnitSize(Pow2(32), false)).size(), 2u + 16u);
+  // The CPU's smallest default unit (2^30 on one thread): cuts at 2^20, 2^24, 2^28, then units.
+  EXPECT_EQ(PlanUnits(1, Pow2(32), {}, DefaultUnitSize(Pow2(32), false, 1)).size(), 4u + 3u);
 }
 
 TEST(CoveredIntervals, ClassSearchesNeedClassUnits) {
@@ -102,13 +102,19 @@ TEST(CoveredIntervals, ClassSearchesNeedClassUnits) {
 }
 
 TEST(DefaultUnitSize, StaysWithinBounds) {
-  EXPECT_TRUE(DefaultUnitSize(100, false) == Pow2(28));
-  EXPECT_TRUE(DefaultUnitSize(Pow2(36), false) == Pow2(30));
-  EXPECT_TRUE(DefaultUnitSize(Pow2(100), false) == Pow2(40));
-  EXPECT_TRUE(DefaultUnitSize(Pow2(36), true) == Pow2(36));
-  EXPECT_TRUE(DefaultUnitSize(Pow2(44), true) == Pow2(44));
-  EXPECT_TRUE(DefaultUnitSize(Pow2(44) + 1, true) == Pow2(45));
-  EXPECT_TRUE(DefaultUnitSize(Pow2(100), true) == Pow2(46));
+  EXPECT_TRUE(DefaultUnitSize(100, false, 1) == Pow2(30));
+  EXPECT_TRUE(DefaultUnitSize(Pow2(36), false, 1) == Pow2(33));
+  EXPECT_TRUE(DefaultUnitSize(Pow2(100), false, 1) == Pow2(40));
+  // At least 2^30 numbers a CPU thread.
+  EXPECT_TRUE(DefaultUnitSize(Pow2(32), false, 2) == Pow2(31));
+  EXPECT_TRUE(DefaultUnitSize(Pow2(32), false, 16) == Pow2(34));
+  EXPECT_TRUE(DefaultUnitSize(Pow2(32), false, 12) == Pow2(34));
+  EXPECT_TRUE(DefaultUnitSize(Pow2(32), false, 0) == Pow2(30));
+  EXPECT_TRUE(DefaultUnitSize(Pow2(32), false, 1u << 20) == Pow2(40));
+  EXPECT_TRUE(DefaultUnitSize(Pow2(36), true, 16) == Pow2(36));
+  EXPECT_TRUE(DefaultUnitSize(Pow2(44), true, 1) == Pow2(44));
+  EXPECT_TRUE(DefaultUnitSize(Pow2(44) + 1, true, 1) == Pow2(45));
+  EXPECT_TRUE(DefaultUnitSize(Pow2(100), true, 1) == Pow2(46));
 }
 
 }  // namespace
