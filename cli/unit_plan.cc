@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/cpu_engine.h"
+
 namespace collatz::cli {
 
 std::vector<std::pair<u128, u128>> CoveredIntervals(const std::vector<TrustedImport>& imports,
@@ -51,16 +53,16 @@ u128 DefaultUnitSize(u128 range, bool gpu, unsigned cpu_threads) {
   // deeper residue groups (2^44 numbers after import --published at 2^66: one unit, 15-bit
   // groups, 7.3e12 like the bench; two units of 2^43, 14 bits: 6.1e12), so one unit up to
   // the coordinator's default unit (2^46). Progress comes from inside a unit.
-  // A CPU unit gives each thread four chunks of 2^28 numbers (the entry stop pays only in
-  // chunks that large: core/cpu_engine.h), so at least 2^30 numbers a thread: 2^66, 2^32
-  // numbers, 2 threads: 9.8e8 numbers/s in units of 2^28, 1.21e9 in 2^30, 1.30e9 in 2^32.
-  int cpu_lo_bits = 30;
-  while (cpu_lo_bits < 40 && (u128{1} << (cpu_lo_bits - 30)) < std::max(1u, cpu_threads)) ++cpu_lo_bits;
-  const int lo_bits = gpu ? 32 : cpu_lo_bits;
+  // A CPU unit gives each thread the engine's entry-stop chunks (the entry stop pays only in
+  // chunks that large: core/cpu_engine.h), 2^30 numbers a thread: 2^66, 2^32 numbers, 2
+  // threads: 9.8e8 numbers/s in units of 2^28, 1.21e9 in 2^30, 1.30e9 in 2^32.
+  const u128 cpu_least = static_cast<u128>(CpuEngineOptions{}.entry_stop_chunk_numbers) *
+                         CpuEngineOptions::kChunksPerThread * std::max(1u, cpu_threads);
+  const u128 least = gpu ? Pow2(32) : cpu_least;
   const int hi_bits = gpu ? 46 : 40;
   const u128 target = range / (gpu ? 1 : 8);
-  int bits = lo_bits;
-  while (bits < hi_bits && Pow2(bits) < target) ++bits;
+  int bits = 0;
+  while (bits < hi_bits && (Pow2(bits) < least || Pow2(bits) < target)) ++bits;
   return Pow2(bits);
 }
 
