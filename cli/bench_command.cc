@@ -227,11 +227,14 @@ int BenchCommand(const BenchArgs& args) {
   const double build_seconds = SecondsSince(t0);
 
   UnitResult result;
+  double warm_seconds = 0;
   if (resolved == engines::Backend::kGpu) {
     // The first launches pay for CUDA's lazy setup: not part of the search speed.
     UnitSpec warm = spec;
     warm.end = spec.begin + std::min<u128>(numbers, static_cast<u128>(1) << 30);
+    const auto w0 = std::chrono::steady_clock::now();
     if (!(st = engine->Search(warm, &result)).ok()) return Failure(cmd, st);
+    warm_seconds = SecondsSince(w0);
   }
   const auto t1 = std::chrono::steady_clock::now();
   if (!(st = engine->Search(spec, &result)).ok()) return Failure(cmd, st);
@@ -276,7 +279,9 @@ int BenchCommand(const BenchArgs& args) {
                 window_record.delay, found ? "is on the ladder" : "is NOT on the ladder");
     if (!found) return Failure(cmd, Status::Internal("the published record of the window is missing from the result"));
   }
-  std::printf("tables built in %.2f s\n", build_seconds);
+  std::printf("tables built in %.2f s%s%s\n", build_seconds, engine->SetupNote().empty() ? "" : "; engine set-up: ",
+              engine->SetupNote().c_str());
+  if (warm_seconds > 0) std::printf("warm-up search (not timed): %.3f s\n", warm_seconds);
   std::printf("%s numbers in %.3f s: %s numbers/s", ToDecimal(numbers).c_str(), seconds, FormatRate(rate).c_str());
   if (resolved == engines::Backend::kCpu && threads > 0) {
     std::printf(" (%s numbers/s per thread, %d threads)", FormatRate(rate / threads).c_str(), threads);

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <future>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -139,6 +140,21 @@ int RunCommand(const RunArgs& args) {
     return UsageError(cmd, "--progress-interval must be above 0 and at most 86400 seconds");
   }
 
+  // Without a sieve file the tables are built on a thread while the backend is resolved (the
+  // CUDA driver's start, about 0.1 s on an H100 host) and the database is read: part of a
+  // short GPU run's fixed cost (issue 23). If the backend resolves to one with other default
+  // bits, they are built again below.
+  const auto tables_bits = [&](engines::Backend b) {
+    return args.sieve_bits != 0 ? args.sieve_bits : engines::DefaultSieveBits(b);
+  };
+  const int early_bits = tables_bits(backend == engines::Backend::kAuto ? engines::Backend::kGpu : backend);
+  std::shared_ptr<const SearchTables> early_tables;
+  std::future<Status> early_tables_built;
+  if (args.sieve_file.empty()) {
+    early_tables_built = std::async(std::launch::async, [&early_tables, early_bits]() {
+      return engines::BuildSearchTables("", early_bits, &early_tables);
+    });
+  }
   engines::Backend resolved;
   std::string note;
   if (!(st = engines::ResolveBackend(backend, &resolved, &note)).ok()) return Failure(cmd, st);
@@ -172,8 +188,12 @@ int RunCommand(const RunArgs& args) {
   u128 searched = 0;
   if (!plan.empty()) {
     // 3. The engine and its tables, built only when there is work.
-    const int sieve_bits = args.sieve_bits != 0 ? args.sieve_bits : engines::DefaultSieveBits(resolved);
+    const int sieve_bits = tables_bits(resolved);
     const auto t0 = std::chrono::steady_clock::now();
+    if (tables == nullptr && early_tables_built.valid()) {
+      if (!(st = early_tables_built.get()).ok()) return Failure(cmd, st);
+      if (sieve_bits == early_bits) tables = std::move(early_tables);
+    }
     if (tables == nullptr && !(st = engines::BuildSearchTables(args.sieve_file, sieve_bits, &tables)).ok()) {
       return Failure(cmd, st);
     }
@@ -185,6 +205,7 @@ int RunCommand(const RunArgs& args) {
     }
     spdlog::info("engine {}: tables built in {:.2f} s", engine->Describe(),
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    if (!engine->SetupNote().empty()) spdlog::debug("engine set-up: {}", engine->SetupNote());
 
     g_cancel.store(false);
     auto previous_handler = std::signal(SIGINT, OnInterrupt);

@@ -54,6 +54,20 @@ TEST_F(DelayTest, StepTableMatchesTSteps) {
   }
 }
 
+// The table is built width by width; every entry must be the S T-steps of its residue.
+TEST(StepTableTest, EveryEntryIsItsResiduesSteps) {
+  for (const int bits : {1, 2, 7, 13, 16}) {
+    const StepTable table(bits);
+    for (uint64_t i = 0; i <= table.mask(); ++i) {
+      uint32_t p;
+      uint64_t c;
+      TStepsOfResidue(i, bits, &p, &c);
+      ASSERT_EQ(table.p(i), p) << bits << " " << i;
+      ASSERT_EQ(table.c(i), c) << bits << " " << i;
+    }
+  }
+}
+
 // Numbers whose trajectories pass 2^64 and 2^128 go through the overflow check and the
 // wide path: the fast result must equal the plain definition.
 TEST_F(DelayTest, TrajectoriesPast64And128Bits) {

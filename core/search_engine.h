@@ -27,6 +27,8 @@ class SearchEngine {
   // How the last Search went, for debug logs ("" when the engine has nothing to say):
   // the GPU engine's path (early termination or full-delay walk), launches and set-up time.
   virtual std::string LastSearchNote() const { return ""; }
+  // How the engine's own set-up went (the GPU engine: seconds of each phase), for debug logs.
+  virtual std::string SetupNote() const { return ""; }
 };
 
 }  // namespace collatz

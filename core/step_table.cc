@@ -45,13 +45,24 @@ void TStepsOfResidue(uint64_t i, int steps, uint32_t* p, uint64_t* c) {
 
 StepTable::StepTable(int bits) : bits_(bits) {
   if (bits < 1 || bits > kMaxBits) throw std::invalid_argument("step table bits must be in 1..20");
+  // Width by width, one T-step an entry (2^(S+1) steps in all, not S 2^S: an engine's set-up
+  // builds several tables, issue 23). The (w-1)-bit entry (p, c) of i' = i mod 2^(w-1) takes
+  // N = 2^w h + i = 2^(w-1) (2h + b) + i' (b = bit w-1 of i) to 3^p (2h + b) + c = 2 3^p h + x
+  // with x = 3^p b + c, whose parity is x's: one more T-step gives 3^(p+1) h + (3x + 1) / 2
+  // (x odd) or 3^p h + x / 2. Upper halves first, so that the lower ones can be done in place.
   const uint64_t size = uint64_t{1} << bits;
-  packed_.resize(size);
-  for (uint64_t i = 0; i < size; ++i) {
-    uint32_t p;
-    uint64_t c;
-    TStepsOfResidue(i, bits, &p, &c);
-    packed_[i] = c | (static_cast<uint64_t>(p) << 32);
+  packed_.assign(size, 0);  // width 0: p = 0, c = i = 0 for the one residue
+  for (int w = 1; w <= bits; ++w) {
+    const uint64_t half = uint64_t{1} << (w - 1);
+    for (uint64_t b = 2; b-- > 0;) {
+      for (uint64_t i = 0; i < half; ++i) {
+        const uint64_t e = packed_[i];
+        const uint32_t p = static_cast<uint32_t>(e >> 32);
+        const uint64_t x = kPow3[p] * b + static_cast<uint32_t>(e);  // < 2 3^20 + 3^20
+        packed_[i + b * half] = (x & 1) != 0 ? ((3 * x + 1) / 2) | (static_cast<uint64_t>(p + 1) << 32)
+                                             : (x / 2) | (static_cast<uint64_t>(p) << 32);
+      }
+    }
   }
 }
 

@@ -78,8 +78,9 @@ Status MakeEngine(Backend resolved, std::shared_ptr<const SearchTables> tables, 
 }
 
 int OwnTableBitsForWork(u128 numbers) {
-  if (numbers < Pow2(46)) return 42;
-  if (numbers < Pow2(48)) return 44;
+  if (numbers < Pow2(43)) return 42;
+  if (numbers < Pow2(45)) return 43;
+  if (numbers < Pow2(47)) return 44;
   return kDaemonOwnTableBits;
 }
 

@@ -42,9 +42,11 @@ Status MakeEngine(Backend resolved, std::shared_ptr<const SearchTables> tables, 
                   std::unique_ptr<SearchEngine>* out, int gpu_device = 0, int gpu_own_table_bits = -1);
 
 // The own table's B for a GPU engine that will search about `numbers` numbers: its searches
-// cost once what a deeper table saves on every unit without a table (H100 at 2^66: B = 42 /
-// 44 / 46 take 0.75 / 2.4 / 9.6 s and give 1.09 / 1.19 / 1.30e12 numbers/s), so 42 below
-// 2^46 numbers, 44 below 2^48, 46 from there (a worker daemon).
+// cost once what a deeper table saves on every unit without a table (H100 at 2^66, 2^44
+// numbers, session 17: B = 42 / 43 / 44 take 0.78 / 1.14 / 2.24 s and give 1.115 / 1.160 /
+// 1.211e12 numbers/s; session 14: 46 took 9.6 s for 1.30e12), so each pays from about
+// 2^43.2 / 2^44.8 / 2^46.9 numbers on: 42 below 2^43, 43 below 2^45, 44 below 2^47, 46
+// from there (a worker daemon).
 int OwnTableBitsForWork(u128 numbers);
 constexpr int kDaemonOwnTableBits = 46;
 

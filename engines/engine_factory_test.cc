@@ -50,9 +50,11 @@ TEST(EngineFactory, ASieveFileGivesTheSameTablesAsItsWidth) {
 }
 
 TEST(EngineFactory, TheOwnTableGrowsWithTheWork) {
-  EXPECT_EQ(OwnTableBitsForWork(Pow2(44)), 42);
-  EXPECT_EQ(OwnTableBitsForWork(Pow2(46) - 1), 42);
+  EXPECT_EQ(OwnTableBitsForWork(Pow2(40)), 42);
+  EXPECT_EQ(OwnTableBitsForWork(Pow2(43) - 1), 42);
+  EXPECT_EQ(OwnTableBitsForWork(Pow2(44)), 43);
   EXPECT_EQ(OwnTableBitsForWork(Pow2(46)), 44);
+  EXPECT_EQ(OwnTableBitsForWork(Pow2(47)), kDaemonOwnTableBits);
   EXPECT_EQ(OwnTableBitsForWork(Pow2(48)), kDaemonOwnTableBits);
   EXPECT_EQ(OwnTableBitsForWork(kU128Max), kDaemonOwnTableBits);
 }

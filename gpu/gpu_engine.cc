@@ -11,6 +11,7 @@
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <future>
 #include <map>
 #include <string>
 #include <vector>
@@ -147,6 +148,7 @@ class GpuEngine : public SearchEngine {
                   static_cast<unsigned long long>(s.step_stopped_groups), s.setup_seconds, s.kernel_seconds);
     return buf;
   }
+  std::string SetupNote() const override { return setup_note_; }
   std::string Describe() const override {
     std::string d = "gpu " + std::to_string(options_.device) + " (" + device_name_ + ")";
     if (class_join_.bits != 0) d += ", join map " + std::to_string(class_join_.bits) + " bits";
@@ -216,7 +218,9 @@ class GpuEngine : public SearchEngine {
   }
 
  private:
-  Status BuildSieveCycle(unsigned modulus, SieveCycle* cycle);
+  // The host half of a sieve cycle (its entries to upload); no CUDA call, so that Init runs
+  // it beside the context's creation.
+  Status FillSieveCycle(unsigned modulus, SieveCycle* cycle, std::vector<SieveEntry>* entries) const;
   // Search for the unit as given.
   Status SearchUnit(const UnitSpec& spec, UnitResult* result, const ProgressFn& progress,
                     const std::atomic<bool>* cancel);
@@ -256,6 +260,7 @@ class GpuEngine : public SearchEngine {
   std::shared_ptr<const SearchTables> tables_;
   GpuEngineOptions options_;
   std::string device_name_;
+  std::string setup_note_;  // Init's phases and their seconds
   int sm_count_ = 0;
   int sieve_min_odd_steps_ = 0;  // the fewest odd steps among the sieve's first k T-steps
   int sieve_max_odd_steps_ = 0;  // and the most
@@ -298,7 +303,7 @@ class GpuEngine : public SearchEngine {
   bool device_set_ = false;
 };
 
-Status GpuEngine::BuildSieveCycle(unsigned modulus, SieveCycle* cycle) {
+Status GpuEngine::FillSieveCycle(unsigned modulus, SieveCycle* cycle, std::vector<SieveEntry>* entries_out) const {
   const Sieve& sieve = *tables_->sieve;
   const int k = sieve.bits();
   cycle->modulus = modulus;
@@ -330,7 +335,8 @@ Status GpuEngine::BuildSieveCycle(unsigned modulus, SieveCycle* cycle) {
   }
   cycle->prefix[modulus] = entries.size();
   cycle->len = entries.size();
-  return cycle->entries.Upload(entries);
+  *entries_out = std::move(entries);
+  return Status::Ok();
 }
 
 Status GpuEngine::BuildTail(int T, DeviceArray<uint16_t>* tail) {
@@ -434,17 +440,57 @@ Status GpuEngine::Init() {
   const int k = tables_->sieve->bits();
   if (k < 1 || k > 40) return Status::InvalidArgument("sieve bits must be in 1..40");
 
+  // The host-side tables are built on a thread while the CUDA context comes up (about 0.1 s
+  // each on an H100 host): together they were most of a short run's fixed cost (issue 23).
+  struct HostTables {
+    std::vector<StepEntry> steps, walk_steps;
+    std::vector<std::vector<uint64_t>> group_steps;  // by G
+    std::vector<SieveEntry> class_entries, delay_entries;
+    Status status;
+  };
+  const bool groups = o.residue_groups && QueueAllowed();
+  auto host_tables = std::async(std::launch::async, [this, &o, groups]() {
+    HostTables h;
+    h.steps = gpu::MakeStepEntries(o.step_bits);
+    if (groups) {
+      h.group_steps.resize(gpu::kMaxGroupBits + 1);
+      for (int g = 5; g <= std::max({o.group_bits, o.class_group_bits, o.shallow_group_bits}); ++g) {
+        const std::vector<StepEntry> entries = gpu::MakeStepEntries(g);
+        h.group_steps[g].resize(entries.size());
+        for (size_t i = 0; i < entries.size(); ++i) {
+          h.group_steps[g][i] = gpu::PackGroupStep(entries[i].c, entries[i].pow3, entries[i].steps);
+        }
+      }
+      if (o.group_walk_step_bits > 0) h.walk_steps = gpu::MakeStepEntries(o.group_walk_step_bits);
+    }
+    h.status = FillSieveCycle(1, &class_cycle_, &h.class_entries);
+    if (h.status.ok()) h.status = FillSieveCycle(9, &delay_cycle_, &h.delay_entries);
+    return h;
+  });
+  // Each phase's seconds go to SetupNote: the fixed cost a short run pays (issue 23).
+  auto phase_start = std::chrono::steady_clock::now();
+  auto end_phase = [&](const char* name) {
+    const auto now = std::chrono::steady_clock::now();
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%s%s %.3f s", setup_note_.empty() ? "" : ", ", name,
+                  std::chrono::duration<double>(now - phase_start).count());
+    setup_note_ += buf;
+    phase_start = now;
+  };
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || o.device < 0 || o.device >= count) {
     cudaGetLastError();
+    host_tables.wait();
     return Status::Unavailable("no CUDA device " + std::to_string(o.device));
   }
   CUDA_TRY(cudaSetDevice(o.device));
   device_set_ = true;
+  CUDA_TRY(cudaFree(nullptr));  // the context now, so that its cost shows as its own phase
   cudaDeviceProp prop;
   CUDA_TRY(cudaGetDeviceProperties(&prop, o.device));
   device_name_ = prop.name;
   sm_count_ = prop.multiProcessorCount;
+  end_phase("context");
   // Resident blocks per SM of the plain kernel and of the walk queue (delay-only units).
   for (const bool queue : {false, true}) {
     int& blocks = queue ? queue_blocks_per_sm_ : blocks_per_sm_;
@@ -456,17 +502,7 @@ Status GpuEngine::Init() {
     if (blocks <= 0) blocks = 1;
   }
 
-  STATUS_TRY(steps_.Upload(gpu::MakeStepEntries(o.step_bits)));
-  if (o.residue_groups && QueueAllowed()) {
-    for (int g = 5; g <= std::max({o.group_bits, o.class_group_bits, o.shallow_group_bits}); ++g) {
-      const std::vector<StepEntry> entries = gpu::MakeStepEntries(g);
-      std::vector<uint64_t> packed(entries.size());
-      for (size_t i = 0; i < entries.size(); ++i) {
-        packed[i] = gpu::PackGroupStep(entries[i].c, entries[i].pow3, entries[i].steps);
-      }
-      STATUS_TRY(group_steps_[g].Upload(packed));
-    }
-    if (o.group_walk_step_bits > 0) STATUS_TRY(walk_steps_.Upload(gpu::MakeStepEntries(o.group_walk_step_bits)));
+  if (groups) {
     for (int round_steps = 1; round_steps <= 2; ++round_steps) {
       int& blocks = group_blocks_per_sm_[round_steps];
       blocks = o.blocks_per_sm;
@@ -477,9 +513,20 @@ Status GpuEngine::Init() {
       if (blocks <= 0) blocks = 1;
     }
   }
+  end_phase("occupancy");
+  HostTables h = host_tables.get();
+  STATUS_TRY(h.status);
+  end_phase("host tables");
+  STATUS_TRY(steps_.Upload(h.steps));
+  for (size_t g = 0; g < h.group_steps.size(); ++g) {
+    if (!h.group_steps[g].empty()) STATUS_TRY(group_steps_[g].Upload(h.group_steps[g]));
+  }
+  if (!h.walk_steps.empty()) STATUS_TRY(walk_steps_.Upload(h.walk_steps));
+  STATUS_TRY(class_cycle_.entries.Upload(h.class_entries));
+  STATUS_TRY(delay_cycle_.entries.Upload(h.delay_entries));
+  end_phase("uploads");
   STATUS_TRY(BuildTail(o.tail_bits, &tail_));
-  STATUS_TRY(BuildSieveCycle(1, &class_cycle_));
-  STATUS_TRY(BuildSieveCycle(9, &delay_cycle_));
+  end_phase("tail");
   STATUS_TRY(bound_.Allocate(gpu::kBoundTableSize));
 
   auto_ladder_ = o.ladder_capacity == 0;
@@ -498,6 +545,7 @@ Status GpuEngine::Init() {
     STATUS_TRY(s.host_class_min.Allocate(gpu::kClassSlots));
   }
   CUDA_TRY(cudaDeviceSynchronize());  // the table uploads have landed before any launch
+  end_phase("buffers");
   return Status::Ok();
 }
 

@@ -143,6 +143,12 @@ __device__ __forceinline__ void EntryValueAfterK(const LaunchParams& P, const Si
   MulAdd(hi, lo, e.pow3, e.c);
 }
 
+// Members of group q of a launch: cycles q, q + 2^G, ... below group_cycles (none if q >=
+// group_cycles). The decision and the prelude count them alike.
+__device__ __forceinline__ uint32_t GroupMembers(const LaunchParams& P, uint32_t q, int G) {
+  return q < P.group_cycles ? (P.group_cycles - q + (1u << G) - 1) >> G : 0;
+}
+
 // True if the last of a group's n members (cycle q + (n - 1) 2^G of entry e) can stop after
 // one of the T-steps k + 1 .. k + G - 1: the members agree mod 2^(k + G), so they take the
 // same parities up to k + G and have spent the same steps, and their values there grow with
@@ -373,8 +379,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
         round = next_round();
         const uint32_t entry = g >> G, q = g & group_mask;
         const SieveEntry e = P.entries[P.group_first_entry + entry];
-        // Members: cycles q, q + 2^G, ... below group_cycles (none if q >= group_cycles).
-        const uint32_t n = q < P.group_cycles ? (P.group_cycles - q + group_mask) >> G : 0;
+        const uint32_t n = GroupMembers(P, q, G);
         // w = 3^p (h0 + r + modulus q) + c: the first member's value after k steps.
         const uint64_t a1 = e.pow3 * P.column_modulus;
         uint64_t w_hi, w_lo;
@@ -552,16 +557,16 @@ __global__ void __launch_bounds__(kThreads, 65536 / (32 * kThreads)) GroupSkipKe
   for (uint32_t g = blockIdx.x * kThreads + threadIdx.x; g < groups; g += gridDim.x * kThreads) {
     const uint32_t entry = g >> G, q = g & ((1u << G) - 1);
     uint8_t skip = entry_stops[entry];
+    const SieveEntry* e = P.entries + P.group_first_entry + entry;
     if (skip == 0 && P.group_step_checks != 0 && q < P.group_cycles) {
-      const SieveEntry e = P.entries[P.group_first_entry + entry];
-      if (GroupStopsWithin(P, e, q, (P.group_cycles - q + (1u << G) - 1) >> G)) {
+      if (GroupStopsWithin(P, *e, q, GroupMembers(P, q, G))) {
         skip = 3;
         counts += uint64_t{1} << 32;
       }
     }
     if (skip == 0 && P.join_map != nullptr && q < P.group_cycles) {
       // The group's first member: base + q cycles + the entry's offset.
-      const uint64_t add = q * P.cycle_stride + P.entries[P.group_first_entry + entry].offset;
+      const uint64_t add = q * P.cycle_stride + e->offset;
       const uint64_t n_lo = P.base_lo + add, n_hi = P.base_hi + (n_lo < add ? 1 : 0);
       if (JoinEntry(P, n_hi, n_lo) == 0) {
         skip = 2;
