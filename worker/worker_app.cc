@@ -194,6 +194,7 @@ int WorkerMain(int argc, char** argv, const WorkerSeams& seams) {
     if (!MakeGpuStatsEngine(g.index, tables->delay, threads, &d.stats).ok()) d.stats = MakeCpuStatsEngine(tables->delay, threads);
     d.stats = WrapStats(seams, std::move(d.stats));
     Status st = engines::MakeEngine(engines::Backend::kGpu, tables, threads, &d.engine, g.index, own_table_bits);
+    if (st.ok()) spdlog::debug("GPU {} engine set-up: {}", g.index, d.engine->SetupNote());
     std::string summary;
     // A GPU's production-kind case takes 2^40 numbers (its residue groups and walks).
     if (st.ok() && !skip_self_test) st = RunSelfTest(*d.engine, *tables, &summary, Pow2(40));
