@@ -143,14 +143,15 @@ int RunCommand(const RunArgs& args) {
   // Without a sieve file the tables are built on a thread while the backend is resolved (the
   // CUDA driver's start, about 0.1 s on an H100 host) and the database is read: part of a
   // short GPU run's fixed cost (issue 23). If the backend resolves to one with other default
-  // bits, they are built again below.
+  // bits, they are built again below. Wide sieves (seconds to minutes) wait until the plan
+  // shows work, as before.
   const auto tables_bits = [&](engines::Backend b) {
     return args.sieve_bits != 0 ? args.sieve_bits : engines::DefaultSieveBits(b);
   };
   const int early_bits = tables_bits(backend == engines::Backend::kAuto ? engines::Backend::kGpu : backend);
   std::shared_ptr<const SearchTables> early_tables;
   std::future<Status> early_tables_built;
-  if (args.sieve_file.empty()) {
+  if (args.sieve_file.empty() && early_bits <= 22) {
     early_tables_built = std::async(std::launch::async, [&early_tables, early_bits]() {
       return engines::BuildSearchTables("", early_bits, &early_tables);
     });
