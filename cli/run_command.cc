@@ -75,7 +75,8 @@ InRange CountInRange(const std::vector<Record>& fin, const std::vector<Record>& 
 }
 
 // What a person wants after a run: what was found, where it is, what to try next.
-void PrintSummary(const MergedRecords& merged, u128 from, u128 to, Kinds kinds, const std::string& db) {
+void PrintSummary(const MergedRecords& merged, u128 from, u128 to, Kinds kinds, const std::string& db,
+                  bool has_imports) {
   const InRange delay = CountInRange(merged.delay_final, merged.delay_candidates, from, to);
   std::printf("# found: %zu final delay records and %zu candidates in the range (candidates: at or above the covered "
               "prefix %s)\n",
@@ -106,6 +107,13 @@ void PrintSummary(const MergedRecords& merged, u128 from, u128 to, Kinds kinds, 
   std::printf("#       collatzctl records --db %s --kind class --format csv  # the final class records\n", db.c_str());
   std::printf("#       collatzctl run --db %s --from %s --to %s --print-records  # go on; reruns resume\n", db.c_str(),
               FormatNumberShort(to).c_str(), FormatNumberShort(next_to).c_str());
+  // A range above an uncovered prefix with nothing imported: its records stay candidates,
+  // and its numbers cannot stop early (docs/FLOOR.md); the published list changes both.
+  if (!has_imports && merged.covered_prefix < from) {
+    std::printf("#       collatzctl import --db %s --published  # trust the published delay records: records above "
+                "them become final and searches stop numbers early (docs/FLOOR.md)\n",
+                db.c_str());
+  }
 }
 
 }  // namespace
@@ -297,7 +305,7 @@ int RunCommand(const RunArgs& args) {
   std::printf("# searched %s numbers in %.2f s (%s numbers/s); %zu new units, %s numbers were already covered\n",
               ToDecimal(searched).c_str(), seconds, FormatRate(rate).c_str(), plan.size(),
               ToDecimal((to - from) - searched).c_str());
-  PrintSummary(merged, from, to, kinds, args.db);
+  PrintSummary(merged, from, to, kinds, args.db, !imports.empty());
   std::fflush(stdout);
   return kExitOk;
 }

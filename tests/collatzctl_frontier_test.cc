@@ -207,6 +207,14 @@ TEST(CollatzctlFrontier, WithoutATerminalRunLogsProgressAndEndsWithASummary) {
     EXPECT_NE(run.out.find(part), std::string::npos) << part << "\n" << run.out;
   }
   EXPECT_EQ(run.out.find("\n# delay records in ["), std::string::npos) << run.out;
+  // Nothing imported and [1, 2^40) not covered: the summary points at the published list,
+  // and no longer once it is imported.
+  const std::string hint = "collatzctl import --db " + db + " --published";
+  EXPECT_NE(run.out.find(hint), std::string::npos) << run.out;
+  ASSERT_EQ(RunCollatzctl({"import", "--db", db, "--published"}).exit_code, 0);
+  Completed next = RunCollatzctl({"run", "--from", "2^40+2^24", "--to", "2^40+2^25", "--threads", "1", "--db", db});
+  ASSERT_EQ(next.exit_code, 0) << Describe(next);
+  EXPECT_EQ(next.out.find(hint), std::string::npos) << next.out;
 }
 
 }  // namespace
