@@ -1115,11 +1115,11 @@ Status GpuEngine::SearchUnit(const UnitSpec& spec, UnitResult* result, const Pro
     // 4.3e11 without groups).
     if (Groups() && full_end > full_begin) {
       const u128 cycles = full_end - full_begin;
+      const int widest = shallow_table ? options_.shallow_group_bits
+                         : classes     ? options_.class_group_bits
+                                       : options_.group_bits;
       for (const int min_members : {classes ? options_.class_group_min_members : options_.group_min_members,
                                     options_.group_min_members}) {
-        const int widest = shallow_table ? options_.shallow_group_bits
-                           : classes     ? options_.class_group_bits
-                                         : options_.group_bits;
         for (int g = widest; g >= 5 && group_bits == 0; --g) {
           // Groups deeper than the shallow width pay only with the checks inside their shared
           // steps, so only with many members (2^66, 2^41 numbers: G = 14 without the checks
