@@ -8,7 +8,6 @@
 #include <chrono>
 #include <cstdio>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <spdlog/spdlog.h>
@@ -26,6 +25,7 @@
 
 #if COLLATZ_WITH_GPU
 #include "gpu/gpu_baseline.h"
+#include "core/thread_count.h"
 #endif
 
 namespace collatz::cli {
@@ -242,10 +242,7 @@ int BenchCommand(const BenchArgs& args) {
   if (!(st = collatz::VerifyUnitResult(*tables, spec, result)).ok()) return Failure(cmd, st);
 
   const double rate = static_cast<double>(numbers) / seconds;
-  int threads = args.threads;
-  if (resolved == engines::Backend::kCpu && threads == 0) {
-    threads = static_cast<int>(std::thread::hardware_concurrency());
-  }
+  const int threads = resolved == engines::Backend::kCpu ? ResolveThreadCount(args.threads) : args.threads;
   std::printf("bench: %s, kinds %s, sieve %d bits (%zu odd survivors)\n", engine->Describe().c_str(),
               KindsName(kinds), tables->sieve->bits(), tables->sieve->size());
   std::printf("range [%s, %s + %s) = [%s, %s)\n", FormatNumberShort(at).c_str(), FormatNumberShort(at).c_str(),

@@ -20,6 +20,7 @@
 #include "core/merge.h"
 #include "core/unit_spec.h"
 #include "storage/record_db.h"
+#include "core/thread_count.h"
 
 namespace collatz::cli {
 
@@ -169,7 +170,7 @@ int RunCommand(const RunArgs& args) {
   if (!(st = engines::ResolveBackend(backend, &resolved, &note)).ok()) return Failure(cmd, st);
   if (!note.empty()) spdlog::info("{}", note);
   if (unit_size == 0) {
-    const unsigned threads = args.threads > 0 ? static_cast<unsigned>(args.threads) : std::thread::hardware_concurrency();
+    const auto threads = static_cast<unsigned>(ResolveThreadCount(args.threads));
     unit_size = DefaultUnitSize(to - from, resolved == engines::Backend::kGpu, threads);
   }
 

@@ -7,6 +7,8 @@
 #include <string>
 #include <thread>
 
+#include "core/thread_count.h"
+
 namespace collatz {
 
 Status ValidateStatsRange(u128 from, u128 to, uint32_t batch) {
@@ -52,7 +54,7 @@ Status ComputeBatchStats(const FastDelay& delay, u128 from, u128 to, uint32_t ba
   Status st = CheckedBatchCount(from, to, batch, &batches);
   if (!st.ok()) return st;
   out->assign(batches, BatchStats{});
-  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  threads = ResolveThreadCount(threads);
   // Chunks of whole batches handed out dynamically: delays vary, so static splits idle.
   const size_t per_chunk = std::max<size_t>(1, (size_t{1} << 16) / batch);
   const size_t chunks = (batches + per_chunk - 1) / per_chunk;

@@ -8,13 +8,13 @@
 #include <thread>
 
 #include "core/early_termination.h"
+#include "core/thread_count.h"
 
 namespace collatz {
 
 CpuEngine::CpuEngine(std::shared_ptr<const SearchTables> tables, CpuEngineOptions options)
     : tables_(std::move(tables)), options_(options) {
-  threads_ = options_.threads > 0 ? options_.threads
-                                  : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  threads_ = ResolveThreadCount(options_.threads);
 }
 
 std::string CpuEngine::Describe() const {

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/step_table.h"
+#include "core/thread_count.h"
 #include "core/u128.h"
 
 namespace collatz {
@@ -18,11 +19,6 @@ struct LevelEntry {
   uint64_t c;
   uint64_t residue;
 };
-
-int ResolveThreads(int threads) {
-  if (threads > 0) return threads;
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-}
 
 // Keeps, in each bucket (one per p), the smallest residue of every c; buckets are
 // independent, so they are sorted on several threads.
@@ -55,7 +51,7 @@ Status Sieve::Generate(int bits, std::shared_ptr<const Sieve>* out, int threads)
   if (bits < kMinSieveBits || bits > kMaxSieveBits) {
     return Status::InvalidArgument("sieve bits must be in 1.." + std::to_string(kMaxSieveBits));
   }
-  threads = ResolveThreads(threads);
+  threads = ResolveThreadCount(threads);
   // Level 1: 2h -> h (p=0, c=0); 2h+1 -> 3h+2 (p=1, c=2). Both survive.
   std::vector<std::vector<LevelEntry>> level(bits + 1);
   level[0].push_back({0, 0});

@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "core/thread_count.h"
 #include "core/u128.h"
 
 namespace collatz {
@@ -15,7 +16,7 @@ TailTable::TailTable(int bits, int threads) : bits_(bits) {
   // Build in blocks [lo, 2 lo): every number in a block falls below lo within finitely many
   // steps, into an already finished block, so blocks are independent and run in parallel.
   if (size > 1) delays_[1] = 0;
-  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  threads = ResolveThreadCount(threads);
   for (uint64_t lo = 2; lo < size; lo *= 2) {
     const uint64_t hi = std::min(size, 2 * lo);
     const uint64_t count = hi - lo;

@@ -19,6 +19,7 @@
 #include "gpu/cuda_memory.h"
 #include "gpu/fill_tail.h"
 #include "gpu/stats_kernel.h"
+#include "core/thread_count.h"
 
 namespace collatz {
 namespace {
@@ -438,7 +439,7 @@ Status GpuStats::Compute(u128 from, u128 to, uint32_t batch, std::vector<BatchSt
     madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
     const uintptr_t chunk = uintptr_t{32} << 20;
     const size_t chunks = (end - begin + chunk - 1) / chunk;
-    const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency() / 2, 1, 8);
+    const size_t threads = std::clamp<size_t>(static_cast<size_t>(ResolveThreadCount(0)) / 2, 1, 8);
     for (size_t t = 0; t < std::min(threads, chunks); ++t) {
       faulters.emplace_back([=] {
         for (size_t c = t; c < chunks; c += threads) {

@@ -12,6 +12,7 @@
 
 #include "sieve_gen/lift.h"
 #include "sieve_gen/partitioned_store.h"
+#include "core/thread_count.h"
 
 namespace collatz::sievegen {
 namespace {
@@ -36,8 +37,7 @@ int CeilLog2(double x) {
 }
 
 int ThreadCount(const GeneratorOptions& o) {
-  int t = o.threads > 0 ? o.threads : static_cast<int>(std::thread::hardware_concurrency());
-  return std::max(1, std::min(t, 64));
+  return std::min(ResolveThreadCount(o.threads), 64);
 }
 
 // How a store of `records` records of `record_bytes` is laid out.
