@@ -17,6 +17,7 @@
 #include "cli/progress_line.h"
 #include "cli/unit_plan.h"
 #include "core/result_verifier.h"
+#include "core/class_member_cache.h"
 #include "core/merge.h"
 #include "core/unit_spec.h"
 #include "storage/record_db.h"
@@ -224,13 +225,16 @@ int RunCommand(const RunArgs& args) {
     progress_options.log_interval =
         std::chrono::milliseconds(static_cast<int64_t>(args.progress_interval_s * 1000 + 0.5));
     ProgressLine progress(planned_numbers, std::move(progress_options));
+    // One class-member search serves consecutive units, as in the coordinator (exact:
+    // core/class_member_cache.h); a fresh one each unit took 0.03-0.04 s at 2^40.
+    ClassMemberCache member_cache;
     for (size_t i = 0; i < plan.size(); ++i) {
       const PlannedUnit& p = plan[i];
       // The spec the coordinator would lease for this unit (core/unit_spec.h).
       const auto spec_start = std::chrono::steady_clock::now();
       UnitSpec spec;
       UnitSpecNotes notes;
-      if (!(st = MakeUnitSpec(merged, p.begin, p.end, kinds, nullptr, &spec, &notes)).ok()) {
+      if (!(st = MakeUnitSpec(merged, p.begin, p.end, kinds, &member_cache, &spec, &notes)).ok()) {
         progress.Clear();
         return Failure(cmd, st);
       }
