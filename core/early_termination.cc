@@ -14,6 +14,20 @@ uint32_t MaxDelayAtMost(const std::vector<Record>& records, u128 x) {
 
 }  // namespace
 
+u128 PredecessorThreshold(const std::vector<u128>& stop_below, size_t s, uint32_t value_class) {
+  auto below = [&](size_t back) { return s >= back && s - back < stop_below.size() ? stop_below[s - back] : u128{0}; };
+  auto sum = [](u128 a, u128 b) { return a + b < a ? ~u128{0} : a + b; };  // saturated
+  switch (value_class) {
+    case 1: return sum(below(2), below(2) / 2);
+    case 2: return sum(below(5), below(5) / 8);
+    case 3: {
+      const u128 l4 = below(4);
+      return std::max(sum(below(2), below(2) / 2), sum(sum(l4, l4), l4 / 4));
+    }
+    default: return 0;
+  }
+}
+
 std::vector<u128> StopThresholds(const UnitSpec& spec, int64_t limit) {
   std::vector<u128> stop_below(limit < 0 ? 0 : static_cast<size_t>(limit) + 1, 0);
   // R(v) is the delay of the last record <= v: s + R(v) <= limit for v below the first record
@@ -42,6 +56,13 @@ EarlyTermination::EarlyTermination(const UnitSpec& spec)
   enabled_ = complete > 1 && !spec.known_records.empty() && spec.known_records.front().n == 1;
   if (!enabled_) return;
   stop_below_ = StopThresholds(spec, floor_);
+  if (!check_classes_) {
+    class_rows_ = floor_ + 1 + 5;  // a bound reaches 5 steps back
+    class_stop_below_.resize(static_cast<size_t>(class_rows_) << 2);
+    for (uint32_t s = 0; s < class_rows_; ++s) {
+      for (uint32_t c = 0; c < 4; ++c) class_stop_below_[(s << 2) | c] = PredecessorThreshold(stop_below_, s, c);
+    }
+  }
   for (unsigned b = 1; b <= 128; ++b) {
     for (unsigned j = 0; j < (1u << kSubBits); ++j) {
       // Largest value of the bucket: [2^(b-1) + j w, 2^(b-1) + (j+1) w) with w = 2^(b-1-kSubBits),

@@ -17,6 +17,19 @@ namespace collatz {
 // s + R(v) <= limit <=> v < stop_below[s]. Non-increasing in s. Records ascend in n and delay.
 std::vector<u128> StopThresholds(const UnitSpec& spec, int64_t limit);
 
+// The predecessor bounds: a v with a smaller predecessor u (u reaches v in j steps, so
+// delay(u) = delay(v) + j) has s + delay(v) = (s - j) + delay(u), so v can stop once u <
+// stop_below[s - j]. Value classes (v mod 9): 1 for v = 2 or 5, whose u = (2v - 1) / 3 (j =
+// 2) gives v < floor(3L / 2); 2 for v = 4, u = (8v - 5) / 9 (u -> (4v - 1) / 3 -> 4v -> 2v ->
+// v, j = 5): v < floor(9L / 8); 3 for v = 8, also (4v - 5) / 9 ((2v - 1) / 3 is 2 mod 3, j =
+// 4): v < floor(9L / 4); 0 otherwise (no bound).
+constexpr uint32_t ValueClassOfResidue9(unsigned r) { return r == 2 || r == 5 ? 1 : r == 4 ? 2 : r == 8 ? 3 : 0; }
+
+// The threshold below which a v >= 5 of that class stops after s steps by its predecessor
+// bound, for stop_below = StopThresholds(spec, limit) (entries past its end are 0);
+// saturated at 2^128 - 1; 0 for class 0.
+u128 PredecessorThreshold(const std::vector<u128>& stop_below, size_t s, uint32_t value_class);
+
 class EarlyTermination {
  public:
   // Sub-buckets per octave: v in [2^(b-1), 2^b) is split into 2^kSubBits equal parts.
@@ -54,6 +67,15 @@ class EarlyTermination {
   // hole_prefix()[d] = number of open holes below d, for d in 0 .. floor + 1.
   const std::vector<uint32_t>& hole_prefix() const { return hole_prefix_; }
   uint32_t floor() const { return floor_; }
+  // Delay-only: CanStop for a v >= 5 of a known value class (ValueClassOfResidue9), with its
+  // predecessor bound as well (the CPU twin of the GPU prelude's checks, whose numbers share
+  // their class).
+  bool CanStopInClass(uint32_t s, u128 v, uint32_t value_class) const {
+    if (CanStop(s, v)) return true;
+    // v = 2 would have the predecessor 1, whose trajectory ends there.
+    return s < class_rows_ && v >= 5 && v < class_stop_below_[(static_cast<size_t>(s) << 2) | value_class];
+  }
+
   // stop_below()[s] for s in 0 .. floor: the smallest v with s + R(v) > floor or v at or past
   // the table's completeness bound (0 when disabled), so that s + R(v) <= floor with R known
   // exactly when v < stop_below()[s].
@@ -67,6 +89,10 @@ class EarlyTermination {
   std::vector<uint16_t> bound_;
   std::vector<uint32_t> hole_prefix_;
   std::vector<u128> stop_below_;
+  // Delay-only: PredecessorThreshold(stop_below_, s, c) at s << 2 | c, for s < class_rows_
+  // (past them every threshold is 0).
+  std::vector<u128> class_stop_below_;
+  uint32_t class_rows_ = 0;
 };
 
 }  // namespace collatz

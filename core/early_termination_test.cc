@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
+#include "core/delay.h"
 #include "core/test_support.h"
 
 namespace collatz {
@@ -52,6 +54,49 @@ TEST(EarlyTermination, DelayOnlyStopsExactlyWhereTheTableProvesIt) {
   EXPECT_FALSE(none.enabled());
   EXPECT_FALSE(none.CanStop(0, 1));
   EXPECT_FALSE(none.CanStop(5000, 1));
+}
+
+}  // namespace
+}  // namespace collatz
+
+namespace collatz {
+namespace {
+
+// The predecessor bounds (CanStopInClass): every value of a class that its bound stops has
+// s + delay(v) <= floor, by its true delay; the bounds stop values that stop_below alone
+// does not; a value of class 0 gets none; and the class of each residue is its bound's.
+TEST(EarlyTermination, PredecessorBoundsStopOnlyValuesThatCannotBeRecords) {
+  EXPECT_EQ(ValueClassOfResidue9(2), 1u);
+  EXPECT_EQ(ValueClassOfResidue9(5), 1u);
+  EXPECT_EQ(ValueClassOfResidue9(4), 2u);
+  EXPECT_EQ(ValueClassOfResidue9(8), 3u);
+  for (unsigned r : {0u, 1u, 3u, 6u, 7u}) EXPECT_EQ(ValueClassOfResidue9(r), 0u) << r;
+  std::mt19937_64 rng(20261126);
+  UnitSpec spec = testing_support::SpecBelowPublished(Pow2(40), Pow2(40) + 1000, Kinds::kDelay, true);
+  spec.records_complete_below = Pow2(30);
+  const EarlyTermination et(spec);
+  ASSERT_TRUE(et.enabled());
+  uint64_t by_class[4] = {0, 0, 0, 0};
+  for (int i = 0; i < 200000; ++i) {
+    const unsigned b = 3 + static_cast<unsigned>(rng() % 30);
+    const u128 v = Pow2(b - 1) + static_cast<u128>(rng()) % Pow2(b - 1);
+    const uint32_t s = static_cast<uint32_t>(rng() % (spec.floor + 10));
+    const uint32_t value_class = ValueClassOfResidue9(static_cast<unsigned>(v % 9));
+    if (!et.CanStopInClass(s, v, value_class)) continue;
+    ASSERT_LE(s + SlowDelay(v), spec.floor) << "v " << ToDecimal(v) << " s " << s << " class " << value_class;
+    if (!et.CanStop(s, v)) ++by_class[value_class];
+  }
+  EXPECT_EQ(by_class[0], 0u);
+  for (int c = 1; c < 4; ++c) EXPECT_GT(by_class[c], 0u) << "class " << c;
+  // The threshold formulas (gpu/stop_tables.h holds the same): L = stop_below[s - j].
+  const std::vector<u128>& L = et.stop_below();
+  const size_t s = spec.floor / 2;
+  EXPECT_EQ(PredecessorThreshold(L, s, 0), 0u);
+  EXPECT_EQ(PredecessorThreshold(L, s, 1), L[s - 2] + L[s - 2] / 2);
+  EXPECT_EQ(PredecessorThreshold(L, s, 2), L[s - 5] + L[s - 5] / 8);
+  EXPECT_EQ(PredecessorThreshold(L, s, 3), std::max(L[s - 2] + L[s - 2] / 2, 2 * L[s - 4] + L[s - 4] / 4));
+  EXPECT_EQ(PredecessorThreshold(L, 1, 1), 0u);  // no step to go back
+  EXPECT_EQ(PredecessorThreshold(L, L.size() + 2, 1), 0u);  // past the table
 }
 
 }  // namespace

@@ -202,13 +202,18 @@ class InterleavedWalker {
 // bits (a T-step at most doubles v).
 inline bool StopsWithinFirstSteps(const EarlyTermination& et, u128 v, int k) {
   if ((v >> (128 - k)) != 0) return false;
+  // v mod 9 after each step: (3v + 1) / 2 and v / 2 (1 / 2 = 5 mod 9), by residue.
+  static constexpr uint8_t kNextResidue[2][9] = {{0, 5, 1, 6, 2, 7, 3, 8, 4}, {5, 2, 8, 5, 2, 8, 5, 2, 8}};
+  unsigned r9 = static_cast<unsigned>(v % 9);
   uint32_t s = 0;
   for (int j = 0; j < k; ++j) {
     // Without a branch (the parities look random): odd v -> v + (v - 1) / 2 + 1 = (3v + 1) / 2.
     const uint64_t odd = Lo64(v) & 1;
     v = (v >> 1) + ((v + 1) & -static_cast<u128>(odd));
     s += 1 + static_cast<uint32_t>(odd);
-    if (et.CanStop(s, v)) return true;
+    r9 = kNextResidue[odd][r9];
+    // The entry's numbers differ by multiples of 9 2^(k - j) 3^a: they share v's class.
+    if (et.CanStopInClass(s, v, ValueClassOfResidue9(r9))) return true;
   }
   return false;
 }

@@ -431,6 +431,9 @@ Status GpuEngine::Init() {
       o.class_group_min_members > 4096) {
     return Status::InvalidArgument("group min members must be in 1..4096");
   }
+  if (o.group_chunk_members < 1 || o.group_chunk_members > 65535) {
+    return Status::InvalidArgument("group chunk members must be in 1..65535");
+  }
   if (o.residue_groups && o.queue_block_threads == 512) {
     return Status::InvalidArgument("residue groups run with 128 or 256 queue threads per block");
   }
@@ -631,6 +634,10 @@ Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
     p.entries = cycle.entries.get();
     p.cycle_stride = static_cast<uint64_t>(cycle.modulus) << k;
     p.column_modulus = cycle.modulus;
+    p.group_class_min_odd = !options_.group_class_checks ? gpu::kNoClassChecks
+                            : cycle.modulus % 9 == 0    ? 0
+                            : cycle.modulus % 3 == 0    ? 1
+                                                        : 2;
     const u128 base = (job.cycle0 * cycle.modulus) << k;
     p.base_lo = Lo64(base);
     p.base_hi = Hi64(base);
@@ -1146,8 +1153,9 @@ Status GpuEngine::SearchUnit(const UnitSpec& spec, UnitResult* result, const Pro
       position_jobs(first, last);
     } else {
       position_jobs(first, full_begin * cycle.len);
-      // Chunks of at most 256 members a group; each launch takes whole entries over a chunk.
-      const u128 chunk = static_cast<u128>(256) << group_bits;
+      // Chunks of at most group_chunk_members members a group (and below 2^31 cycles: a
+      // launch's positions are 32-bit); each launch takes whole entries over a chunk.
+      const u128 chunk = std::min(static_cast<u128>(options_.group_chunk_members) << group_bits, u128{1} << 31);
       for (u128 c = full_begin; c < full_end; c += std::min(chunk, full_end - c)) {
         const uint32_t cycles = static_cast<uint32_t>(std::min(chunk, full_end - c));
         const uint64_t per = std::max<uint64_t>(1, std::min<uint64_t>(limit / cycles, (uint64_t{1} << 32) / cycles - 1));

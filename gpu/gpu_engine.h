@@ -101,6 +101,13 @@ struct GpuEngineOptions {
   int class_group_min_members = 64;
   // Groups of fewer members go without the checks inside their shared steps (lever 78).
   int group_step_check_min_members = 64;
+  // The most members a group has: a launch cuts the whole cycles into chunks of this many
+  // << G cycles (1..65535: a ring entry counts members in 16 bits).
+  int group_chunk_members = 256;
+  // The prelude's entry and in-step checks use the predecessor bounds of the value class
+  // that the numbers they decide for share (LaunchParams::group_class_min_odd; 2^66, 2^46
+  // delay-only numbers on an H100: 9.04e12 numbers/s with, 8.31e12 without).
+  bool group_class_checks = true;
   // Groups deeper than shallow_group_bits pay only with those checks, so they need at least
   // this many members (class units: class_deep_group_min_members; 2^60, 2^40 class numbers:
   // 2.01e12 with 256-member groups of 13 bits, 1.81e12 with 64-member groups of 15).

@@ -737,8 +737,11 @@ TEST(GpuEngineTest, DeepResidueGroupsMatchCpu) {
 // definition (the last member after each T-step k + 1 .. k + G - 1, in groups whose entry
 // did not stop within k steps) for a unit that the engine plans as one group launch: whole
 // cycles (9 blocks of 2^5), 2^21 of them in 16-bit groups of 32 members, low enough (2^32 to
-// 2^35) that a group's members span up to 7% in value. The count must equal the GPU's; a
-// decision by any other member (-DCOLLATZ_GPU_MUTATION=3) changes it.
+// 2^35) that a group's members span up to 7% in value. With the class checks (the default)
+// a value v stops below the larger of stop_below[s] and its class's predecessor bound (v mod
+// 9 taken here from v itself; gpu/stop_tables.h), without them below stop_below[s]. The
+// count must equal the GPU's; a decision by any other member (-DCOLLATZ_GPU_MUTATION=3) or
+// by another class (=4) changes it.
 TEST(GpuEngineTest, StepStoppedGroupsMatchHostCount) {
   REQUIRE_GPU();
   std::mt19937_64 rng(Seed() + 13);
@@ -752,7 +755,10 @@ TEST(GpuEngineTest, StepStoppedGroupsMatchHostCount) {
   o.group_bits = o.class_group_bits = o.shallow_group_bits = G;
   o.group_min_members = o.class_group_min_members = 2;
   o.group_step_check_min_members = 1;
+  GpuEngineOptions without_classes = o;
+  without_classes.group_class_checks = false;
   auto gpu = MakeGpu(o, tables);
+  auto gpu_without_classes = MakeGpu(without_classes, tables);
   auto t_step = [](u128& v, uint32_t& s) {
     if ((v & 1) != 0) {
       v = v + (v >> 1) + 1;
@@ -768,41 +774,53 @@ TEST(GpuEngineTest, StepStoppedGroupsMatchHostCount) {
     const UnitSpec spec = SpecWithRecords(begin, begin + cycles * cycle_numbers, Kinds::kDelay, nullptr);
     const EarlyTermination et(spec);
     ASSERT_TRUE(et.enabled());
-    auto below = [&](uint32_t s, u128 v) { return s <= spec.floor && v < et.stop_below()[s]; };
-    uint64_t want = 0;
-    for (unsigned r = 0; r < modulus; ++r) {
-      for (uint32_t j : tables->delay_offsets->Variant(r)) {
-        const u128 offset = (static_cast<u128>(r) << k) + sieve.residues()[j];
-        // The entry's largest number in the launch, after each of its first k T-steps.
-        bool entry_stops = false;
-        u128 v = begin + (cycles - 1) * cycle_numbers + offset;
-        uint32_t s = 0;
-        for (int i = 0; i < k && !entry_stops; ++i) {
-          t_step(v, s);
-          entry_stops = below(s, v);
-        }
-        if (entry_stops) continue;
-        for (uint64_t q = 0; q < (uint64_t{1} << G); ++q) {
-          const uint64_t members = (cycles - q + (uint64_t{1} << G) - 1) >> G;
-          v = begin + (q + ((members - 1) << G)) * cycle_numbers + offset;
-          s = 0;
-          for (int i = 0; i < k; ++i) t_step(v, s);
-          for (int i = 1; i < G; ++i) {
+    const WalkStopTable walk = BuildWalkStopTable(BuildStopTable(spec, spec.floor), o.tail_bits);
+    bool classes = true;
+    auto below = [&](uint32_t s, u128 v) {
+      if (!classes) return s <= spec.floor && v < et.stop_below()[s];
+      const unsigned r9 = static_cast<unsigned>(v % 9);
+      const uint32_t value_class = r9 == 2 || r9 == 5 ? 1 : r9 == 4 ? 2 : r9 == 8 ? 3 : 0;
+      const size_t row = std::min<size_t>(s, walk.last_row);
+      return v < Value(walk.entries[(row << gpu::kWalkRowBits) + (value_class << gpu::kWalkCheckBits) + 1]);
+    };
+    for (const bool with_classes : {true, false}) {
+      classes = with_classes;
+      uint64_t want = 0;
+      for (unsigned r = 0; r < modulus; ++r) {
+        for (uint32_t j : tables->delay_offsets->Variant(r)) {
+          const u128 offset = (static_cast<u128>(r) << k) + sieve.residues()[j];
+          // The entry's largest number in the launch, after each of its first k T-steps.
+          bool entry_stops = false;
+          u128 v = begin + (cycles - 1) * cycle_numbers + offset;
+          uint32_t s = 0;
+          for (int i = 0; i < k && !entry_stops; ++i) {
             t_step(v, s);
-            if (below(s, v)) {
-              ++want;
-              break;
+            entry_stops = below(s, v);
+          }
+          if (entry_stops) continue;
+          for (uint64_t q = 0; q < (uint64_t{1} << G); ++q) {
+            const uint64_t members = (cycles - q + (uint64_t{1} << G) - 1) >> G;
+            v = begin + (q + ((members - 1) << G)) * cycle_numbers + offset;
+            s = 0;
+            for (int i = 0; i < k; ++i) t_step(v, s);
+            for (int i = 1; i < G; ++i) {
+              t_step(v, s);
+              if (below(s, v)) {
+                ++want;
+                break;
+              }
             }
           }
         }
       }
+      SCOPED_TRACE("height " + std::to_string(height) + (classes ? ", class checks" : ", stop_below alone"));
+      SearchEngine& engine = classes ? *gpu : *gpu_without_classes;
+      ExpectSameOnTables(*tables, engine, spec);
+      const GpuSearchStats stats = LastGpuSearchStats(engine);
+      EXPECT_EQ(stats.group_launches, 1u);
+      EXPECT_EQ(stats.step_stopped_groups, want);
+      EXPECT_GT(want, 0u);
     }
-    SCOPED_TRACE("height " + std::to_string(height));
-    ExpectSameOnTables(*tables, *gpu, spec);
-    const GpuSearchStats stats = LastGpuSearchStats(*gpu);
-    EXPECT_EQ(stats.group_launches, 1u);
-    EXPECT_EQ(stats.step_stopped_groups, want);
-    EXPECT_GT(want, 0u);
   }
 }
 

@@ -209,7 +209,16 @@ struct LaunchParams {
   uint32_t host_finish_capacity = 0;
   unsigned long long* class_min = nullptr;  // kClassSlots entries, N - base (classes only)
   int group_step_checks = 0;  // GroupSkipKernel checks each group inside its k + G steps (last: lever 69's layout effect)
+  // Group launches: after j <= k + G T-steps, a of them odd, the numbers of an entry (and
+  // the members of a group) differ by multiples of 3^a column_modulus, so from this many odd
+  // steps on (2 less the power of 3 in column_modulus: 0 in delay-only launches) by multiples
+  // of 9: they share their value class (StepValueClass), and the prelude's checks
+  // (EntryStops, GroupStopsWithin) compare the largest with the walk table's threshold for
+  // that class (the predecessor bounds; GroupBelow). kNoClassChecks: stop_below alone.
+  uint32_t group_class_min_odd = 0;
 };
+
+constexpr uint32_t kNoClassChecks = 0xFFFFFFFFu;  // LaunchParams::group_class_min_odd
 
 // Positions per tile: one warp's.
 constexpr int kTilePositions = 32;

@@ -29,21 +29,17 @@ WalkStopTable BuildWalkStopTable(const std::vector<ulonglong2>& stop_below, int 
   const uint32_t row = 1u << gpu::kWalkRowBits;
   t.last_row = static_cast<uint32_t>(rows - 1);
   t.entries.resize(rows * row);
-  // Saturated: a bound past 2^128 stops every value.
-  auto sum = [](u128 a, u128 b) { return a + b < a ? kU128Max : a + b; };
-  auto below = [&](size_t s, size_t back) { return s >= back ? Value(stop_below[std::min(s - back, n - 1)]) : u128{0}; };
+  std::vector<u128> thresholds(n);
+  for (size_t s = 0; s < n; ++s) thresholds[s] = Value(stop_below[s]);
   for (size_t s = 0; s < rows; ++s) {
-    // Smaller predecessors u of v with delay(u) = delay(v) + j: s + delay(v) <= limit once
-    // u < stop_below[s - j]. v = 2 (mod 3): u = (2v - 1) / 3 (j = 2), so v < floor(3L / 2);
-    // v = 4 (mod 9): u = (8v - 5) / 9 (u -> (4v - 1) / 3 -> 4v -> 2v -> v, j = 5), so v <
-    // floor(9L / 8) = L + floor(L / 8); v = 8 (mod 9) also u = (4v - 5) / 9 ((2v - 1) / 3 is
-    // 2 mod 3, j = 4), so v < floor(9L / 4).
-    const u128 l2 = below(s, 2), l4 = below(s, 4), l5 = below(s, 5);
-    const u128 by_class[4] = {0, sum(l2, l2 / 2), sum(l5, l5 / 8),
-                              std::max(sum(l2, l2 / 2), sum(sum(l4, l4), l4 / 4))};
+    // The predecessor bounds of each value class (core/early_termination.h); the table's
+    // last entry is 0, as every s past it.
+    u128 by_class[4];
+    for (uint32_t c = 0; c < 4; ++c) by_class[c] = PredecessorThreshold(thresholds, s, c);
     for (uint32_t r = 0; r < (1u << gpu::kWalkCheckBits); ++r) {
       const uint32_t e = gpu::WalkCheckShift(r);
       u128 v = Value(stop_below[std::min(s + e, n - 1)]);
+      // Saturated: a bound past 2^128 stops every value.
       v = (e != 0 && (v >> (128 - e)) != 0) ? kU128Max : v << e;
       for (uint32_t c = 0; c < 4; ++c) {
         const u128 threshold = std::max(v, by_class[c]);

@@ -9,7 +9,8 @@
 // The exactness suite's mutation checks (gpu/gpu_known_answer_test.cc, gpu/device_run.sh):
 // built with -DCOLLATZ_GPU_MUTATION=1 the group walk ends its members one step early, =2
 // the walk's product loses a carry, =3 a group's first member decides its stops inside the
-// shared steps.
+// shared steps, =4 the prelude's checks take the largest predecessor bound (value class 3,
+// v = 8 mod 9) whatever the value's class.
 #ifndef COLLATZ_GPU_MUTATION
 #define COLLATZ_GPU_MUTATION 0
 #endif
@@ -95,6 +96,36 @@ __device__ __forceinline__ bool Below(const LaunchParams& P, uint32_t s, uint64_
   return Less128(hi, lo, limit.y, limit.x);
 }
 
+// The walk table's value class (StepValueClass) of v: 1 for v = 2 or 5 (mod 9), 2 for 4, 3
+// for 8, else 0 (2^32 = 4, 2^64 = 7, 2^96 = 1 mod 9).
+__device__ __forceinline__ uint32_t ValueClassMod9(uint64_t hi, uint64_t lo) {
+  const uint64_t folded = (lo & 0xFFFFFFFFu) + 4 * (lo >> 32) + 7 * (hi & 0xFFFFFFFFu) + (hi >> 32);
+  constexpr uint32_t kClassOfResidue = (1u << 4) | (2u << 8) | (1u << 10) | (3u << 16);  // 2 bits a residue
+  return (kClassOfResidue >> (2 * static_cast<uint32_t>(folded % 9))) & 3;
+}
+
+// True if every number of an entry or group in the prelude can stop, whose largest is v =
+// (hi:lo) after s steps, `odd` of its T-steps odd: all of them are no larger and take the
+// same steps, so Below(v) stops each; and from P.group_class_min_odd odd T-steps on they
+// differ by multiples of 9 (LaunchParams), so they share v's value class, and v below the
+// walk table's threshold for an odd value of that class (the larger of stop_below[s] and
+// the class's predecessor bounds, gpu/stop_tables.h) stops each of them, whatever its
+// parity. The prelude's checks only: in the group kernel's decisions (after k and k + G
+// steps) it stopped no more (2^66, 2^46 numbers: 8.321e12 against 8.305e12) and cost the
+// walk 8 bytes of spills.
+__device__ __forceinline__ bool GroupBelow(const LaunchParams& P, uint32_t s, uint32_t odd, uint64_t hi,
+                                           uint64_t lo) {
+  if (odd < P.group_class_min_odd) return Below(P, s, hi, lo);
+  const uint32_t row = min(s, P.walk_stop_last) << kWalkRowBits;
+#if COLLATZ_GPU_MUTATION == 4  // exactness suite's mutation check: every value taken for 8 (mod 9)
+  const uint32_t value_class = 3;
+#else
+  const uint32_t value_class = ValueClassMod9(hi, lo);
+#endif
+  const ulonglong2 limit = __ldg(P.walk_stop + row + (value_class << kWalkCheckBits) + 1);
+  return Less128(hi, lo, limit.y, limit.x);
+}
+
 // (hi:lo) <- T(hi:lo), the T-step: (3v + 1) / 2 = v + (v >> 1) + 1 for odd v (the caller
 // keeps v below 2^127), v / 2 for even v; *s counts the Collatz steps.
 __device__ __forceinline__ void TStep(uint64_t& hi, uint64_t& lo, uint32_t* s) {
@@ -128,7 +159,7 @@ __device__ __forceinline__ bool EntryStops(const LaunchParams& P, uint64_t offse
   uint32_t s = 0;
   for (int j = 0; j < k; ++j) {
     TStep(hi, lo, &s);
-    if (Below(P, s, hi, lo)) return true;
+    if (GroupBelow(P, s, s - (j + 1), hi, lo)) return true;
   }
   return false;
 }
@@ -167,7 +198,7 @@ __device__ __forceinline__ bool GroupStopsWithin(const LaunchParams& P, const Si
   uint32_t s = e.steps;
   for (int j = 1; j < G; ++j) {
     TStep(hi, lo, &s);
-    if (Below(P, s, hi, lo)) return true;
+    if (GroupBelow(P, s, s - (P.sieve_bits + j), hi, lo)) return true;
   }
   return false;
 }
@@ -412,39 +443,27 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
           AddProduct(l2_hi, l2_lo, a2, n - 1);
           walks = kFullDelay || !Below(P, s2, l2_hi, l2_lo);
         }
-        const unsigned walking = __ballot_sync(0xFFFFFFFFu, walks);
-        if (walks) {
-          const uint32_t slot = (group_head + group_queued + __popc(walking & lanes_below)) & (kRing - 1);
+        WarpRingPush(walks, lanes_below, group_head, group_queued, [&](uint32_t slot) {
           groups.lo[slot] = b2_lo;
           groups.hi[slot] = b2_hi;
           groups.step[slot] = a2;
           groups.rel[slot] = entry * P.group_cycles + q;
           groups.s[slot] = static_cast<uint16_t>(s2);
           groups.n[slot] = static_cast<uint16_t>(n);
-        }
-        group_queued += __popc(walking);
-        __syncwarp();
+        });
       }
     }
     // Lanes with nothing left to walk take the next walking groups.
     const unsigned needy = __ballot_sync(0xFFFFFFFFu, (s | gen_left) == 0);
     if (needy != 0 && group_queued != 0) {
-      const uint32_t take = min(static_cast<uint32_t>(__popc(needy)), group_queued);
-      if ((s | gen_left) == 0) {
-        const uint32_t rank = __popc(needy & lanes_below);
-        if (rank < take) {
-          const uint32_t slot = (group_head + rank) & (kRing - 1);
-          gen_lo = groups.lo[slot];
-          gen_hi = groups.hi[slot];
-          gen_step = groups.step[slot];
-          gen_s = groups.s[slot];
-          gen_left = groups.n[slot];
-          gen_end_rel = groups.rel[slot] + (gen_left << G);
-        }
-      }
-      group_head = (group_head + take) & (kRing - 1);
-      group_queued -= take;
-      __syncwarp();
+      WarpRingTake(needy, (s | gen_left) == 0, lanes_below, group_head, group_queued, [&](uint32_t slot) {
+        gen_lo = groups.lo[slot];
+        gen_hi = groups.hi[slot];
+        gen_step = groups.step[slot];
+        gen_s = groups.s[slot];
+        gen_left = groups.n[slot];
+        gen_end_rel = groups.rel[slot] + (gen_left << G);
+      });
     } else if (needy == 0xFFFFFFFFu) {
       break;  // nothing walks, no group is queued and (see above) none is left to decide
     }

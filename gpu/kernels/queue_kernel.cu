@@ -26,21 +26,13 @@ __device__ __forceinline__ bool PopAndStep(const LaunchParams& P, const LaunchPa
   const uint32_t mask = (1u << S) - 1;
   const unsigned idle = __ballot_sync(0xFFFFFFFFu, !live);
   if (idle != 0 && queued != 0) {
-    const uint32_t take = min(static_cast<uint32_t>(__popc(idle)), queued);
-    if (!live) {
-      const uint32_t rank = __popc(idle & lanes_below);
-      if (rank < take) {
-        const uint32_t slot = (head + rank) & (kRing - 1);
-        lo = ring.lo[slot];
-        hi = ring.hi[slot];
-        rel = ring.rel[slot];
-        s = ring.s[slot];
-        live = true;
-      }
-    }
-    head = (head + take) & (kRing - 1);
-    queued -= take;
-    __syncwarp();
+    WarpRingTake(idle, !live, lanes_below, head, queued, [&](uint32_t slot) {
+      lo = ring.lo[slot];
+      hi = ring.hi[slot];
+      rel = ring.rel[slot];
+      s = ring.s[slot];
+      live = true;
+    });
   }
   if (__ballot_sync(0xFFFFFFFFu, live) == 0) return false;
   if (live) {
@@ -64,16 +56,12 @@ __device__ __forceinline__ bool PopAndStep(const LaunchParams& P, const LaunchPa
 // Queues the numbers of a set-up round that must walk on (outcome kContinue).
 __device__ __forceinline__ void PushWalking(QueueRing& ring, unsigned lanes_below, uint32_t head, uint32_t& queued,
                                             bool walks, uint64_t hi, uint64_t lo, uint32_t rel, uint32_t s) {
-  const unsigned walking = __ballot_sync(0xFFFFFFFFu, walks);
-  if (walks) {
-    const uint32_t slot = (head + queued + __popc(walking & lanes_below)) & (kRing - 1);
+  WarpRingPush(walks, lanes_below, head, queued, [&](uint32_t slot) {
     ring.lo[slot] = lo;
     ring.hi[slot] = hi;
     ring.rel[slot] = rel;
     ring.s[slot] = static_cast<uint16_t>(s);
-  }
-  queued += __popc(walking);
-  __syncwarp();
+  });
 }
 
 template <int kThreads, bool kSieved, int kMinBlocks>

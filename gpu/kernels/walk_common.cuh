@@ -218,6 +218,35 @@ __device__ __forceinline__ Number PositionNumber(const LaunchParams& P, uint64_t
 // A warp's walk queue ring (queue_kernel.cu); the group kernel keeps rings of this size too.
 constexpr uint32_t kRing = 64;  // at most 31 + 32 numbers are queued
 
+// The warp-wide hand-out of a ring (head, queued: warp-uniform): of the lanes in `wanting`
+// (the warp's ballot of `wants`), the first min(popc(wanting), queued) in lane order each
+// take one slot, in ring order, through take_slot(slot); then head and queued move on for
+// the whole warp. All lanes active.
+template <typename TakeSlot>
+__device__ __forceinline__ void WarpRingTake(unsigned wanting, bool wants, unsigned lanes_below, uint32_t& head,
+                                             uint32_t& queued, const TakeSlot& take_slot) {
+  const uint32_t take = min(static_cast<uint32_t>(__popc(wanting)), queued);
+  if (wants) {
+    const uint32_t rank = __popc(wanting & lanes_below);
+    if (rank < take) take_slot((head + rank) & (kRing - 1));
+  }
+  head = (head + take) & (kRing - 1);
+  queued -= take;
+  __syncwarp();
+}
+
+// The warp-wide append to a ring: every lane with `puts` writes one slot through
+// put_slot(slot), in lane order after the queued ones. The caller keeps queued + 32 <= kRing.
+// All lanes active.
+template <typename PutSlot>
+__device__ __forceinline__ void WarpRingPush(bool puts, unsigned lanes_below, uint32_t head, uint32_t& queued,
+                                             const PutSlot& put_slot) {
+  const unsigned putting = __ballot_sync(0xFFFFFFFFu, puts);
+  if (puts) put_slot((head + queued + __popc(putting & lanes_below)) & (kRing - 1));
+  queued += __popc(putting);
+  __syncwarp();
+}
+
 // The number at position pos_begin + rel of the launch (for the rare finishing paths).
 template <bool kSieved>
 __device__ __forceinline__ Number QueuedNumber(const LaunchParams& P, uint32_t rel) {
