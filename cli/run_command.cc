@@ -170,6 +170,9 @@ int RunCommand(const RunArgs& args) {
   std::string note;
   if (!(st = engines::ResolveBackend(backend, &resolved, &note)).ok()) return Failure(cmd, st);
   if (!note.empty()) spdlog::info("{}", note);
+  // The CUDA context (about 0.12 s) comes up while the database is read and the plan made.
+  std::future<void> gpu_context;
+  if (resolved == engines::Backend::kGpu) gpu_context = engines::StartGpuContext(0);
   if (unit_size == 0) {
     const auto threads = static_cast<unsigned>(ResolveThreadCount(args.threads));
     unit_size = DefaultUnitSize(to - from, resolved == engines::Backend::kGpu, threads);

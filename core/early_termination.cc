@@ -62,6 +62,8 @@ EarlyTermination::EarlyTermination(const UnitSpec& spec)
     for (uint32_t s = 0; s < class_rows_; ++s) {
       for (uint32_t c = 0; c < 4; ++c) class_stop_below_[(s << 2) | c] = PredecessorThreshold(stop_below_, s, c);
     }
+    ancestor_rows_ = 129;
+    ancestor_stop_below_ = AncestorThresholds(stop_below_, ancestor_rows_);
   }
   for (unsigned b = 1; b <= 128; ++b) {
     for (unsigned j = 0; j < (1u << kSubBits); ++j) {

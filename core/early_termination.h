@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/ancestor_bounds.h"
 #include "core/u128.h"
 #include "core/unit.h"
 
@@ -76,6 +77,13 @@ class EarlyTermination {
     return s < class_rows_ && v >= 5 && v < class_stop_below_[(static_cast<size_t>(s) << 2) | value_class];
   }
 
+  // Delay-only: the same with the thresholds of all of v's smaller ancestors
+  // (core/ancestor_bounds.h) for a v >= 2^16 of residue r (mod 162) after s <= 128 steps.
+  bool CanStopByAncestors(uint32_t s, u128 v, unsigned r) const {
+    if (s >= ancestor_rows_ || v < 65536) return CanStopInClass(s, v, ValueClassOfResidue9(r % 9));
+    return v < ancestor_stop_below_[static_cast<size_t>(s) * kAncestorModulus + r];
+  }
+
   // stop_below()[s] for s in 0 .. floor: the smallest v with s + R(v) > floor or v at or past
   // the table's completeness bound (0 when disabled), so that s + R(v) <= floor with R known
   // exactly when v < stop_below()[s].
@@ -93,6 +101,10 @@ class EarlyTermination {
   // (past them every threshold is 0).
   std::vector<u128> class_stop_below_;
   uint32_t class_rows_ = 0;
+  // Delay-only: AncestorThresholds(stop_below_, ancestor_rows_) (entry stops take at most 2k
+  // <= 128 steps).
+  std::vector<u128> ancestor_stop_below_;
+  uint32_t ancestor_rows_ = 0;
 };
 
 }  // namespace collatz

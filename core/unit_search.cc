@@ -200,20 +200,36 @@ class InterleavedWalker {
 // residue fixes the parities), so it is smaller, and the delay-only stop test is a fixed
 // threshold of the step count. False for N >= 2^(128 - k), whose values might leave 128
 // bits (a T-step at most doubles v).
+// v mod 81 after a T-step, by residue: (3v + 1) / 2 for odd v, v / 2 for even (1 / 2 = 41).
+struct NextResidue81 {
+  uint8_t next[2][81];
+  constexpr NextResidue81() : next() {
+    for (unsigned r = 0; r < 81; ++r) {
+      next[0][r] = static_cast<uint8_t>(r * 41 % 81);
+      next[1][r] = static_cast<uint8_t>((3 * r + 1) * 41 % 81);
+    }
+  }
+};
+
 inline bool StopsWithinFirstSteps(const EarlyTermination& et, u128 v, int k) {
   if ((v >> (128 - k)) != 0) return false;
-  // v mod 9 after each step: (3v + 1) / 2 and v / 2 (1 / 2 = 5 mod 9), by residue.
-  static constexpr uint8_t kNextResidue[2][9] = {{0, 5, 1, 6, 2, 7, 3, 8, 4}, {5, 2, 8, 5, 2, 8, 5, 2, 8}};
-  unsigned r9 = static_cast<unsigned>(v % 9);
+  static constexpr NextResidue81 kNext;
+  unsigned r81 = static_cast<unsigned>(v % 81);
   uint32_t s = 0;
   for (int j = 0; j < k; ++j) {
     // Without a branch (the parities look random): odd v -> v + (v - 1) / 2 + 1 = (3v + 1) / 2.
     const uint64_t odd = Lo64(v) & 1;
     v = (v >> 1) + ((v + 1) & -static_cast<u128>(odd));
     s += 1 + static_cast<uint32_t>(odd);
-    r9 = kNextResidue[odd][r9];
-    // The entry's numbers differ by multiples of 9 2^(k - j) 3^a: they share v's class.
-    if (et.CanStopInClass(s, v, ValueClassOfResidue9(r9))) return true;
+    r81 = kNext.next[odd][r81];
+    // The entry's numbers differ by multiples of 9 3^a 2^(k - j - 1) (a = s - j - 1 odd
+    // steps): they share v's value class, from 2 odd steps on v mod 81, and but after the
+    // last step their parity (the GPU's EntryStops decides alike).
+    const uint32_t odd_steps = s - static_cast<uint32_t>(j + 1);
+    const bool stops = odd_steps >= 2 && j + 1 < k
+                           ? et.CanStopByAncestors(s, v, r81 + ((r81 ^ static_cast<unsigned>(Lo64(v))) & 1) * 81)
+                           : et.CanStopInClass(s, v, ValueClassOfResidue9(r81 % 9));
+    if (stops) return true;
   }
   return false;
 }

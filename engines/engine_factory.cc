@@ -47,6 +47,17 @@ Status ResolveBackend(Backend requested, Backend* resolved, std::string* note) {
   return Status::Ok();
 }
 
+std::future<void> StartGpuContext(int device) {
+#if COLLATZ_WITH_GPU
+  return std::async(std::launch::async, [device] { WarmGpuContext(device); });
+#else
+  (void)device;
+  std::promise<void> none;
+  none.set_value();
+  return none.get_future();
+#endif
+}
+
 int DefaultSieveBits(Backend) { return kDefaultSieveBits; }
 
 Status BuildSearchTables(const std::string& sieve_file, int sieve_bits, std::shared_ptr<const SearchTables>* out) {

@@ -4,6 +4,7 @@
 // (gpu/gpu_engine.h); auto uses it when a device is present and falls back to the CPU.
 #pragma once
 
+#include <future>
 #include <memory>
 #include <string>
 
@@ -24,6 +25,11 @@ bool BuildHasCuda();
 // Resolves kAuto to kCpu or kGpu; FailedPrecondition when kGpu cannot be had (no CUDA
 // in this build, or no device). `note` explains an automatic choice, for the log.
 Status ResolveBackend(Backend requested, Backend* resolved, std::string* note);
+
+// Starts creating a GPU device's CUDA context on a thread (a no-op future without CUDA), so
+// that it overlaps what the caller does before building the engine; the engine's Init
+// then waits for it at most. The future's destructor waits for the thread.
+std::future<void> StartGpuContext(int device);
 
 // The sieve width used when --sieve-bits is not given (core's kDefaultSieveBits for
 // every backend).

@@ -13,7 +13,7 @@
 //             [--context trusted|floor|none] [--full-delay-tail-bits 32] [--no-delay-join-map]
 //             [--self-record-bits 40] [--group-bits 16 (delay-only and class units)]
 //             [--shallow-group-bits 13 (units whose table ends far below)] [--group-min-members 16]
-//             [--group-chunk-members 256] [--no-group-class-checks]
+//             [--group-chunk-members 256] [--no-group-class-checks] [--no-group-ancestor-checks]
 // --context: trusted (the default) as above; floor: the same floor and open holes (the delays
 // of numbers below --at, recomputed, bound them without trust) but no record table, so no
 // early termination (a unit leased on an empty database); none: floor 0, no holes, no table.
@@ -95,6 +95,7 @@ int Main(int argc, char** argv) {
     else if (key == "--shallow-group-bits") a.gpu.shallow_group_bits = std::stoi(value());
     else if (key == "--group-min-members") a.gpu.group_min_members = a.gpu.class_group_min_members = std::stoi(value());
     else if (key == "--no-group-class-checks") a.gpu.group_class_checks = false;
+    else if (key == "--no-group-ancestor-checks") a.gpu.group_ancestor_checks = false;
     else if (key == "--group-chunk-members") a.gpu.group_chunk_members = std::stoi(value());
     else if (key == "--walk-rounds") a.gpu.group_walk_rounds = std::stoi(value());
     else if (key == "--walk-step-bits") a.gpu.group_walk_step_bits = std::stoi(value());

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/ancestor_bounds.h"
 #include "core/delay.h"
 #include "core/early_termination.h"
 #include "core/first_unit_cuts.h"
@@ -282,6 +283,9 @@ class GpuEngine : public SearchEngine {
   DeviceArray<ulonglong2> group_stop_below_;
   uint32_t group_tail_from_ = 0;  // LaunchParams::walk_tail_from of group launches
   uint32_t group_walk_stop_last_ = 0;  // LaunchParams::walk_stop_last
+  // The prelude's ancestor thresholds (LaunchParams::ancestor_stop), from group_stop_below_.
+  DeviceArray<ulonglong2> group_ancestor_stop_;
+  uint32_t group_ancestor_stop_last_ = 0;
   // The group walk's check of a value with e trailing zeros: group_stop_below_[s + e] << e.
   DeviceArray<ulonglong2> group_walk_stop_;
   SieveCycle class_cycle_, delay_cycle_;
@@ -465,6 +469,7 @@ Status GpuEngine::Init() {
         }
       }
       if (o.group_walk_step_bits > 0) h.walk_steps = gpu::MakeStepEntries(o.group_walk_step_bits);
+      if (o.group_class_checks && o.group_ancestor_checks) AncestorOptions(0);  // its one-time search (ms)
     }
     h.status = FillSieveCycle(1, &class_cycle_, &h.class_entries);
     if (h.status.ok()) h.status = FillSieveCycle(9, &delay_cycle_, &h.delay_entries);
@@ -634,10 +639,14 @@ Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
     p.entries = cycle.entries.get();
     p.cycle_stride = static_cast<uint64_t>(cycle.modulus) << k;
     p.column_modulus = cycle.modulus;
-    p.group_class_min_odd = !options_.group_class_checks ? gpu::kNoClassChecks
-                            : cycle.modulus % 9 == 0    ? 0
-                            : cycle.modulus % 3 == 0    ? 1
-                                                        : 2;
+    // Odd steps until the numbers' differences, 3^odd column_modulus times a power of 2,
+    // are multiples of 9 and of 81.
+    const uint32_t modulus_threes = cycle.modulus % 9 == 0 ? 2 : cycle.modulus % 3 == 0 ? 1 : 0;
+    p.group_class_min_odd = options_.group_class_checks ? 2 - modulus_threes : gpu::kNoClassChecks;
+    p.group_deep_min_odd = options_.group_class_checks && options_.group_ancestor_checks ? 4 - modulus_threes
+                                                                                          : gpu::kNoClassChecks;
+    p.ancestor_stop = group_ancestor_stop_.get();
+    p.ancestor_stop_last = group_ancestor_stop_last_;
     const u128 base = (job.cycle0 * cycle.modulus) << k;
     p.base_lo = Lo64(base);
     p.base_hi = Hi64(base);
@@ -992,6 +1001,14 @@ Status GpuEngine::SearchUnit(const UnitSpec& spec, UnitResult* result, const Pro
   STATUS_TRY(group_walk_stop_.Upload(walk_stop.entries));
   group_tail_from_ = walk_stop.tail_from;
   group_walk_stop_last_ = walk_stop.last_row;
+  if (options_.group_class_checks) {
+    // Rows for the prelude's steps: at most 2 (k + G), each T-step one or two steps.
+    const int widest_group = std::max({options_.group_bits, options_.class_group_bits, options_.shallow_group_bits});
+    const AncestorStopTable ancestor_stop =
+        BuildAncestorStopTable(group_stop, 2 * static_cast<size_t>(tables_->sieve->bits() + widest_group) + 1);
+    STATUS_TRY(group_ancestor_stop_.Upload(ancestor_stop.entries));
+    group_ancestor_stop_last_ = ancestor_stop.last_row;
+  }
   // cudaMemcpy from pageable memory may return before its DMA lands, and the launches run
   // on non-blocking streams that do not wait for it: finish every upload first.
   CUDA_TRY(cudaDeviceSynchronize());
@@ -1261,6 +1278,10 @@ int GpuDeviceCount() {
     return 0;
   }
   return count;
+}
+
+void WarmGpuContext(int device) {
+  if (cudaSetDevice(device) != cudaSuccess || cudaFree(nullptr) != cudaSuccess) cudaGetLastError();
 }
 
 Status MakeGpuEngine(std::shared_ptr<const SearchTables> tables, const GpuEngineOptions& options,

@@ -108,6 +108,9 @@ struct GpuEngineOptions {
   // that the numbers they decide for share (LaunchParams::group_class_min_odd; 2^66, 2^46
   // delay-only numbers on an H100: 9.04e12 numbers/s with, 8.31e12 without).
   bool group_class_checks = true;
+  // And, where the numbers share their residue mod 162, the thresholds of all their smaller
+  // ancestors of at most 4 steps (x - 1) / 3 (core/ancestor_bounds.h).
+  bool group_ancestor_checks = true;
   // Groups deeper than shallow_group_bits pay only with those checks, so they need at least
   // this many members (class units: class_deep_group_min_members; 2^60, 2^40 class numbers:
   // 2.01e12 with 256-member groups of 13 bits, 1.81e12 with 64-member groups of 15).
@@ -145,6 +148,11 @@ struct GpuEngineOptions {
 
 // Number of usable CUDA devices; 0 when there is no GPU or no driver. Never throws.
 int GpuDeviceCount();
+
+// Creates the device's primary CUDA context (0.11-0.14 s on an H100 host), which an
+// engine's Init then finds ready: a caller starts it early on a thread. Its errors are
+// cleared here on purpose; Init meets and reports them.
+void WarmGpuContext(int device);
 
 // Creates an engine on options.device. `tables` supplies the sieve and its mod-9 offset
 // table (and the host's exact wide path for numbers that leave 128 bits).

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/ancestor_bounds.h"
 #include "core/cpu_engine.h"
 #include "core/merge.h"
 #include "core/delay.h"
@@ -737,11 +738,12 @@ TEST(GpuEngineTest, DeepResidueGroupsMatchCpu) {
 // definition (the last member after each T-step k + 1 .. k + G - 1, in groups whose entry
 // did not stop within k steps) for a unit that the engine plans as one group launch: whole
 // cycles (9 blocks of 2^5), 2^21 of them in 16-bit groups of 32 members, low enough (2^32 to
-// 2^35) that a group's members span up to 7% in value. With the class checks (the default)
-// a value v stops below the larger of stop_below[s] and its class's predecessor bound (v mod
-// 9 taken here from v itself; gpu/stop_tables.h), without them below stop_below[s]. The
-// count must equal the GPU's; a decision by any other member (-DCOLLATZ_GPU_MUTATION=3) or
-// by another class (=4) changes it.
+// 2^35) that a group's members span up to 7% in value. With the class and ancestor checks
+// (the default) a value v stops below its residue's ancestor threshold where the numbers
+// share v mod 162 (core/ancestor_bounds.h), else below the larger of stop_below[s] and its
+// class's predecessor bound (v mod 9 taken here from v itself; gpu/stop_tables.h); without
+// them below stop_below[s]. The count must equal the GPU's in each of the three; a decision
+// by any other member (-DCOLLATZ_GPU_MUTATION=3) or by another residue (=4) changes it.
 TEST(GpuEngineTest, StepStoppedGroupsMatchHostCount) {
   REQUIRE_GPU();
   std::mt19937_64 rng(Seed() + 13);
@@ -755,10 +757,12 @@ TEST(GpuEngineTest, StepStoppedGroupsMatchHostCount) {
   o.group_bits = o.class_group_bits = o.shallow_group_bits = G;
   o.group_min_members = o.class_group_min_members = 2;
   o.group_step_check_min_members = 1;
-  GpuEngineOptions without_classes = o;
-  without_classes.group_class_checks = false;
+  GpuEngineOptions classes_only = o, plain = o;
+  classes_only.group_ancestor_checks = false;
+  plain.group_class_checks = false;
   auto gpu = MakeGpu(o, tables);
-  auto gpu_without_classes = MakeGpu(without_classes, tables);
+  auto gpu_classes_only = MakeGpu(classes_only, tables);
+  auto gpu_plain = MakeGpu(plain, tables);
   auto t_step = [](u128& v, uint32_t& s) {
     if ((v & 1) != 0) {
       v = v + (v >> 1) + 1;
@@ -775,16 +779,22 @@ TEST(GpuEngineTest, StepStoppedGroupsMatchHostCount) {
     const EarlyTermination et(spec);
     ASSERT_TRUE(et.enabled());
     const WalkStopTable walk = BuildWalkStopTable(BuildStopTable(spec, spec.floor), o.tail_bits);
-    bool classes = true;
-    auto below = [&](uint32_t s, u128 v) {
-      if (!classes) return s <= spec.floor && v < et.stop_below()[s];
+    // 0: stop_below alone; 1: with the value classes; 2: with the ancestors too. The numbers
+    // compared differ by multiples of 9 3^odd 2^(steps left to k or k + G): from 2 odd steps
+    // on by multiples of 81, sharing their parity but after an entry's last step.
+    int checks = 2;
+    auto below = [&](uint32_t s, u128 v, uint32_t odd, bool parity_shared) {
+      if (checks == 2 && odd >= 2 && parity_shared) {
+        return v < AncestorThreshold(et.stop_below(), s, static_cast<unsigned>(v % kAncestorModulus));
+      }
+      if (checks == 0) return s <= spec.floor && v < et.stop_below()[s];
       const unsigned r9 = static_cast<unsigned>(v % 9);
       const uint32_t value_class = r9 == 2 || r9 == 5 ? 1 : r9 == 4 ? 2 : r9 == 8 ? 3 : 0;
       const size_t row = std::min<size_t>(s, walk.last_row);
       return v < Value(walk.entries[(row << gpu::kWalkRowBits) + (value_class << gpu::kWalkCheckBits) + 1]);
     };
-    for (const bool with_classes : {true, false}) {
-      classes = with_classes;
+    for (const int with_checks : {2, 1, 0}) {
+      checks = with_checks;
       uint64_t want = 0;
       for (unsigned r = 0; r < modulus; ++r) {
         for (uint32_t j : tables->delay_offsets->Variant(r)) {
@@ -795,7 +805,7 @@ TEST(GpuEngineTest, StepStoppedGroupsMatchHostCount) {
           uint32_t s = 0;
           for (int i = 0; i < k && !entry_stops; ++i) {
             t_step(v, s);
-            entry_stops = below(s, v);
+            entry_stops = below(s, v, s - (i + 1), i + 1 < k);
           }
           if (entry_stops) continue;
           for (uint64_t q = 0; q < (uint64_t{1} << G); ++q) {
@@ -805,7 +815,7 @@ TEST(GpuEngineTest, StepStoppedGroupsMatchHostCount) {
             for (int i = 0; i < k; ++i) t_step(v, s);
             for (int i = 1; i < G; ++i) {
               t_step(v, s);
-              if (below(s, v)) {
+              if (below(s, v, s - (k + i), true)) {
                 ++want;
                 break;
               }
@@ -813,8 +823,8 @@ TEST(GpuEngineTest, StepStoppedGroupsMatchHostCount) {
           }
         }
       }
-      SCOPED_TRACE("height " + std::to_string(height) + (classes ? ", class checks" : ", stop_below alone"));
-      SearchEngine& engine = classes ? *gpu : *gpu_without_classes;
+      SCOPED_TRACE("height " + std::to_string(height) + ", checks " + std::to_string(checks));
+      SearchEngine& engine = checks == 2 ? *gpu : checks == 1 ? *gpu_classes_only : *gpu_plain;
       ExpectSameOnTables(*tables, engine, spec);
       const GpuSearchStats stats = LastGpuSearchStats(engine);
       EXPECT_EQ(stats.group_launches, 1u);

@@ -216,9 +216,18 @@ struct LaunchParams {
   // (EntryStops, GroupStopsWithin) compare the largest with the walk table's threshold for
   // that class (the predecessor bounds; GroupBelow). kNoClassChecks: stop_below alone.
   uint32_t group_class_min_odd = 0;
+  // From this many odd steps on (4 less the power of 3 in column_modulus) the numbers differ
+  // by multiples of 81, and while they share their parity too, their residue mod 162: the
+  // prelude compares the largest with ancestor_stop (gpu/stop_tables.h, row s <=
+  // ancestor_stop_last, entry v mod 162). kNoClassChecks: never.
+  uint32_t group_deep_min_odd = 0;
+  const ulonglong2* ancestor_stop = nullptr;
+  uint32_t ancestor_stop_last = 0;
 };
 
 constexpr uint32_t kNoClassChecks = 0xFFFFFFFFu;  // LaunchParams::group_class_min_odd
+// Entries a row of LaunchParams::ancestor_stop: v mod 2 3^4 (core/ancestor_bounds.h).
+constexpr uint32_t kAncestorResidues = 162;
 
 // Positions per tile: one warp's.
 constexpr int kTilePositions = 32;

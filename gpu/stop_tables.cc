@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/ancestor_bounds.h"
 #include "core/early_termination.h"
 #include "core/u128.h"
 #include "gpu/search_kernels.h"
@@ -60,6 +61,19 @@ WalkStopTable BuildWalkStopTable(const std::vector<ulonglong2>& stop_below, int 
   // At least 1: a walking member has s >= k + G >= 1, and the walk ends a member with s = 0.
   const size_t max_shift = gpu::kWalkCheckBits;
   t.tail_from = static_cast<uint32_t>(first > max_shift + 1 ? first - max_shift : 1);
+  return t;
+}
+
+static_assert(gpu::kAncestorResidues == kAncestorModulus, "the kernel's row width is the residues'");
+
+AncestorStopTable BuildAncestorStopTable(const std::vector<ulonglong2>& stop_below, size_t rows) {
+  AncestorStopTable t;
+  std::vector<u128> thresholds(stop_below.size());
+  for (size_t s = 0; s < stop_below.size(); ++s) thresholds[s] = Value(stop_below[s]);
+  t.last_row = static_cast<uint32_t>(rows - 1);
+  const std::vector<u128> all = AncestorThresholds(thresholds, rows);
+  t.entries.resize(all.size());
+  for (size_t i = 0; i < all.size(); ++i) t.entries[i] = ulonglong2{Lo64(all[i]), Hi64(all[i])};
   return t;
 }
 

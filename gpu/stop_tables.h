@@ -35,4 +35,14 @@ struct WalkStopTable {
 };
 WalkStopTable BuildWalkStopTable(const std::vector<ulonglong2>& stop_below, int tail_bits);
 
+// The prelude's ancestor thresholds (core/ancestor_bounds.h): row s (0 .. rows - 1) holds
+// AncestorThreshold(stop_below, s, r) at r = v mod 162, for numbers that share their residue
+// mod 162 (EntryStops, GroupStopsWithin). The prelude takes at most 2 (k + G) steps, so it
+// needs that many rows only (a few ms for every row of a 2^60 unit, 0.3 ms for 100).
+struct AncestorStopTable {
+  std::vector<ulonglong2> entries;
+  uint32_t last_row = 0;
+};
+AncestorStopTable BuildAncestorStopTable(const std::vector<ulonglong2>& stop_below, size_t rows);
+
 }  // namespace collatz

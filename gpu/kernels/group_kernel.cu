@@ -10,7 +10,7 @@
 // built with -DCOLLATZ_GPU_MUTATION=1 the group walk ends its members one step early, =2
 // the walk's product loses a carry, =3 a group's first member decides its stops inside the
 // shared steps, =4 the prelude's checks take the largest predecessor bound (value class 3,
-// v = 8 mod 9) whatever the value's class.
+// v = 8 mod 9; residue 80 mod 162) whatever the value's residue.
 #ifndef COLLATZ_GPU_MUTATION
 #define COLLATZ_GPU_MUTATION 0
 #endif
@@ -106,15 +106,28 @@ __device__ __forceinline__ uint32_t ValueClassMod9(uint64_t hi, uint64_t lo) {
 
 // True if every number of an entry or group in the prelude can stop, whose largest is v =
 // (hi:lo) after s steps, `odd` of its T-steps odd: all of them are no larger and take the
-// same steps, so Below(v) stops each; and from P.group_class_min_odd odd T-steps on they
-// differ by multiples of 9 (LaunchParams), so they share v's value class, and v below the
-// walk table's threshold for an odd value of that class (the larger of stop_below[s] and
-// the class's predecessor bounds, gpu/stop_tables.h) stops each of them, whatever its
-// parity. The prelude's checks only: in the group kernel's decisions (after k and k + G
+// same steps, so Below(v) stops each. From P.group_class_min_odd odd T-steps on they differ
+// by multiples of 9 (LaunchParams), so they share v's value class, and v below the walk
+// table's threshold for an odd value of that class (the larger of stop_below[s] and the
+// class's predecessor bounds, gpu/stop_tables.h) stops each of them, whatever its parity;
+// from P.group_deep_min_odd on, with their parity shared (parity_shared), they share v mod
+// 162, and v below the ancestor table's threshold for it stops each. The prelude's checks only: in the group kernel's decisions (after k and k + G
 // steps) it stopped no more (2^66, 2^46 numbers: 8.321e12 against 8.305e12) and cost the
 // walk 8 bytes of spills.
-__device__ __forceinline__ bool GroupBelow(const LaunchParams& P, uint32_t s, uint32_t odd, uint64_t hi,
-                                           uint64_t lo) {
+__device__ __forceinline__ bool GroupBelow(const LaunchParams& P, uint32_t s, uint32_t odd, bool parity_shared,
+                                           uint64_t hi, uint64_t lo) {
+  if (parity_shared && odd >= P.group_deep_min_odd && s <= P.ancestor_stop_last) {
+    // The thresholds of every smaller ancestor of v's residue mod 162 (gpu/stop_tables.h):
+    // v mod 81 folded from 2^32 = 49, 2^64 = 52, 2^96 = 37 (mod 81), then its parity (81 is odd).
+    const uint64_t folded = (lo & 0xFFFFFFFFu) + 49 * (lo >> 32) + 52 * (hi & 0xFFFFFFFFu) + 37 * (hi >> 32);
+    uint32_t r = static_cast<uint32_t>(folded % 81);
+    r += ((r ^ static_cast<uint32_t>(lo)) & 1) * 81;
+#if COLLATZ_GPU_MUTATION == 4
+    r = 80;
+#endif
+    const ulonglong2 limit = __ldg(P.ancestor_stop + s * kAncestorResidues + r);
+    return Less128(hi, lo, limit.y, limit.x);
+  }
   if (odd < P.group_class_min_odd) return Below(P, s, hi, lo);
   const uint32_t row = min(s, P.walk_stop_last) << kWalkRowBits;
 #if COLLATZ_GPU_MUTATION == 4  // exactness suite's mutation check: every value taken for 8 (mod 9)
@@ -159,7 +172,9 @@ __device__ __forceinline__ bool EntryStops(const LaunchParams& P, uint64_t offse
   uint32_t s = 0;
   for (int j = 0; j < k; ++j) {
     TStep(hi, lo, &s);
-    if (GroupBelow(P, s, s - (j + 1), hi, lo)) return true;
+    // The entry's numbers differ by multiples of 2^(k - j - 1): they share their parity but
+    // after the last step.
+    if (GroupBelow(P, s, s - (j + 1), j + 1 < k, hi, lo)) return true;
   }
   return false;
 }
@@ -198,7 +213,7 @@ __device__ __forceinline__ bool GroupStopsWithin(const LaunchParams& P, const Si
   uint32_t s = e.steps;
   for (int j = 1; j < G; ++j) {
     TStep(hi, lo, &s);
-    if (GroupBelow(P, s, s - (P.sieve_bits + j), hi, lo)) return true;
+    if (GroupBelow(P, s, s - (P.sieve_bits + j), true, hi, lo)) return true;  // members 2^(G - j) apart
   }
   return false;
 }
