@@ -63,3 +63,7 @@ done
 # 15 (13 bits at most) beside the deeper defaults.
 run --at 2^66 --numbers 2^46 --kinds delay,class --baseline-numbers 0 --repeat 1
 run --at 2^66 --numbers 2^46 --kinds delay --group-bits 13 --baseline-numbers 0 --repeat 1
+# Session 18 (levers 81-82): the prelude's checks by residue against classes only and against
+# neither, at the coordinator's delay-only unit size.
+run --at 2^66 --numbers 2^46 --kinds delay --no-group-ancestor-checks --baseline-numbers 0 --repeat 1
+run --at 2^66 --numbers 2^46 --kinds delay --no-group-class-checks --baseline-numbers 0 --repeat 1
