@@ -16,12 +16,12 @@
 #include "cli/exit_codes.h"
 #include "cli/progress_line.h"
 #include "cli/unit_plan.h"
-#include "core/result_verifier.h"
 #include "core/class_member_cache.h"
 #include "core/merge.h"
+#include "core/result_verifier.h"
+#include "core/thread_count.h"
 #include "core/unit_spec.h"
 #include "storage/record_db.h"
-#include "core/thread_count.h"
 
 namespace collatz::cli {
 

@@ -194,12 +194,6 @@ class InterleavedWalker {
   uint32_t delay_[kLanes];
 };
 
-// True if N can stop (et.CanStop) after one of its first k T-steps (v -> (3v + 1) / 2, two
-// steps, or v / 2). Then so can every smaller number of N's sieve entry, N - 2^k t: its value
-// after j <= k T-steps is 3^a (N - 2^k t) / 2^j + b with the same a, b and step count (the
-// residue fixes the parities), so it is smaller, and the delay-only stop test is a fixed
-// threshold of the step count. False for N >= 2^(128 - k), whose values might leave 128
-// bits (a T-step at most doubles v).
 // v mod 81 after a T-step, by residue: (3v + 1) / 2 for odd v, v / 2 for even (1 / 2 = 41).
 struct NextResidue81 {
   uint8_t next[2][81];
@@ -211,6 +205,14 @@ struct NextResidue81 {
   }
 };
 
+// True if N can stop after one of its first k T-steps (v -> (3v + 1) / 2, two steps, or
+// v / 2): below stop_below, or below the bound of the smaller ancestors that v's residue
+// gives (core/ancestor_bounds.h). Then so can every smaller number of N's sieve entry and
+// mod-9 variant, N - 9 2^k t: its value after j <= k T-steps is 3^a (N - 9 2^k t) / 2^j + b
+// with the same a, b and step count (the residue fixes the parities), so it is smaller, with
+// the same residue as far as 9 3^a 2^(k - j) t allows (below), and the delay-only stop test
+// is a fixed threshold of the step count and that residue. False for N >= 2^(128 - k), whose
+// values might leave 128 bits (a T-step at most doubles v).
 inline bool StopsWithinFirstSteps(const EarlyTermination& et, u128 v, int k) {
   if ((v >> (128 - k)) != 0) return false;
   static constexpr NextResidue81 kNext;
@@ -223,8 +225,8 @@ inline bool StopsWithinFirstSteps(const EarlyTermination& et, u128 v, int k) {
     s += 1 + static_cast<uint32_t>(odd);
     r81 = kNext.next[odd][r81];
     // The entry's numbers differ by multiples of 9 3^a 2^(k - j - 1) (a = s - j - 1 odd
-    // steps): they share v's value class, from 2 odd steps on v mod 81, and but after the
-    // last step their parity (the GPU's EntryStops decides alike).
+    // steps): they share v's value class, from 2 odd steps on v mod 81, and their parity
+    // but after the last step (the GPU's EntryStops decides alike).
     const uint32_t odd_steps = s - static_cast<uint32_t>(j + 1);
     const bool stops = odd_steps >= 2 && j + 1 < k
                            ? et.CanStopByAncestors(s, v, r81 + ((r81 ^ static_cast<unsigned>(Lo64(v))) & 1) * 81)

@@ -111,9 +111,9 @@ __device__ __forceinline__ uint32_t ValueClassMod9(uint64_t hi, uint64_t lo) {
 // table's threshold for an odd value of that class (the larger of stop_below[s] and the
 // class's predecessor bounds, gpu/stop_tables.h) stops each of them, whatever its parity;
 // from P.group_deep_min_odd on, with their parity shared (parity_shared), they share v mod
-// 162, and v below the ancestor table's threshold for it stops each. The prelude's checks only: in the group kernel's decisions (after k and k + G
-// steps) it stopped no more (2^66, 2^46 numbers: 8.321e12 against 8.305e12) and cost the
-// walk 8 bytes of spills.
+// 162, and v below the ancestor table's threshold for it stops each. The prelude's checks
+// only: in the group kernel's decisions (after k and k + G steps) the classes stopped no more
+// (2^66, 2^46 numbers: 8.321e12 against 8.305e12) and cost the walk 8 bytes of spills.
 __device__ __forceinline__ bool GroupBelow(const LaunchParams& P, uint32_t s, uint32_t odd, bool parity_shared,
                                            uint64_t hi, uint64_t lo) {
   if (parity_shared && odd >= P.group_deep_min_odd && s <= P.ancestor_stop_last) {
