@@ -95,3 +95,36 @@ TEST(AncestorBoundsTest, TableEqualsThresholds) {
 
 }  // namespace
 }  // namespace collatz
+
+namespace collatz {
+namespace {
+
+// The claim the prelude's checks rest on (gpu/kernels/group_kernel.cu, GroupBelow; the CPU's
+// StopsWithinFirstSteps): numbers 9 2^m t apart take the same parities for m T-steps, and
+// after j < m of them, a odd, differ by 9 3^a 2^(m - j) t: they share v mod 9 always, v mod
+// 162 once a >= 2 (and j < m), so one residue's bound serves them all.
+TEST(AncestorBoundsTest, NumbersNineTimesAPowerOfTwoApartShareTheResidue) {
+  std::mt19937_64 rng(20261129);
+  for (int trial = 0; trial < 2000; ++trial) {
+    const int m = 5 + static_cast<int>(rng() % 20);
+    const u128 base = (static_cast<u128>(rng()) << 20) | 1;
+    std::vector<u128> v;
+    for (uint64_t t = 0; t < 6; ++t) v.push_back(base + static_cast<u128>(9 * (rng() % 1000)) * Pow2(m));
+    int odd = 0;
+    for (int j = 1; j < m; ++j) {
+      const bool is_odd = (v[0] & 1) != 0;
+      odd += is_odd ? 1 : 0;
+      for (u128& x : v) {
+        ASSERT_EQ((x & 1) != 0, is_odd) << "parities differ at step " << j;
+        x = is_odd ? x + (x >> 1) + 1 : x >> 1;
+      }
+      for (const u128& x : v) {
+        ASSERT_EQ(x % 9, v[0] % 9) << "m " << m << " step " << j;
+        if (odd >= 2) ASSERT_EQ(x % kAncestorModulus, v[0] % kAncestorModulus) << "m " << m << " step " << j;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace collatz
