@@ -12,6 +12,7 @@
 #include "server/coordinator.h"
 #include "server/coordinator_test_fixture.h"
 #include "server/stats_verifier.h"
+#include "storage/dashboard_reader.h"
 
 namespace collatz::server {
 namespace {
@@ -168,6 +169,16 @@ TEST_F(StatsCoordinatorTest, HonestResultsAreFetchedAsTheOneShotFile) {
   ASSERT_EQ(s.stats_jobs.size(), 1u);
   EXPECT_EQ(s.stats_jobs[0].units_finished, 6u);
   EXPECT_EQ(s.stats_jobs[0].units_total, 6u);
+  // The dashboard's chart counts them, apart from search units, in the fake clock's minute.
+  std::unique_ptr<DashboardReader> reader;
+  ASSERT_TRUE(DashboardReader::Open(db_, &reader).ok());
+  const int64_t minute = clock_.NowMs() / 60'000 * 60'000;
+  std::vector<ThroughputBucket> b;
+  ASSERT_TRUE(reader->Throughput(minute, minute + 60'000, 60'000, &b).ok());
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0].stats_units, 6u);
+  EXPECT_TRUE(b[0].stats_numbers == to - from);
+  EXPECT_EQ(b[0].units, 0u);
 }
 
 TEST_F(StatsCoordinatorTest, LyingResultIsRejectedWorkerFlaggedAndUnitRequeued) {

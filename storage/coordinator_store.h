@@ -217,7 +217,10 @@ class CoordinatorStore {
 
   // For the dashboard (schema v5, storage/dashboard_store.cc): `numbers` more finished
   // in the minute holding at_ms, and an event (kind: a value the events table allows).
+  // Adds one accepted unit of `numbers` to its minute: search units (throughput), stats
+  // units (stats_throughput).
   Status AddThroughput(int64_t at_ms, u128 numbers);
+  Status AddStatsThroughput(int64_t at_ms, u128 numbers);
   Status InsertEvent(int64_t at_ms, const std::string& kind, const std::string& detail);
 
   // Online backup of the whole database into a new file.
@@ -229,6 +232,9 @@ class CoordinatorStore {
   CoordinatorStore() = default;
   // A cached prepared statement for `sql`.
   Status Prepared(const std::string& sql, SqliteStatement** out);
+  // Adds a unit of `numbers` to the row of at_ms's minute (read_sql: its numbers; upsert_sql:
+  // insert or add, with ?1 the minute and ?2 the new total).
+  Status AddMinuteTotal(const char* read_sql, const char* upsert_sql, int64_t at_ms, u128 numbers);
   // What search and stats leases and attempts share; only the table differs
   // (`sql` binds ?1 token, ?2 state, ?3 deadline; resp. the six attempt columns).
   Status UpdateLeaseRow(const std::string& sql, const std::string& token, LeaseState state, int64_t deadline_ms);

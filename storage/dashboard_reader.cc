@@ -50,22 +50,26 @@ Status DashboardReader::Throughput(int64_t from_ms, int64_t to_ms, int64_t bucke
   if (bucket_ms <= 0 || bucket_ms % 60000 != 0 || from_ms % bucket_ms != 0 || to_ms < from_ms) {
     return Status::InvalidArgument("throughput buckets must be whole minutes and aligned");
   }
-  for (int64_t t = from_ms; t < to_ms; t += bucket_ms) out->push_back(ThroughputBucket{t, 0, 0});
-  SqliteStatement q;
-  Status st =
-      q.Prepare(db_, "SELECT minute_ms, units, numbers FROM throughput WHERE minute_ms >= ?1 AND minute_ms < ?2");
-  if (!st.ok()) return st;
-  q.BindInt64(1, from_ms);
-  q.BindInt64(2, to_ms);
-  while (true) {
-    bool row = false;
-    if (!(st = q.Step(&row)).ok()) return st;
-    if (!row) break;
-    u128 numbers = 0;
-    if (!(st = DecodeNText(q.ColumnText(2), &numbers)).ok()) return st;
-    ThroughputBucket& b = (*out)[static_cast<size_t>((q.ColumnInt64(0) - from_ms) / bucket_ms)];
-    b.units += static_cast<uint64_t>(q.ColumnInt64(1));
-    b.numbers += numbers;
+  for (int64_t t = from_ms; t < to_ms; t += bucket_ms) out->push_back(ThroughputBucket{t});
+  for (const bool stats : {false, true}) {
+    SqliteStatement q;
+    Status st = q.Prepare(db_, stats ? "SELECT minute_ms, units, numbers FROM stats_throughput "
+                                       "WHERE minute_ms >= ?1 AND minute_ms < ?2"
+                                     : "SELECT minute_ms, units, numbers FROM throughput "
+                                       "WHERE minute_ms >= ?1 AND minute_ms < ?2");
+    if (!st.ok()) return st;
+    q.BindInt64(1, from_ms);
+    q.BindInt64(2, to_ms);
+    while (true) {
+      bool row = false;
+      if (!(st = q.Step(&row)).ok()) return st;
+      if (!row) break;
+      u128 numbers = 0;
+      if (!(st = DecodeNText(q.ColumnText(2), &numbers)).ok()) return st;
+      ThroughputBucket& b = (*out)[static_cast<size_t>((q.ColumnInt64(0) - from_ms) / bucket_ms)];
+      (stats ? b.stats_units : b.units) += static_cast<uint64_t>(q.ColumnInt64(1));
+      (stats ? b.stats_numbers : b.numbers) += numbers;
+    }
   }
   return Status::Ok();
 }

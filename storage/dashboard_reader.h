@@ -17,8 +17,10 @@ namespace collatz {
 
 struct ThroughputBucket {
   int64_t start_ms = 0;  // [start_ms, start_ms + bucket_ms)
-  uint64_t units = 0;
+  uint64_t units = 0;    // search units
   u128 numbers = 0;
+  uint64_t stats_units = 0;  // stats units (batch statistics)
+  u128 stats_numbers = 0;
 };
 
 struct DashboardEvent {

@@ -33,4 +33,19 @@ CREATE VIEW v_events AS
   SELECT id, strftime('%Y-%m-%dT%H:%M:%SZ', at_ms / 1000, 'unixepoch') AS at, kind, detail FROM events ORDER BY id;
 )sql";
 
+// Schema version 7: the chart's stats units (batch statistics), which v6 did not count.
+inline constexpr const char* kDashboardSchemaV7 = R"sql(
+-- Stats units accepted per minute, as throughput holds search units.
+CREATE TABLE stats_throughput (
+  minute_ms INTEGER PRIMARY KEY CHECK (minute_ms % 60000 = 0),
+  units     INTEGER NOT NULL,
+  numbers   TEXT NOT NULL CHECK (length(numbers) = 39)
+);
+
+CREATE VIEW v_stats_throughput AS
+  SELECT strftime('%Y-%m-%dT%H:%M:%SZ', minute_ms / 1000, 'unixepoch') AS minute, units,
+         ltrim(numbers, '0') AS numbers
+  FROM stats_throughput ORDER BY minute_ms;
+)sql";
+
 }  // namespace collatz

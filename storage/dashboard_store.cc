@@ -1,14 +1,14 @@
-// The coordinator's writes for the dashboard (schema v6): finished work per minute and
-// events. Part of CoordinatorStore; they run inside the caller's Write like every other.
+// The coordinator's writes for the dashboard (schema v6 and v7): finished work per minute
+// (search and stats units apart) and events. Part of CoordinatorStore; they run inside the caller's Write like every other.
 #include "storage/coordinator_store.h"
 #include "storage/n_text.h"
 
 namespace collatz {
 
-Status CoordinatorStore::AddThroughput(int64_t at_ms, u128 numbers) {
+Status CoordinatorStore::AddMinuteTotal(const char* read_sql, const char* upsert_sql, int64_t at_ms, u128 numbers) {
   const int64_t minute = at_ms - at_ms % 60000;
   SqliteStatement* read;
-  Status st = Prepared("SELECT numbers FROM throughput WHERE minute_ms = ?1", &read);
+  Status st = Prepared(read_sql, &read);
   if (!st.ok()) return st;
   read->BindInt64(1, minute);
   bool row = false;
@@ -23,15 +23,24 @@ Status CoordinatorStore::AddThroughput(int64_t at_ms, u128 numbers) {
   if (!st.ok()) return st;
   if (!reset.ok()) return reset;
   SqliteStatement* q;
-  if (!(st = Prepared("INSERT INTO throughput (minute_ms, units, numbers) VALUES (?1, 1, ?2) "
-                      "ON CONFLICT (minute_ms) DO UPDATE SET units = units + 1, numbers = ?2",
-                      &q))
-           .ok()) {
-    return st;
-  }
+  if (!(st = Prepared(upsert_sql, &q)).ok()) return st;
   q->BindInt64(1, minute);
   q->BindText(2, EncodeNText(total));
   return q->Run();
+}
+
+Status CoordinatorStore::AddThroughput(int64_t at_ms, u128 numbers) {
+  return AddMinuteTotal("SELECT numbers FROM throughput WHERE minute_ms = ?1",
+                        "INSERT INTO throughput (minute_ms, units, numbers) VALUES (?1, 1, ?2) "
+                        "ON CONFLICT (minute_ms) DO UPDATE SET units = units + 1, numbers = ?2",
+                        at_ms, numbers);
+}
+
+Status CoordinatorStore::AddStatsThroughput(int64_t at_ms, u128 numbers) {
+  return AddMinuteTotal("SELECT numbers FROM stats_throughput WHERE minute_ms = ?1",
+                        "INSERT INTO stats_throughput (minute_ms, units, numbers) VALUES (?1, 1, ?2) "
+                        "ON CONFLICT (minute_ms) DO UPDATE SET units = units + 1, numbers = ?2",
+                        at_ms, numbers);
 }
 
 Status CoordinatorStore::InsertEvent(int64_t at_ms, const std::string& kind, const std::string& detail) {

@@ -60,6 +60,16 @@ TEST_F(DashboardStoreTest, ThroughputAddsUpPerMinuteAndPerBucket) {
   EXPECT_EQ(quarters[1].units, 1u);
   EXPECT_TRUE(quarters[1].numbers == 1000);
 
+  // Stats units count apart, in the same buckets.
+  Write([](CoordinatorStore* s) { return s->AddStatsThroughput(kHour + 3 * 60'000 + 1, Pow2(30)); });
+  Write([](CoordinatorStore* s) { return s->AddStatsThroughput(kHour + 3 * 60'000 + 2, Pow2(30)); });
+  ASSERT_TRUE(reader_->Throughput(kHour, kHour + 3'600'000, 60'000, &minutes).ok());
+  EXPECT_EQ(minutes[3].units, 2u);
+  EXPECT_TRUE(minutes[3].numbers == Pow2(64) + 17);
+  EXPECT_EQ(minutes[3].stats_units, 2u);
+  EXPECT_TRUE(minutes[3].stats_numbers == Pow2(31));
+  EXPECT_EQ(minutes[20].stats_units, 0u);
+
   // Buckets that are not whole, aligned minutes are refused.
   EXPECT_FALSE(reader_->Throughput(kHour, kHour + 60'000, 30'000, &quarters).ok());
   EXPECT_FALSE(reader_->Throughput(kHour + 60'000, kHour + 3'600'000, 900'000, &quarters).ok());
@@ -125,12 +135,14 @@ TEST_F(DashboardStoreTest, Version4DatabaseMigratesToTheLatest) {
   OpenStore();
   int version = 0;
   ASSERT_TRUE(store_->records().SchemaVersion(&version).ok());
-  EXPECT_GE(version, 6);  // v5 (audits), v6 (the dashboard's tables)
+  EXPECT_GE(version, 7);  // v5 (audits), v6 (the dashboard's tables), v7 (stats throughput)
   Write([](CoordinatorStore* s) { return s->AddThroughput(kHour, 5); });
+  Write([](CoordinatorStore* s) { return s->AddStatsThroughput(kHour, 6); });
   std::vector<ThroughputBucket> b;
   ASSERT_TRUE(reader_->Throughput(kHour, kHour + 60'000, 60'000, &b).ok());
   ASSERT_EQ(b.size(), 1u);
   EXPECT_EQ(b[0].units, 1u);
+  EXPECT_EQ(b[0].stats_units, 1u);
 }
 
 }  // namespace

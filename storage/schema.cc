@@ -126,6 +126,7 @@ const std::vector<SchemaMigration>& SchemaMigrations() {
       {4, "work hash version of unit results and workers", kWorkHashSchemaV4},
       {5, "flagged worker identities; audits keep the audited token, the auditor's result and a verdict", kAuditSchemaV5},
       {6, "dashboard: finished work per minute, events", kDashboardSchemaV6},
+      {7, "dashboard: finished stats work per minute", kDashboardSchemaV7},
   };
   return kMigrations;
 }

@@ -176,7 +176,8 @@ function drawChart(t) {
   const svg = document.createElementNS(SVG, 'svg');
   svg.setAttribute('viewBox', '0 0 ' + W + ' ' + H);
   svg.setAttribute('id', 'chart-svg');
-  const max = Math.max(1, ...t.buckets.map((b) => b.numbers_per_second));
+  // Search units (blue) with stats units (orange) stacked on them.
+  const max = Math.max(1, ...t.buckets.map((b) => b.numbers_per_second + b.stats_numbers_per_second));
   const n = t.buckets.length, bw = (W - L) / Math.max(1, n);
   const line = (x1, y1, x2, y2, color) => {
     const l = document.createElementNS(SVG, 'line');
@@ -197,22 +198,29 @@ function drawChart(t) {
     text(L - 6, y + 4, compact(max * i / 4) + '/s', 'end');
   }
   t.buckets.forEach((b, i) => {
-    const h = (H - B - T) * b.numbers_per_second / max;
-    if (h > 0) {
+    const bar = (bottom, rate, fill, kind, units) => {
+      const h = (H - B - T) * rate / max;
+      if (h <= 0) return 0;
       const r = document.createElementNS(SVG, 'rect');
       r.setAttribute('x', L + i * bw + 0.5); r.setAttribute('width', Math.max(1, bw - 1));
-      r.setAttribute('y', H - B - h); r.setAttribute('height', h); r.setAttribute('fill', '#2f6fdb');
+      r.setAttribute('y', H - B - bottom - h); r.setAttribute('height', h); r.setAttribute('fill', fill);
+      r.setAttribute('class', kind);
       const title = document.createElementNS(SVG, 'title');
-      title.textContent = time(b.start_ms) + ': ' + b.units + ' units, ' + compact(b.numbers_per_second) + ' numbers/s';
+      title.textContent = time(b.start_ms) + ': ' + units + ' ' + kind + ' units, ' + compact(rate) + ' numbers/s';
       r.appendChild(title);
       svg.appendChild(r);
-    }
+      return h;
+    };
+    const h = bar(0, b.numbers_per_second, '#2f6fdb', 'search', b.units);
+    bar(h, b.stats_numbers_per_second, '#d9822b', 'stats', b.stats_units);
     if (i % Math.ceil(n / 6) === 0) text(L + i * bw, H - 6, time(b.start_ms).slice(range === 'week' ? 5 : 11, 16), 'start');
   });
   line(L, H - B, W, H - B, '#b8bec9');
   box.replaceChildren(svg);
   const units = t.buckets.reduce((a, b) => a + b.units, 0);
-  $('chart-caption').textContent = units + ' units in the last ' + t.range + ', by ' + duration(t.bucket_seconds);
+  const stats = t.buckets.reduce((a, b) => a + b.stats_units, 0);
+  $('chart-caption').textContent = units + ' search units' + (stats > 0 ? ' and ' + stats + ' stats units' : '') +
+      ' in the last ' + t.range + ', by ' + duration(t.bucket_seconds);
 }
 
 async function pollStatus() {

@@ -4,7 +4,8 @@ packages) against the real collatz-server with a real CPU collatz-worker.
 
 The page is opened (with the token, which it keeps in a cookie) before the worker starts;
 then, without a reload: the progress bar moves while the submission runs, the delay
-records found by the worker appear in the table, and at the end the CSV link downloads
+records found by the worker appear in the table, the throughput chart shows the search units
+and, stacked on them, those of a small stats job, and at the end the CSV link downloads
 exactly what `collatzctl server-records` prints. The browser's console must stay free of
 errors. With --screenshot PATH the finished page is saved as a PNG (docs/dashboard.png).
 
@@ -107,6 +108,8 @@ def main():
             return r.stdout
 
         collatzctl("submit", "--from", "1", "--to", args.to, "--kinds", "delay,class")
+        # A small stats job too: the chart stacks its units on the search units.
+        collatzctl("submit", "--kind", "stats", "--from", "0", "--to", str(1 << 20), "--batch", "1024")
 
         options = webdriver.ChromeOptions()
         options.binary_location = chromium
@@ -184,7 +187,11 @@ def main():
         events = driver.find_element(By.ID, "events").text
         if "delay record n = " + last_n not in events:
             fail("the record is not among the recent events: " + events)
-        wait_for("the throughput chart", lambda: driver.find_elements(By.CSS_SELECTOR, "#chart-svg rect"), 30)
+        wait_for("the throughput chart", lambda: driver.find_elements(By.CSS_SELECTOR, "#chart-svg rect.search"), 30)
+        wait_for("the stats units in the chart", lambda: driver.find_elements(By.CSS_SELECTOR, "#chart-svg rect.stats"), 40)
+        caption = driver.find_element(By.ID, "chart-caption").text
+        if "stats units" not in caption:
+            fail("the chart's caption does not count the stats units: " + caption)
 
         errors = [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
         if errors:

@@ -234,7 +234,10 @@ Status DashboardData::ThroughputJson(ThroughputRange range, std::string* out) {
           a.push_back({{"start_ms", b.start_ms},
                        {"units", b.units},
                        {"numbers", Dec(b.numbers)},
-                       {"numbers_per_second", static_cast<double>(b.numbers) / (shape.bucket_ms / 1000.0)}});
+                       {"numbers_per_second", static_cast<double>(b.numbers) / (shape.bucket_ms / 1000.0)},
+                       {"stats_units", b.stats_units},
+                       {"stats_numbers", Dec(b.stats_numbers)},
+                       {"stats_numbers_per_second", static_cast<double>(b.stats_numbers) / (shape.bucket_ms / 1000.0)}});
         }
         const json j = {{"range", shape.name},
                         {"time_ms", snap.taken_ms},

@@ -108,6 +108,8 @@ TEST_F(DashboardServerTest, AnswersFollowTheCoordinator) {
   EXPECT_EQ(t["bucket_seconds"], 60);
   EXPECT_EQ(t["buckets"].back()["units"], 2);
   EXPECT_EQ(t["buckets"].back()["numbers"], std::to_string((2 << 14) - 1));
+  EXPECT_EQ(t["buckets"].back()["stats_units"], 0);  // stats units count apart (none here)
+  EXPECT_EQ(t["buckets"].back()["stats_numbers"], "0");
   EXPECT_EQ(Get("/api/throughput?range=week")["buckets"].size(), 168u);
   EXPECT_EQ(Get("/api/throughput?range=day")["buckets"].back()["units"], 2);
 
