@@ -38,17 +38,16 @@ u128 Below(const std::vector<u128>& stop_below, size_t s, size_t back) {
   return s >= back && s - back < stop_below.size() ? stop_below[s - back] : u128{0};
 }
 
-// floor(3^b L / 2^a) for L = stop_below[s - a - b]: 3^b (L >> a) + floor(3^b (L mod 2^a) /
-// 2^a), saturated when it reaches 2^128 (then every v is below it).
-u128 Scaled(const std::vector<u128>& stop_below, size_t s, const AncestorOption& o) {
+}  // namespace
+
+u128 AncestorBound(const std::vector<u128>& stop_below, size_t s, AncestorOption o) {
+  // 3^b (L >> a) + floor(3^b (L mod 2^a) / 2^a), without a product past 128 bits.
   const u128 L = Below(stop_below, s, static_cast<size_t>(o.doublings) + o.thirds);
   u128 pow3 = 1;
   for (int i = 0; i < o.thirds; ++i) pow3 *= 3;
   const u128 high = L >> o.doublings, low = ((L & ((u128{1} << o.doublings) - 1)) * pow3) >> o.doublings;
   return high > (kU128Max - low) / pow3 ? kU128Max : high * pow3 + low;
 }
-
-}  // namespace
 
 const std::vector<AncestorOption>& AncestorOptions(unsigned r) {
   static const std::array<std::vector<AncestorOption>, kAncestorModulus> options = BuildOptions();
@@ -57,7 +56,7 @@ const std::vector<AncestorOption>& AncestorOptions(unsigned r) {
 
 u128 AncestorThreshold(const std::vector<u128>& stop_below, size_t s, unsigned r) {
   u128 best = Below(stop_below, s, 0);
-  for (const AncestorOption& o : AncestorOptions(r)) best = std::max(best, Scaled(stop_below, s, o));
+  for (const AncestorOption& o : AncestorOptions(r)) best = std::max(best, AncestorBound(stop_below, s, o));
   return best;
 }
 
@@ -76,7 +75,7 @@ std::vector<u128> AncestorThresholds(const std::vector<u128>& stop_below, size_t
   }
   std::vector<u128> scaled(distinct.size());
   for (size_t s = 0; s < rows; ++s) {
-    for (size_t i = 0; i < distinct.size(); ++i) scaled[i] = Scaled(stop_below, s, distinct[i]);
+    for (size_t i = 0; i < distinct.size(); ++i) scaled[i] = AncestorBound(stop_below, s, distinct[i]);
     const u128 plain = Below(stop_below, s, 0);
     u128* row = out.data() + s * kAncestorModulus;
     for (unsigned r = 0; r < kAncestorModulus; ++r) {

@@ -23,6 +23,10 @@ struct AncestorOption {
   uint8_t thirds;     // b (1 .. 4)
 };
 
+// The bound of one ancestor (a, b): floor(3^b stop_below[s - a - b] / 2^a) (entries before 0
+// or past the end of stop_below count as 0), saturated at 2^128 - 1 (then every v is below it).
+u128 AncestorBound(const std::vector<u128>& stop_below, size_t s, AncestorOption o);
+
 // The distinct (a, b) of the ancestors u < v that every v >= 2^16 with v = r (mod 162) has,
 // with at most 4 thirds and 8 doublings.
 const std::vector<AncestorOption>& AncestorOptions(unsigned r);

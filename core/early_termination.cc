@@ -15,15 +15,12 @@ uint32_t MaxDelayAtMost(const std::vector<Record>& records, u128 x) {
 }  // namespace
 
 u128 PredecessorThreshold(const std::vector<u128>& stop_below, size_t s, uint32_t value_class) {
-  auto below = [&](size_t back) { return s >= back && s - back < stop_below.size() ? stop_below[s - back] : u128{0}; };
-  auto sum = [](u128 a, u128 b) { return a + b < a ? ~u128{0} : a + b; };  // saturated
+  // The ancestors (a, b) of each class (core/ancestor_bounds.h): (2v - 1) / 3 is (1, 1),
+  // (8v - 5) / 9 is (3, 2), (4v - 5) / 9 is (2, 2).
   switch (value_class) {
-    case 1: return sum(below(2), below(2) / 2);
-    case 2: return sum(below(5), below(5) / 8);
-    case 3: {
-      const u128 l4 = below(4);
-      return std::max(sum(below(2), below(2) / 2), sum(sum(l4, l4), l4 / 4));
-    }
+    case 1: return AncestorBound(stop_below, s, {1, 1});
+    case 2: return AncestorBound(stop_below, s, {3, 2});
+    case 3: return std::max(AncestorBound(stop_below, s, {1, 1}), AncestorBound(stop_below, s, {2, 2}));
     default: return 0;
   }
 }
@@ -42,7 +39,7 @@ std::vector<u128> StopThresholds(const UnitSpec& spec, int64_t limit) {
   return stop_below;
 }
 
-EarlyTermination::EarlyTermination(const UnitSpec& spec)
+EarlyTermination::EarlyTermination(const UnitSpec& spec, bool residue_bounds)
     : check_classes_(spec.kinds == Kinds::kDelayAndClass), floor_(spec.floor) {
   hole_prefix_.assign(static_cast<size_t>(floor_) + 2, 0);
   size_t h = 0;
@@ -56,7 +53,7 @@ EarlyTermination::EarlyTermination(const UnitSpec& spec)
   enabled_ = complete > 1 && !spec.known_records.empty() && spec.known_records.front().n == 1;
   if (!enabled_) return;
   stop_below_ = StopThresholds(spec, floor_);
-  if (!check_classes_) {
+  if (!check_classes_ && residue_bounds) {
     class_rows_ = floor_ + 1 + 5;  // a bound reaches 5 steps back
     class_stop_below_.resize(static_cast<size_t>(class_rows_) << 2);
     for (uint32_t s = 0; s < class_rows_; ++s) {

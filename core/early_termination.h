@@ -38,7 +38,10 @@ class EarlyTermination {
   static constexpr uint16_t kNoBound = 0xFFFF;
 
   // Disabled when the spec carries no records.
-  explicit EarlyTermination(const UnitSpec& spec);
+  // residue_bounds: also the delay-only tables of CanStopInClass and CanStopByAncestors (the
+  // CPU's entry stop; about 0.4 ms a unit). The GPU engine, which builds its own from its
+  // group stop table (gpu/stop_tables.h), passes false; without them both are CanStop.
+  explicit EarlyTermination(const UnitSpec& spec, bool residue_bounds = true);
 
   bool enabled() const { return enabled_; }
 

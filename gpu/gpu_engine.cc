@@ -195,6 +195,11 @@ class GpuEngine : public SearchEngine {
     const u128 pow3 = kPow3[sieve_min_odd_steps_];
     return h >= (Pow2(static_cast<unsigned>(g + bits)) + pow3 - 1) / pow3;
   }
+  // The deepest residue groups any unit may take: the step tables Init builds, the rows of
+  // the prelude's ancestor table.
+  int WidestGroupBits() const {
+    return std::max({options_.group_bits, options_.class_group_bits, options_.shallow_group_bits});
+  }
   // Whether a group of G bits keeps its arithmetic in range: a member's value after k + G
   // T-steps below 2^128 (N < 2^100 and a T-step at most x3/2: 0.585 (k + G) < 28) and the
   // step between members, A2 = modulus 3^(p + p2) with p, p2 the odd steps of the entry and
@@ -461,7 +466,7 @@ Status GpuEngine::Init() {
     h.steps = gpu::MakeStepEntries(o.step_bits);
     if (groups) {
       h.group_steps.resize(gpu::kMaxGroupBits + 1);
-      for (int g = 5; g <= std::max({o.group_bits, o.class_group_bits, o.shallow_group_bits}); ++g) {
+      for (int g = 5; g <= WidestGroupBits(); ++g) {
         const std::vector<StepEntry> entries = gpu::MakeStepEntries(g);
         h.group_steps[g].resize(entries.size());
         for (size_t i = 0; i < entries.size(); ++i) {
@@ -984,7 +989,7 @@ Status GpuEngine::SearchUnit(const UnitSpec& spec, UnitResult* result, const Pro
   }
 
   // Early termination tables (SPEC 3): EarlyTermination's, with finer buckets.
-  const EarlyTermination et(spec);
+  const EarlyTermination et(spec, /*residue_bounds=*/false);  // the group tables below have their own
   const std::vector<uint16_t> bound = BuildBoundTable(spec, options_.bound_sub_bits);
   CUDA_TRY(cudaMemcpy(bound_.get(), bound.data(), bound.size() * sizeof(uint16_t), cudaMemcpyHostToDevice));
   std::vector<uint32_t> hole_prefix = et.hole_prefix();
@@ -1003,9 +1008,8 @@ Status GpuEngine::SearchUnit(const UnitSpec& spec, UnitResult* result, const Pro
   group_walk_stop_last_ = walk_stop.last_row;
   if (options_.group_class_checks) {
     // Rows for the prelude's steps: at most 2 (k + G), each T-step one or two steps.
-    const int widest_group = std::max({options_.group_bits, options_.class_group_bits, options_.shallow_group_bits});
     const AncestorStopTable ancestor_stop =
-        BuildAncestorStopTable(group_stop, 2 * static_cast<size_t>(tables_->sieve->bits() + widest_group) + 1);
+        BuildAncestorStopTable(group_stop, 2 * static_cast<size_t>(tables_->sieve->bits() + WidestGroupBits()) + 1);
     STATUS_TRY(group_ancestor_stop_.Upload(ancestor_stop.entries));
     group_ancestor_stop_last_ = ancestor_stop.last_row;
   }

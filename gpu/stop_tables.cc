@@ -12,6 +12,12 @@ namespace {
 
 u128 Value(const ulonglong2& e) { return u128{e.y} << 64 | e.x; }
 
+std::vector<u128> Values(const std::vector<ulonglong2>& entries) {
+  std::vector<u128> out(entries.size());
+  for (size_t i = 0; i < entries.size(); ++i) out[i] = Value(entries[i]);
+  return out;
+}
+
 }  // namespace
 
 std::vector<ulonglong2> BuildStopTable(const UnitSpec& spec, int64_t limit) {
@@ -30,8 +36,7 @@ WalkStopTable BuildWalkStopTable(const std::vector<ulonglong2>& stop_below, int 
   const uint32_t row = 1u << gpu::kWalkRowBits;
   t.last_row = static_cast<uint32_t>(rows - 1);
   t.entries.resize(rows * row);
-  std::vector<u128> thresholds(n);
-  for (size_t s = 0; s < n; ++s) thresholds[s] = Value(stop_below[s]);
+  const std::vector<u128> thresholds = Values(stop_below);
   for (size_t s = 0; s < rows; ++s) {
     // The predecessor bounds of each value class (core/early_termination.h); the table's
     // last entry is 0, as every s past it.
@@ -39,7 +44,7 @@ WalkStopTable BuildWalkStopTable(const std::vector<ulonglong2>& stop_below, int 
     for (uint32_t c = 0; c < 4; ++c) by_class[c] = PredecessorThreshold(thresholds, s, c);
     for (uint32_t r = 0; r < (1u << gpu::kWalkCheckBits); ++r) {
       const uint32_t e = gpu::WalkCheckShift(r);
-      u128 v = Value(stop_below[std::min(s + e, n - 1)]);
+      u128 v = thresholds[std::min(s + e, n - 1)];
       // Saturated: a bound past 2^128 stops every value.
       v = (e != 0 && (v >> (128 - e)) != 0) ? kU128Max : v << e;
       for (uint32_t c = 0; c < 4; ++c) {
@@ -53,7 +58,7 @@ WalkStopTable BuildWalkStopTable(const std::vector<ulonglong2>& stop_below, int 
   const u128 tail_end = u128{1} << tail_bits;
   size_t first = n - 1;
   for (size_t s = 0; s < n; ++s) {
-    if (Value(stop_below[s]) < tail_end) {
+    if (thresholds[s] < tail_end) {
       first = s;
       break;
     }
@@ -68,10 +73,8 @@ static_assert(gpu::kAncestorResidues == kAncestorModulus, "the kernel's row widt
 
 AncestorStopTable BuildAncestorStopTable(const std::vector<ulonglong2>& stop_below, size_t rows) {
   AncestorStopTable t;
-  std::vector<u128> thresholds(stop_below.size());
-  for (size_t s = 0; s < stop_below.size(); ++s) thresholds[s] = Value(stop_below[s]);
   t.last_row = static_cast<uint32_t>(rows - 1);
-  const std::vector<u128> all = AncestorThresholds(thresholds, rows);
+  const std::vector<u128> all = AncestorThresholds(Values(stop_below), rows);
   t.entries.resize(all.size());
   for (size_t i = 0; i < all.size(); ++i) t.entries[i] = ulonglong2{Lo64(all[i]), Hi64(all[i])};
   return t;
