@@ -14,6 +14,7 @@
 //             [--self-record-bits 40] [--group-bits 16 (delay-only and class units)]
 //             [--shallow-group-bits 13 (units whose table ends far below)] [--group-min-members 16]
 //             [--group-chunk-members 256] [--no-group-class-checks] [--no-group-ancestor-checks]
+//             [--narrow-walk-max-bits 76 (0: the three-limb pair step everywhere)]
 // --context: trusted (the default) as above; floor: the same floor and open holes (the delays
 // of numbers below --at, recomputed, bound them without trust) but no record table, so no
 // early termination (a unit leased on an empty database); none: floor 0, no holes, no table.
@@ -97,6 +98,7 @@ int Main(int argc, char** argv) {
     else if (key == "--no-group-class-checks") a.gpu.group_class_checks = false;
     else if (key == "--no-group-ancestor-checks") a.gpu.group_ancestor_checks = false;
     else if (key == "--group-chunk-members") a.gpu.group_chunk_members = std::stoi(value());
+    else if (key == "--narrow-walk-max-bits") a.gpu.narrow_walk_max_bits = std::stoi(value());
     else if (key == "--walk-rounds") a.gpu.group_walk_rounds = std::stoi(value());
     else if (key == "--walk-step-bits") a.gpu.group_walk_step_bits = std::stoi(value());
     else if (key == "--walk-round-steps") a.gpu.group_walk_round_steps = std::stoi(value());

@@ -440,6 +440,9 @@ Status GpuEngine::Init() {
       o.class_group_min_members > 4096) {
     return Status::InvalidArgument("group min members must be in 1..4096");
   }
+  if (o.narrow_walk_max_bits < 0 || o.narrow_walk_max_bits > 127) {
+    return Status::InvalidArgument("narrow_walk_max_bits must be 0 .. 127");
+  }
   if (o.group_chunk_members < 1 || o.group_chunk_members > 65535) {
     return Status::InvalidArgument("group chunk members must be in 1..65535");
   }
@@ -667,6 +670,7 @@ Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
     p.walk_stop = group_walk_stop_.get();
     p.walk_stop_last = group_walk_stop_last_;
     p.walk_round_steps = job.walk_round_steps;
+    p.walk_narrow = options_.narrow_walk_max_bits > 0 && spec_.end <= Pow2(options_.narrow_walk_max_bits) ? 1 : 0;
     p.group_first_entry = job.entry0;
     p.group_entries = job.entries;
     p.group_cycles = job.cycles;

@@ -104,6 +104,10 @@ struct GpuEngineOptions {
   // The most members a group has: a launch cuts the whole cycles into chunks of this many
   // << G cycles (1..65535: a ring entry counts members in 16 bits).
   int group_chunk_members = 256;
+  // Units that end at or below 2^narrow_walk_max_bits walk two-step rounds with the narrow
+  // fast path (LaunchParams::walk_narrow): their values stay below 2^88 nearly always (a
+  // walk starts about 2^(k + G) times below N). 0: never.
+  int narrow_walk_max_bits = 76;
   // The prelude's entry and in-step checks use the predecessor bounds of the value class
   // that the numbers they decide for share (LaunchParams::group_class_min_odd; 2^66, 2^46
   // delay-only numbers on an H100: 9.04e12 numbers/s with, 8.31e12 without).

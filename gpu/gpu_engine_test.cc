@@ -734,6 +734,33 @@ TEST(GpuEngineTest, DeepResidueGroupsMatchCpu) {
   EXPECT_GT(step_stopped, 0u);
 }
 
+// The two-step rounds' narrow fast path (v < 2^88: two products) and its fallback (the steps
+// one by one) against the CPU: narrow everywhere, so that units at 2^84 and 2^96 take the
+// fallback often or always, and the three-limb path everywhere, at heights below and above
+// the default narrow_walk_max_bits, both kinds.
+TEST(GpuEngineTest, NarrowAndWidePairStepsMatchCpu) {
+  REQUIRE_GPU();
+  std::mt19937_64 rng(Seed() + 17);
+  SCOPED_TRACE("seed " + std::to_string(Seed()));
+  const auto tables = TablesWithSieve(5);
+  for (int narrow_bits : {127, 0}) {
+    GpuEngineOptions o;
+    o.group_bits = o.class_group_bits = o.shallow_group_bits = 16;
+    o.group_min_members = o.class_group_min_members = 2;
+    o.group_step_check_min_members = 1;
+    o.narrow_walk_max_bits = narrow_bits;
+    auto gpu = MakeGpu(o, tables);
+    for (unsigned height : {60u, 70u, 84u, 96u}) {
+      SCOPED_TRACE("narrow_walk_max_bits " + std::to_string(narrow_bits) + " height " + std::to_string(height));
+      const u128 begin = Pow2(height) + static_cast<u128>(rng()) % Pow2(height - 3);
+      const u128 end = begin + (uint64_t{1} << 27) + rng() % (uint64_t{1} << 20);
+      ExpectSameOnTables(*tables, *gpu, SpecWithRecords(begin, end, Kinds::kDelay, nullptr));
+      EXPECT_GT(LastGpuSearchStats(*gpu).group_launches, 0u);
+      ExpectSameOnTables(*tables, *gpu, HolesNearTheFloor(SpecWithRecords(begin, end, Kinds::kDelayAndClass, &rng)));
+    }
+  }
+}
+
 // The groups that the checks inside the shared steps stop, counted on the host by their
 // definition (the last member after each T-step k + 1 .. k + G - 1, in groups whose entry
 // did not stop within k steps) for a unit that the engine plans as one group launch: whole

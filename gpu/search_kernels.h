@@ -223,6 +223,11 @@ struct LaunchParams {
   uint32_t group_deep_min_odd = 0;
   const ulonglong2* ancestor_stop = nullptr;
   uint32_t ancestor_stop_last = 0;
+  // Two-step walk rounds: the fast path of a pair step takes v < 2^88 (H = v >> 24 < 2^64: two
+  // 32 x 32-bit products, not three), larger values the two steps one by one. Set for units
+  // whose values rarely climb that high (GpuEngineOptions::narrow_walk_max_bits; at 2^66 the
+  // walk is 6% faster, docs/PERFORMANCE.md, lever 85).
+  int walk_narrow = 0;
 };
 
 constexpr uint32_t kNoClassChecks = 0xFFFFFFFFu;  // LaunchParams::group_class_min_odd

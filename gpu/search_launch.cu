@@ -70,7 +70,7 @@ cudaError_t LaunchGroups(const LaunchParams& p, int block_threads, int grid_bloc
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   LaunchKernelFn kernel = nullptr;
   cudaError_t e = FindGroupKernel(block_threads, p.queue_threads_per_sm, p.walk_step_bits, p.walk_round_steps,
-                                  p.classes != 0, p.early_stop == 0, &kernel);
+                                  p.early_stop == 0, p.walk_narrow != 0, &kernel);
   if (e != cudaSuccess) return e;
   // More than 48 KiB of shared memory a block (a 13-bit walk table and the rings) must be
   // allowed explicitly.
@@ -84,7 +84,7 @@ cudaError_t LaunchGroups(const LaunchParams& p, int block_threads, int grid_bloc
 cudaError_t GroupBlocksPerSm(int block_threads, int threads_per_sm, int walk_step_bits, int walk_round_steps,
                              int* blocks) {
   LaunchKernelFn kernel = nullptr;
-  // Both kinds' kernels take the same registers and shared memory.
+  // Every such kernel takes the same registers and shared memory.
   cudaError_t e =
       FindGroupKernel(block_threads, threads_per_sm, walk_step_bits, walk_round_steps, false, false, &kernel);
   if (e != cudaSuccess) return e;

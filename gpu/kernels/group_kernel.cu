@@ -268,17 +268,13 @@ __device__ __forceinline__ bool GroupWalkStep(const uint4* steps, uint32_t share
   return fits;
 }
 
-// Two-step walk rounds between two hand-outs of walking groups: 6 in delay-only units (144
-// T-steps), 12 in delay+class units, whose members walk about four times longer, so that
-// the hand-out's ballots and ring reads come half as often (H100, 2^60, 2^40 numbers: 6 / 8
-// / 10 / 12 / 16 / 24 rounds gave class 1.975 / 1.987 / 1.991 / 1.995 / 1.996 / 1.991e12,
-// delay-only 8.96e12 at 6, 8.90e12 at 12, 8.62e12 at 16).
-constexpr int kDelayPairWalkRounds = 6;
-constexpr int kClassPairWalkRounds = 12;
+// Two-step walk rounds between two hand-outs of walking groups, in every kind of unit (288
+// T-steps), so that the hand-out's ballots and ring reads come rarely (H100, 2^60, 2^40
+// numbers: 6 / 8 / 10 / 12 / 16 / 24 rounds gave class 1.975 / 1.987 / 1.991 / 1.995 / 1.996
+// / 1.991e12, delay-only 8.96e12 at 6, 8.90e12 at 12, 8.62e12 at 16; H200, delay-only at
+// 2^66, 2^46 numbers, where groups of 227 members run out rarely: 9.42e12 at 6, 9.52e12 at 12).
+constexpr int kPairWalkRounds = 12;
 constexpr uint32_t kMutationStepsShort = COLLATZ_GPU_MUTATION == 1 ? 1 : 0;
-
-// Full-delay walks (no early termination: every member walks to the tail) are the longest.
-constexpr int kFullDelayPairWalkRounds = 12;
 
 // The walk table of two-step rounds (kPairStepBits = 12) in shared memory: 8-byte entries
 // {PackPairStep(c, steps, StepValueClass(p, c)), 3^p} (steps = 12 + p <= 24, c < 3^12 < 2^20).
@@ -298,7 +294,7 @@ __device__ __forceinline__ void FillSharedPairSteps(const StepEntry* table, uint
 // s += both steps' counts, *row_bit = the second step's value class << kWalkCheckBits. A value that would
 // leave 128 bits (only on the rare path) goes to on_overflow, which ends the member (s = 0):
 // the common path carries no overflow test.
-template <typename OnOverflow>
+template <bool kNarrow, typename OnOverflow>
 __device__ __forceinline__ void GroupWalkPairStep(uint32_t table_at, uint64_t& hi, uint64_t& lo, uint32_t& s,
                                                   uint32_t* row_bit, const OnOverflow& on_overflow) {
   constexpr uint32_t kMask = (1u << kPairStepBits) - 1;
@@ -315,10 +311,11 @@ __device__ __forceinline__ void GroupWalkPairStep(uint32_t table_at, uint64_t& h
   *row_bit = (e2.x >> (7 - kWalkCheckBits)) & (3u << kWalkCheckBits);
   const uint32_t v1 = static_cast<uint32_t>(lo >> 32);
   const uint32_t v2 = static_cast<uint32_t>(hi), v3 = static_cast<uint32_t>(hi >> 32);
-  const uint32_t h3 = v3 >> (2 * kPairStepBits);
   // The fast path needs m = 3^(p1 + p2) < 2^32 (p1 + p2 <= 20) and H < 2^96 (v < 2^120):
-  // then H m + a < 2^128 always. Otherwise (rarely) the two steps one by one.
-  if ((__umulhi(e1.y, e2.y) | h3) != 0) {
+  // then H m + a < 2^128 always; kNarrow: H < 2^64 (v < 2^88), then H m + a < 2^96 (a <
+  // 2^41), two products fewer. Otherwise (rarely) the two steps one by one.
+  const uint32_t beyond = kNarrow ? (v2 >> (2 * kPairStepBits)) | v3 : v3 >> (2 * kPairStepBits);
+  if ((__umulhi(e1.y, e2.y) | beyond) != 0) {
     const bool fits = StepMulAdd(hi, lo, kPairStepBits, e1.y, e1.x >> kPairStepCShift);
     if (!(StepMulAdd(hi, lo, kPairStepBits, e2.y, e2.x >> kPairStepCShift) && fits)) on_overflow();
     return;
@@ -326,6 +323,24 @@ __device__ __forceinline__ void GroupWalkPairStep(uint32_t table_at, uint64_t& h
   const uint32_t m = e1.y * e2.y;
   const uint64_t a = static_cast<uint64_t>(e2.y) * (t >> kPairStepBits) + (e2.x >> kPairStepCShift);
   const uint32_t h0 = __funnelshift_r(v0, v1, 2 * kPairStepBits), h1 = __funnelshift_r(v1, v2, 2 * kPairStepBits);
+  if constexpr (kNarrow) {
+    // H m + a with H = h1:h0: two 32 x 32 -> 64-bit products, summed in two carry chains.
+    uint32_t r0, r1, r2;
+    asm("{\n\t.reg .u64 p0, p1;\n\t.reg .u32 l0, x0, l1, x1;\n\t"
+        "mul.wide.u32 p0, %3, %5;\n\tmul.wide.u32 p1, %4, %5;\n\t"
+        "mov.b64 {l0, x0}, p0;\n\tmov.b64 {l1, x1}, p1;\n\t"
+#if COLLATZ_GPU_MUTATION == 2  // exactness suite's mutation check: the carry out of the lowest limb is lost
+        "add.cc.u32 %0, l0, %6;\n\tadd.cc.u32 %1, x0, %7;\n\taddc.u32 %2, x1, 0;\n\t"
+#else
+        "add.cc.u32 %0, l0, %6;\n\taddc.cc.u32 %1, x0, %7;\n\taddc.u32 %2, x1, 0;\n\t"
+#endif
+        "add.cc.u32 %1, %1, l1;\n\taddc.u32 %2, %2, 0;\n\t}"
+        : "=r"(r0), "=r"(r1), "=r"(r2)
+        : "r"(h0), "r"(h1), "r"(m), "r"(static_cast<uint32_t>(a)), "r"(static_cast<uint32_t>(a >> 32)));
+    lo = (static_cast<uint64_t>(r1) << 32) | r0;
+    hi = r2;
+    return;
+  }
   const uint32_t h2 = __funnelshift_r(v2, v3, 2 * kPairStepBits);
   // H m + a: three 32 x 32 -> 64-bit products, summed in two carry chains.
   uint32_t r0, r1, r2, r3;
@@ -349,12 +364,13 @@ __device__ __forceinline__ void GroupWalkPairStep(uint32_t table_at, uint64_t& h
 // compile time (immediate shifts and masks: fewer instructions in the issue-bound walk).
 // kRoundSteps: table steps per walk round (P.walk_round_steps), each round ending in one
 // check and one chance to take the next member.
+// kNarrow: two-step rounds take v < 2^88 as their fast path (LaunchParams::walk_narrow).
 // kFullDelay: the unit has no early termination (P.early_stop == 0: a provable floor but no
 // trusted or covered record table), so no member can stop before the tail: the decisions
 // and the walk's check skip the stop tables, and a member whose delay is not open (at most
 // the floor and no open hole) finishes without the out-of-line path, which would record
 // nothing for it.
-template <int kThreads, int kMinBlocks, int kWalk, int kRoundSteps, int kPairRounds, bool kFullDelay = false>
+template <int kThreads, int kMinBlocks, int kWalk, int kRoundSteps, bool kFullDelay = false, bool kNarrow = false>
 __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THREADS_PER_SM
                                                 ? COLLATZ_THREADS_PER_SM / kThreads
                                                 : kMinBlocks) GroupKernel(const LaunchParams P) {
@@ -512,7 +528,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
         bool fits = true;
         if constexpr (kFullDelay) {
           static_assert(kRoundSteps == 2, "full-delay walks take two-step rounds");
-          GroupWalkPairStep(shared_steps_at, hi, lo, s, &row_bit, to_host);
+          GroupWalkPairStep<kNarrow>(shared_steps_at, hi, lo, s, &row_bit, to_host);
           // s == 0: the member went to the host. Every value at a check is at least 2^(2S)
           // unless it is in the tail (see above), so the tail test is the whole check.
           if (s != 0 && (hi | (lo >> P.tables.tail_bits)) == 0) {
@@ -525,7 +541,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
           }
           return;
         } else if constexpr (kRoundSteps == 2) {
-          GroupWalkPairStep(shared_steps_at, hi, lo, s, &row_bit, to_host);
+          GroupWalkPairStep<kNarrow>(shared_steps_at, hi, lo, s, &row_bit, to_host);
         } else {
           fits = GroupWalkStep<kWalk>(steps, shared_steps_at, shared_pow3_at, S, step_mask, hi, lo, s, &row_bit);
         }
@@ -551,8 +567,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
     };
     if constexpr (kRoundSteps == 2) {
       // A fixed count, two rounds a loop pass (unrolled further it spills at the 48-register cap).
-      static_assert(kPairRounds % 2 == 0, "rounds two to a loop pass");
-      for (int r = 0; r < kPairRounds / 2; ++r) {
+      static_assert(kPairWalkRounds % 2 == 0, "rounds two to a loop pass");
+      for (int r = 0; r < kPairWalkRounds / 2; ++r) {
         walk_round();
         walk_round();
       }
@@ -616,15 +632,14 @@ __global__ void __launch_bounds__(kThreads, 65536 / (32 * kThreads)) GroupSkipKe
   if (threadIdx.x == 0 && (total >> 32) != 0) atomicAdd(&P.acc->step_stopped_groups, total >> 32);
 }
 
-template <int kThreads, int kWalk, int kRoundSteps, int kPairRounds = kDelayPairWalkRounds, bool kFullDelay = false>
+template <int kThreads, int kWalk, int kRoundSteps, bool kFullDelay = false, bool kNarrow = false>
 cudaError_t GroupKernelFor(int threads_per_sm, void (**kernel)(LaunchParams)) {
   switch (threads_per_sm) {
-    case 0: *kernel = GroupKernel<kThreads, 1, kWalk, kRoundSteps, kPairRounds, kFullDelay>; break;
+    case 0: *kernel = GroupKernel<kThreads, 1, kWalk, kRoundSteps, kFullDelay, kNarrow>; break;
     case 1280:
-      *kernel = GroupKernel<kThreads, (1280 / kThreads > 0 ? 1280 / kThreads : 1), kWalk, kRoundSteps, kPairRounds,
-                            kFullDelay>;
+      *kernel = GroupKernel<kThreads, (1280 / kThreads > 0 ? 1280 / kThreads : 1), kWalk, kRoundSteps, kFullDelay, kNarrow>;
       break;
-    case 1536: *kernel = GroupKernel<kThreads, 1536 / kThreads, kWalk, kRoundSteps, kPairRounds, kFullDelay>; break;
+    case 1536: *kernel = GroupKernel<kThreads, 1536 / kThreads, kWalk, kRoundSteps, kFullDelay, kNarrow>; break;
     default: *kernel = nullptr; return cudaErrorInvalidValue;
   }
   return cudaSuccess;
@@ -641,19 +656,20 @@ cudaError_t GroupKernelSized(int threads_per_sm, int walk_step_bits, void (**ker
 }  // namespace
 
 // The group kernel of a block size, register cap, walk table (shared when walk_step_bits >
-// 0), steps a walk round (two: kPairStepBits-bit table, kPairWalkBlockThreads threads) and
-// kind (two-step rounds between hand-outs).
+// 0), steps a walk round (two: kPairStepBits-bit table, kPairWalkBlockThreads threads), early
+// termination or none (full_delay) and, for two-step rounds, the narrow fast path.
 cudaError_t FindGroupKernel(int block_threads, int threads_per_sm, int walk_step_bits, int round_steps,
-                            bool classes, bool full_delay, void (**kernel)(LaunchParams)) {
+                            bool full_delay, bool narrow, void (**kernel)(LaunchParams)) {
   if (walk_step_bits < 0 || walk_step_bits > kMaxSharedStepBits) return cudaErrorInvalidValue;
   if (round_steps == 2) {
     if (walk_step_bits != kPairStepBits || block_threads != kPairWalkBlockThreads) return cudaErrorInvalidValue;
+    constexpr int T = kPairWalkBlockThreads, W = kPairStepBits;
     if (full_delay) {
-      return GroupKernelFor<kPairWalkBlockThreads, kPairStepBits, 2, kFullDelayPairWalkRounds, true>(threads_per_sm,
-                                                                                                     kernel);
+      return narrow ? GroupKernelFor<T, W, 2, true, true>(threads_per_sm, kernel)
+                    : GroupKernelFor<T, W, 2, true, false>(threads_per_sm, kernel);
     }
-    return classes ? GroupKernelFor<kPairWalkBlockThreads, kPairStepBits, 2, kClassPairWalkRounds>(threads_per_sm, kernel)
-                   : GroupKernelFor<kPairWalkBlockThreads, kPairStepBits, 2>(threads_per_sm, kernel);
+    return narrow ? GroupKernelFor<T, W, 2, false, true>(threads_per_sm, kernel)
+                  : GroupKernelFor<T, W, 2, false, false>(threads_per_sm, kernel);
   }
   if (round_steps != 1) return cudaErrorInvalidValue;
   switch (block_threads) {
