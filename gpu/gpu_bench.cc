@@ -14,6 +14,7 @@
 //             [--self-record-bits 40] [--group-bits 16 (delay-only and class units)]
 //             [--shallow-group-bits 13 (units whose table ends far below)] [--group-min-members 16]
 //             [--group-chunk-members 256] [--no-group-class-checks] [--no-group-ancestor-checks]
+//             [--no-group-half-checks]
 //             [--narrow-walk-max-bits 76 (0: the three-limb pair step everywhere)]
 // --context: trusted (the default) as above; floor: the same floor and open holes (the delays
 // of numbers below --at, recomputed, bound them without trust) but no record table, so no
@@ -97,6 +98,7 @@ int Main(int argc, char** argv) {
     else if (key == "--group-min-members") a.gpu.group_min_members = a.gpu.class_group_min_members = std::stoi(value());
     else if (key == "--no-group-class-checks") a.gpu.group_class_checks = false;
     else if (key == "--no-group-ancestor-checks") a.gpu.group_ancestor_checks = false;
+    else if (key == "--no-group-half-checks") a.gpu.group_half_checks = false;
     else if (key == "--group-chunk-members") a.gpu.group_chunk_members = std::stoi(value());
     else if (key == "--narrow-walk-max-bits") a.gpu.narrow_walk_max_bits = std::stoi(value());
     else if (key == "--walk-rounds") a.gpu.group_walk_rounds = std::stoi(value());
@@ -222,8 +224,9 @@ int Main(int argc, char** argv) {
     std::printf("join map unavailable: %s\n", stats.join_map_unavailable.c_str());
   }
   if (stats.group_launches != 0) {
-    std::printf("residue groups stopped inside their k + G shared steps: %lu\n",
-                static_cast<unsigned long>(stats.step_stopped_groups));
+    std::printf("residue groups stopped inside their k + G shared steps: %lu; halved one step later: %lu\n",
+                static_cast<unsigned long>(stats.step_stopped_groups),
+                static_cast<unsigned long>(stats.half_stopped_groups));
   }
 
   double base_rate = 0;

@@ -140,13 +140,14 @@ class GpuEngine : public SearchEngine {
     char buf[400];
     std::snprintf(buf, sizeof buf,
                   "%s, %llu launches (%llu residue-group, %llu split), tail %d bits, own table %d bits, "
-                  "join map skipped %llu groups, %llu stopped inside their shared steps, set-up %.3f s, "
-                  "kernels %.3f s",
+                  "join map skipped %llu groups, %llu stopped inside their shared steps, %llu halved, "
+                  "set-up %.3f s, kernels %.3f s",
                   s.full_delay ? "full-delay walk" : "early termination",
                   static_cast<unsigned long long>(s.launches), static_cast<unsigned long long>(s.group_launches),
                   static_cast<unsigned long long>(s.split_launches), s.tail_bits, s.self_record_bits,
                   static_cast<unsigned long long>(s.join_skipped_groups),
-                  static_cast<unsigned long long>(s.step_stopped_groups), s.setup_seconds, s.kernel_seconds);
+                  static_cast<unsigned long long>(s.step_stopped_groups),
+                  static_cast<unsigned long long>(s.half_stopped_groups), s.setup_seconds, s.kernel_seconds);
     return buf;
   }
   std::string SetupNote() const override { return setup_note_; }
@@ -680,6 +681,7 @@ Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
                                   (job.cycles >> job.group_bits) >= static_cast<uint32_t>(options_.group_step_check_min_members)
                               ? 1
                               : 0;
+    p.group_half_checks = p.group_step_checks != 0 && options_.group_half_checks ? 1 : 0;
     if (slot.entry_stops.size() < job.entries) {
       CUDA_TRY(cudaStreamSynchronize(slot.stream));  // an earlier launch of the slot may still read it
       STATUS_TRY(slot.entry_stops.Allocate(job.entries));
@@ -801,6 +803,7 @@ Status GpuEngine::Collect(Slot& slot, const Job& job, UnitResult* part, bool* re
   stats_.host_finished += finish.size();
   stats_.join_skipped_groups += acc.join_skipped_groups;
   stats_.step_stopped_groups += acc.step_stopped_groups;
+  stats_.half_stopped_groups += acc.half_stopped_groups;
 
   UnitResult r;
   r.candidates = acc.candidates;

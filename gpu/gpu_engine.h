@@ -115,6 +115,9 @@ struct GpuEngineOptions {
   // And, where the numbers share their residue mod 162, the thresholds of all their smaller
   // ancestors of at most 4 steps (x - 1) / 3 (core/ancestor_bounds.h).
   bool group_ancestor_checks = true;
+  // With those checks, each half of a group (members t = 0 and 1 mod 2) one T-step after
+  // k + G, where the halves take different steps: a half that stops does not walk (lever 86).
+  bool group_half_checks = true;
   // Groups deeper than shallow_group_bits pay only with those checks, so they need at least
   // this many members (class units: class_deep_group_min_members; 2^60, 2^40 class numbers:
   // 2.01e12 with 256-member groups of 13 bits, 1.81e12 with 64-member groups of 15).
@@ -174,6 +177,7 @@ struct GpuSearchStats {
   double setup_seconds = 0;          // host time from Search's start to its first launch
   uint64_t join_skipped_groups = 0;  // walking residue groups the join map skipped
   uint64_t step_stopped_groups = 0;  // residue groups stopped between their k-th and (k + G)-th T-step
+  uint64_t half_stopped_groups = 0;  // walking residue groups of which one half stopped after k + G + 1
   int join_map_bits = 0;             // the join map's level (0: none built)
   double join_map_seconds = 0;       // the time its build took (once per engine)
   std::string join_map_unavailable;  // why the device could not hold it, if so

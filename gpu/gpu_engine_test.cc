@@ -769,8 +769,11 @@ TEST(GpuEngineTest, NarrowAndWidePairStepsMatchCpu) {
 // (the default) a value v stops below its residue's ancestor threshold where the numbers
 // share v mod 162 (core/ancestor_bounds.h), else below the larger of stop_below[s] and its
 // class's predecessor bound (v mod 9 taken here from v itself; gpu/stop_tables.h); without
-// them below stop_below[s]. The count must equal the GPU's in each of the three; a decision
-// by any other member (-DCOLLATZ_GPU_MUTATION=3) or by another residue (=4) changes it.
+// them below stop_below[s]. Groups that do not stop there are halved (lever 86) where one of
+// their halves (members t = 0, 1 mod 2) stops one T-step after k + G, decided by its last
+// member with the class bound, and stop where both do. Both counts must equal the GPU's in
+// each of the three; a decision by any other member (-DCOLLATZ_GPU_MUTATION=3, and =6 for a
+// half) or by another residue (=4) changes them.
 TEST(GpuEngineTest, StepStoppedGroupsMatchHostCount) {
   REQUIRE_GPU();
   std::mt19937_64 rng(Seed() + 13);
@@ -799,9 +802,17 @@ TEST(GpuEngineTest, StepStoppedGroupsMatchHostCount) {
       s += 1;
     }
   };
+  const u128 cycle_numbers = static_cast<u128>(modulus) << k;
+  std::vector<u128> begins;
   for (unsigned height : {32u, 33u, 35u}) {
-    const u128 cycle_numbers = static_cast<u128>(modulus) << k;
-    const u128 begin = (Pow2(height) + static_cast<u128>(rng()) % Pow2(height - 3)) / cycle_numbers * cycle_numbers;
+    begins.push_back((Pow2(height) + static_cast<u128>(rng()) % Pow2(height - 3)) / cycle_numbers * cycle_numbers);
+  }
+  // A unit where the halves' first and last members decide differently for many groups (40000
+  // of 450000 walking ones; asserted below), so that a half decided by any member but its
+  // last (-DCOLLATZ_GPU_MUTATION=6) shows whatever the seed.
+  const u128 sensitive = (Pow2(33) + 3 * Pow2(28)) / cycle_numbers * cycle_numbers;
+  begins.push_back(sensitive);
+  for (const u128 begin : begins) {
     const UnitSpec spec = SpecWithRecords(begin, begin + cycles * cycle_numbers, Kinds::kDelay, nullptr);
     const EarlyTermination et(spec);
     ASSERT_TRUE(et.enabled());
@@ -822,7 +833,7 @@ TEST(GpuEngineTest, StepStoppedGroupsMatchHostCount) {
     };
     for (const int with_checks : {2, 1, 0}) {
       checks = with_checks;
-      uint64_t want = 0;
+      uint64_t want = 0, want_halved = 0, first_member_differs = 0;
       for (unsigned r = 0; r < modulus; ++r) {
         for (uint32_t j : tables->delay_offsets->Variant(r)) {
           const u128 offset = (static_cast<u128>(r) << k) + sieve.residues()[j];
@@ -840,23 +851,45 @@ TEST(GpuEngineTest, StepStoppedGroupsMatchHostCount) {
             v = begin + (q + ((members - 1) << G)) * cycle_numbers + offset;
             s = 0;
             for (int i = 0; i < k; ++i) t_step(v, s);
-            for (int i = 1; i < G; ++i) {
+            bool stopped = false;
+            for (int i = 1; i < G && !stopped; ++i) {
               t_step(v, s);
-              if (below(s, v, s - (k + i), true)) {
-                ++want;
-                break;
-              }
+              stopped = below(s, v, s - (k + i), true);
             }
+            if (stopped) {
+              ++want;
+              continue;
+            }
+            if (members < 2) continue;
+            // The halves (members t = 0 and 1 mod 2) one T-step after k + G, each decided by
+            // its last member, n - 1 or n - 2, with the class bound (no shared parity).
+            int halves_stopped = 0;
+            for (uint64_t back = 0; back < 2; ++back) {
+              auto half_stops = [&](uint64_t member) {
+                u128 w = begin + (q + (member << G)) * cycle_numbers + offset;
+                uint32_t sw = 0;
+                for (int i = 0; i < k + G + 1; ++i) t_step(w, sw);
+                return below(sw, w, sw - (k + G + 1), false);
+              };
+              const bool stops = half_stops(members - 1 - back);
+              halves_stopped += stops ? 1 : 0;
+              if (begin == sensitive && stops != half_stops((members - 1 - back) & 1)) ++first_member_differs;
+            }
+            if (halves_stopped == 2) ++want;
+            if (halves_stopped == 1) ++want_halved;
           }
         }
       }
-      SCOPED_TRACE("height " + std::to_string(height) + ", checks " + std::to_string(checks));
+      SCOPED_TRACE("unit at " + ToDecimal(begin) + ", checks " + std::to_string(checks));
       SearchEngine& engine = checks == 2 ? *gpu : checks == 1 ? *gpu_classes_only : *gpu_plain;
       ExpectSameOnTables(*tables, engine, spec);
       const GpuSearchStats stats = LastGpuSearchStats(engine);
       EXPECT_EQ(stats.group_launches, 1u);
       EXPECT_EQ(stats.step_stopped_groups, want);
+      EXPECT_EQ(stats.half_stopped_groups, want_halved);
       EXPECT_GT(want, 0u);
+      EXPECT_GT(want_halved, 0u);
+      if (begin == sensitive && checks == 2) EXPECT_GT(first_member_differs, 1000u);
     }
   }
 }

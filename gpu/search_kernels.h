@@ -53,6 +53,7 @@ struct Accumulators {
   unsigned long long host_finish_count;  // likewise
   unsigned long long join_skipped_groups;  // walking groups the join map skipped
   unsigned long long step_stopped_groups;  // groups whose last member stops inside k + G steps
+  unsigned long long half_stopped_groups;  // walking groups of which one half stops one step after k + G
   unsigned int group_rounds_taken;  // the group kernel's decision rounds handed out so far
   unsigned int unused;
 };
@@ -159,7 +160,8 @@ struct LaunchParams {
   uint8_t* entry_stops = nullptr;
   // Per group of the launch (group_entries << group_bits bytes, filled ahead of the group
   // kernel too): 0, or why the group is skipped without a look: 1 its entry stops, 2 the
-  // join map (join_map below).
+  // join map (join_map below), 3 it stops inside its shared steps; or 4 + j: only its members
+  // t = j (mod 2) walk, the others stop one T-step after k + G (group_half_checks).
   uint8_t* group_skip = nullptr;
   uint64_t h_base_lo = 0, h_base_hi = 0;  // base >> sieve_bits
   int walk_rounds = 12;  // walk steps per lane between the warp's group hand-outs (GpuEngineOptions)
@@ -223,6 +225,9 @@ struct LaunchParams {
   uint32_t group_deep_min_odd = 0;
   const ulonglong2* ancestor_stop = nullptr;
   uint32_t ancestor_stop_last = 0;
+  // With group_step_checks: the prelude also checks each half of a group (its members t = 0
+  // and t = 1 mod 2) one T-step after k + G, where the halves part (group_skip 4 + j).
+  int group_half_checks = 0;
   // Two-step walk rounds: the fast path of a pair step takes v < 2^88 (H = v >> 24 < 2^64: two
   // 32 x 32-bit products, not three), larger values the two steps one by one. Set for units
   // whose values rarely climb that high (GpuEngineOptions::narrow_walk_max_bits; at 2^66 the

@@ -10,7 +10,8 @@
 // built with -DCOLLATZ_GPU_MUTATION=1 the group walk ends its members one step early, =2
 // the walk's product loses a carry, =3 a group's first member decides its stops inside the
 // shared steps, =4 the prelude's checks take the largest predecessor bound (value class 3,
-// v = 8 mod 9; residue 80 mod 162) whatever the value's residue.
+// v = 8 mod 9; residue 80 mod 162) whatever the value's residue, =6 each half of a group is
+// decided by its first member (GroupStopsWithin).
 #ifndef COLLATZ_GPU_MUTATION
 #define COLLATZ_GPU_MUTATION 0
 #endif
@@ -38,6 +39,7 @@ struct GroupRing {
   uint32_t rel[kRing];   // the first member's position; members are 2^G positions apart
   uint16_t s[kRing];     // steps after k + G
   uint16_t n[kRing];     // members
+  uint8_t half[kRing];   // 1: every other member only (one half stops, kSkipHalf), 2^(G + 1) positions apart
 };
 
 // The sum of v over the warp's lanes (all active), in every lane.
@@ -195,27 +197,62 @@ __device__ __forceinline__ uint32_t GroupMembers(const LaunchParams& P, uint32_t
   return q < P.group_cycles ? (P.group_cycles - q + (1u << G) - 1) >> G : 0;
 }
 
-// True if the last of a group's n members (cycle q + (n - 1) 2^G of entry e) can stop after
-// one of the T-steps k + 1 .. k + G - 1: the members agree mod 2^(k + G), so they take the
-// same parities up to k + G and have spent the same steps, and their values there grow with
-// N, so then every member can. The decision checks k and k + G alone; a value that dips
+// group_skip codes the prelude writes (GroupSkipKernel) beside 0 (the group walks).
+constexpr uint8_t kSkipEntryStops = 1;  // its entry stops within k T-steps (EntryStops)
+constexpr uint8_t kSkipJoined = 2;      // the join map: every member has a smaller twin
+constexpr uint8_t kSkipStopped = 3;     // every member stops inside its shared steps (GroupStopsWithin)
+// kSkipHalf + j: the members t = 1 - j (mod 2) stop one T-step after k + G, only those with t
+// = j (mod 2) walk (lever 86).
+constexpr uint8_t kSkipHalf = 4;
+
+// kSkipStopped if the last of a group's n members (cycle q + (n - 1) 2^G of entry e) can stop
+// after one of the T-steps k + 1 .. k + G - 1: the members agree mod 2^(k + G), so they take
+// the same parities up to k + G and have spent the same steps, and their values there grow
+// with N, so then every member can. The decision checks k and k + G alone; a value that dips
 // below its threshold in between and climbs back would walk (lever 78: about 10% of the
-// walking groups at 2^66). One T-step and a check a step.
-__device__ __forceinline__ bool GroupStopsWithin(const LaunchParams& P, const SieveEntry& e, uint32_t q, uint32_t n) {
+// walking groups at 2^66). One T-step and a check a step. Then (P.group_half_checks, n >= 2)
+// one step past k + G, where the members' values B2 + A2 t (A2 odd) split by the parity of
+// t: each half takes the same step, grows with t and shares its value class (its members
+// differ by 2 A2 before the step, A2 or 3 A2 after: multiples of 9), so its last member (t =
+// n - 1 or n - 2) decides for it: kSkipHalf + j if only the half t = j (mod 2) can walk on,
+// kSkipStopped if neither (host model at 2^66: 3.3% fewer walk rounds).
+__device__ __forceinline__ uint8_t GroupStopsWithin(const LaunchParams& P, const SieveEntry& e, uint32_t q,
+                                                    uint32_t n) {
   const int G = P.group_bits;
   uint64_t hi, lo;
   EntryValueAfterK(P, e, hi, lo);
+  const uint64_t a1 = e.pow3 * P.column_modulus;
 #if COLLATZ_GPU_MUTATION == 3  // exactness suite's mutation check: the group's first member decides
-  AddProduct(hi, lo, e.pow3 * P.column_modulus, q);
+  AddProduct(hi, lo, a1, q);
 #else
-  AddProduct(hi, lo, e.pow3 * P.column_modulus, q + (static_cast<uint64_t>(n - 1) << G));
+  AddProduct(hi, lo, a1, q + (static_cast<uint64_t>(n - 1) << G));
 #endif
   uint32_t s = e.steps;
   for (int j = 1; j < G; ++j) {
     TStep(hi, lo, &s);
-    if (GroupBelow(P, s, s - (P.sieve_bits + j), true, hi, lo)) return true;  // members 2^(G - j) apart
+    if (GroupBelow(P, s, s - (P.sieve_bits + j), true, hi, lo)) return kSkipStopped;  // members 2^(G - j) apart
   }
-  return false;
+  if (P.group_half_checks == 0 || n < 2) return 0;
+  TStep(hi, lo, &s);  // the last member after k + G steps
+  // A2 = A1 3^(the odd steps among the G shared ones); below 2^64 (GpuEngine::GroupFits).
+  uint64_t a2 = a1;
+  for (uint32_t odd = s - e.steps - static_cast<uint32_t>(G); odd != 0; --odd) a2 *= 3;
+  uint32_t stops = 0;
+  for (uint32_t back = 0; back < 2; ++back) {  // members n - 1 and n - 2
+    uint64_t v_hi = hi, v_lo = lo;
+#if COLLATZ_GPU_MUTATION == 6  // exactness suite's mutation check: each half's first member decides
+    const uint64_t less = (n - 1 - ((n - 1 - back) & 1)) * a2;
+#else
+    const uint64_t less = back * a2;
+#endif
+    v_hi -= v_lo < less ? 1 : 0;
+    v_lo -= less;
+    uint32_t s_half = s;
+    TStep(v_hi, v_lo, &s_half);
+    // The half's members differ by odd multiples of 9 A1 3^...: no shared parity.
+    if (GroupBelow(P, s_half, s_half - (P.sieve_bits + G + 1), false, v_hi, v_lo)) stops |= 1u << ((n - 1 - back) & 1);
+  }
+  return stops == 3 ? kSkipStopped : stops == 0 ? 0 : static_cast<uint8_t>(kSkipHalf + (stops == 1 ? 1 : 0));
 }
 
 // Bit of a shared-memory step entry that holds StepEntry::two_mod_3.
@@ -389,6 +426,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
   }
   __syncthreads();
   __shared__ GroupRing group_rings[kWarps];
+  // The taken group's half flag (GroupRing::half), for the rare finishing paths: the walking
+  // member's position is gen_end_rel - (gen_left + 1) 2^(G + half).
+  __shared__ uint8_t lane_half[kThreads];
   const unsigned lane = threadIdx.x & 31;
   const unsigned lanes_below = (1u << lane) - 1;
   GroupRing& groups = group_rings[threadIdx.x / 32];
@@ -417,7 +457,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
   // This lane's generator: the walking group whose members it walks one after another.
   uint64_t gen_lo = 0, gen_hi = 0, gen_step = 0;
   // The position after the generator's last member: the walking member's is
-  // gen_end_rel - (gen_left + 1) 2^G (computed on the rare finishing paths only).
+  // gen_end_rel - (gen_left + 1) 2^(G + lane_half) (computed on the rare finishing paths only).
   uint32_t gen_end_rel = 0;
   uint32_t gen_s = 0, gen_left = 0;
   // The member this lane walks and its steps so far; s == 0: none (a member's s is at
@@ -455,9 +495,10 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
         // The last member after k steps, then after k + G.
         uint64_t last_hi = w_hi, last_lo = w_lo;
         AddProduct(last_hi, last_lo, a1, static_cast<uint64_t>(n - 1) << G);
-        bool walks = n != 0 && P.group_skip[g] == 0 && (kFullDelay || !Below(P, e.steps, last_hi, last_lo));
+        const uint8_t skip = P.group_skip[g];
+        bool walks = n != 0 && (skip == 0 || skip >= kSkipHalf) && (kFullDelay || !Below(P, e.steps, last_hi, last_lo));
         uint64_t b2_hi = 0, b2_lo = 0, a2 = 0;
-        uint32_t s2 = 0;
+        uint32_t s2 = 0, rel = entry * P.group_cycles + q, n_walk = n, half = 0;
         if (walks) {
           const uint64_t packed = __ldg(P.group_steps + (static_cast<uint32_t>(w_lo) & group_mask));
           constexpr uint64_t kField = (uint64_t{1} << kGroupStepFieldBits) - 1;
@@ -470,17 +511,27 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
           MulAdd(b2_hi, b2_lo, t2.y, t2.x);
           a2 = a1 * t2.y;
           s2 = e.steps + t2.z;
+          if (skip >= kSkipHalf && a2 < (uint64_t{1} << 63)) {
+            // Only the members t = j (mod 2) walk: B2 + A2 j, 2 A2 apart.
+            const uint32_t j = skip - kSkipHalf;
+            if (j != 0) Sum128(b2_hi, b2_lo, b2_hi, b2_lo, a2);
+            a2 <<= 1;
+            n_walk = (n - j + 1) >> 1;
+            rel += j << G;
+            half = 1;
+          }
           uint64_t l2_hi = b2_hi, l2_lo = b2_lo;
-          AddProduct(l2_hi, l2_lo, a2, n - 1);
+          AddProduct(l2_hi, l2_lo, a2, n_walk - 1);
           walks = kFullDelay || !Below(P, s2, l2_hi, l2_lo);
         }
         WarpRingPush(walks, lanes_below, group_head, group_queued, [&](uint32_t slot) {
           groups.lo[slot] = b2_lo;
           groups.hi[slot] = b2_hi;
           groups.step[slot] = a2;
-          groups.rel[slot] = entry * P.group_cycles + q;
+          groups.rel[slot] = rel;
           groups.s[slot] = static_cast<uint16_t>(s2);
-          groups.n[slot] = static_cast<uint16_t>(n);
+          groups.n[slot] = static_cast<uint16_t>(n_walk);
+          groups.half[slot] = static_cast<uint8_t>(half);
         });
       }
     }
@@ -493,7 +544,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
         gen_step = groups.step[slot];
         gen_s = groups.s[slot];
         gen_left = groups.n[slot];
-        gen_end_rel = groups.rel[slot] + (gen_left << G);
+        lane_half[threadIdx.x] = groups.half[slot];
+        gen_end_rel = groups.rel[slot] + (gen_left << (G + groups.half[slot]));
       });
     } else if (needy == 0xFFFFFFFFu) {
       break;  // nothing walks, no group is queued and (see above) none is left to decide
@@ -521,7 +573,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
         // Leaving 128 bits: the host finishes the member exactly; s = 0 ends it here (the
         // tail test below needs s >= tail_from >= 1, so it skips the garbage value).
         auto to_host = [&]() {
-          FinishRel<kGroupRel>(&shared_params, gen_end_rel - ((gen_left + 1) << G), 0, true);
+          FinishRel<kGroupRel>(&shared_params, gen_end_rel - ((gen_left + 1) << (G + lane_half[threadIdx.x])), 0, true);
           s = 0;
         };
         uint32_t row_bit;
@@ -535,7 +587,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
             const uint32_t d = s + __ldg(P.tables.tail + lo) - kMutationStepsShort;
             if (d > P.floor || d >= kClassSlots ||
                 (P.classes && __ldg(P.tables.hole_prefix + d + 1) != __ldg(P.tables.hole_prefix + d))) {
-              FinishRel<kGroupRel>(&shared_params, gen_end_rel - ((gen_left + 1) << G), d, false);
+              FinishRel<kGroupRel>(&shared_params, gen_end_rel - ((gen_left + 1) << (G + lane_half[threadIdx.x])), d, false);
             }
             s = 0;
           }
@@ -559,7 +611,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
         } else if (Less128(hi, lo, limit.y, limit.x)) {
           s = 0;
         } else if (s >= tail_from && (hi | (lo >> P.tables.tail_bits)) == 0) {
-          FinishRel<kGroupRel>(&shared_params, gen_end_rel - ((gen_left + 1) << G),
+          FinishRel<kGroupRel>(&shared_params, gen_end_rel - ((gen_left + 1) << (G + lane_half[threadIdx.x])),
                                s + __ldg(P.tables.tail + lo) - kMutationStepsShort, false);
           s = 0;
         }
@@ -603,23 +655,23 @@ __global__ void __launch_bounds__(kThreads, 65536 / (32 * kThreads)) GroupSkipKe
   const int G = P.group_bits;
   const uint32_t groups = P.group_entries << G;
   // Both counts in one sum: joined in the low half, stopped in the high (each < 2^32 a launch).
-  unsigned long long counts = 0;
+  unsigned long long counts = 0, half_counts = 0;
   for (uint32_t g = blockIdx.x * kThreads + threadIdx.x; g < groups; g += gridDim.x * kThreads) {
     const uint32_t entry = g >> G, q = g & ((1u << G) - 1);
-    uint8_t skip = entry_stops[entry];
+    uint8_t skip = entry_stops[entry] != 0 ? kSkipEntryStops : 0;
     const SieveEntry* e = P.entries + P.group_first_entry + entry;
     if (skip == 0 && P.group_step_checks != 0 && q < P.group_cycles) {
-      if (GroupStopsWithin(P, *e, q, GroupMembers(P, q, G))) {
-        skip = 3;
-        counts += uint64_t{1} << 32;
-      }
+      skip = GroupStopsWithin(P, *e, q, GroupMembers(P, q, G));
+      if (skip == kSkipStopped) counts += uint64_t{1} << 32;
+      if (skip >= kSkipHalf) ++half_counts;
     }
-    if (skip == 0 && P.join_map != nullptr && q < P.group_cycles) {
+    if ((skip == 0 || skip >= kSkipHalf) && P.join_map != nullptr && q < P.group_cycles) {
       // The group's first member: base + q cycles + the entry's offset.
       const uint64_t add = q * P.cycle_stride + e->offset;
       const uint64_t n_lo = P.base_lo + add, n_hi = P.base_hi + (n_lo < add ? 1 : 0);
       if (JoinEntry(P, n_hi, n_lo) == 0) {
-        skip = 2;
+        half_counts -= skip >= kSkipHalf ? 1 : 0;
+        skip = kSkipJoined;
         ++counts;
       }
     }
@@ -628,8 +680,11 @@ __global__ void __launch_bounds__(kThreads, 65536 / (32 * kThreads)) GroupSkipKe
   using Reduce = cub::BlockReduce<unsigned long long, kThreads>;
   __shared__ typename Reduce::TempStorage temp;
   const unsigned long long total = Reduce(temp).Sum(counts);
+  __syncthreads();  // temp again
+  const unsigned long long halves = Reduce(temp).Sum(half_counts);
   if (threadIdx.x == 0 && (total & 0xFFFFFFFFu) != 0) atomicAdd(&P.acc->join_skipped_groups, total & 0xFFFFFFFFu);
   if (threadIdx.x == 0 && (total >> 32) != 0) atomicAdd(&P.acc->step_stopped_groups, total >> 32);
+  if (threadIdx.x == 0 && halves != 0) atomicAdd(&P.acc->half_stopped_groups, halves);
 }
 
 template <int kThreads, int kWalk, int kRoundSteps, bool kFullDelay = false, bool kNarrow = false>
