@@ -67,3 +67,7 @@ run --at 2^66 --numbers 2^46 --kinds delay --group-bits 13 --baseline-numbers 0 
 # neither, at the coordinator's delay-only unit size.
 run --at 2^66 --numbers 2^46 --kinds delay --no-group-ancestor-checks --baseline-numbers 0 --repeat 1
 run --at 2^66 --numbers 2^46 --kinds delay --no-group-class-checks --baseline-numbers 0 --repeat 1
+# Session 19 (levers 85-86): the three-limb pair step everywhere and no halved groups, against
+# the defaults above, at the coordinator's delay-only unit size.
+run --at 2^66 --numbers 2^46 --kinds delay --narrow-walk-max-bits 0 --baseline-numbers 0 --repeat 1
+run --at 2^66 --numbers 2^46 --kinds delay --no-group-half-checks --baseline-numbers 0 --repeat 1
