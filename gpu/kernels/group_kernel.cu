@@ -3,6 +3,7 @@
 // skips) and its instantiation pickers (FindGroupKernel, FindEntryStopKernel, FindGroupSkipKernel);
 // the host launcher is LaunchGroups in gpu/search_launch.cu. The exactness suite's mutation hook
 // (COLLATZ_GPU_MUTATION, kMutationStepsShort) changes this file's walk.
+#include "core/early_termination.h"
 #include "gpu/kernels/find_kernels.h"
 #include "gpu/kernels/walk_common.cuh"
 
@@ -98,11 +99,18 @@ __device__ __forceinline__ bool Below(const LaunchParams& P, uint32_t s, uint64_
   return Less128(hi, lo, limit.y, limit.x);
 }
 
-// The walk table's value class (StepValueClass) of v: 1 for v = 2 or 5 (mod 9), 2 for 4, 3
-// for 8, else 0 (2^32 = 4, 2^64 = 7, 2^96 = 1 mod 9).
+// core's ValueClassOfResidue9 for r = 0 .. 8, 2 bits a residue: one shift and mask in the kernel.
+constexpr uint32_t PackedValueClasses() {
+  uint32_t packed = 0;
+  for (unsigned r = 0; r < 9; ++r) packed |= ValueClassOfResidue9(r) << (2 * r);
+  return packed;
+}
+
+// The walk table's value class (StepValueClass, ValueClassOfResidue9) of v (2^32 = 4, 2^64 =
+// 7, 2^96 = 1 mod 9).
 __device__ __forceinline__ uint32_t ValueClassMod9(uint64_t hi, uint64_t lo) {
   const uint64_t folded = (lo & 0xFFFFFFFFu) + 4 * (lo >> 32) + 7 * (hi & 0xFFFFFFFFu) + (hi >> 32);
-  constexpr uint32_t kClassOfResidue = (1u << 4) | (2u << 8) | (1u << 10) | (3u << 16);  // 2 bits a residue
+  constexpr uint32_t kClassOfResidue = PackedValueClasses();
   return (kClassOfResidue >> (2 * static_cast<uint32_t>(folded % 9))) & 3;
 }
 
