@@ -671,18 +671,17 @@ __global__ void __launch_bounds__(kThreads, 65536 / (32 * kThreads)) GroupSkipKe
     if (skip == 0 && P.group_step_checks != 0 && q < P.group_cycles) {
       skip = GroupStopsWithin(P, *e, q, GroupMembers(P, q, G));
       if (skip == kSkipStopped) counts += uint64_t{1} << 32;
-      if (skip >= kSkipHalf) ++half_counts;
     }
     if ((skip == 0 || skip >= kSkipHalf) && P.join_map != nullptr && q < P.group_cycles) {
       // The group's first member: base + q cycles + the entry's offset.
       const uint64_t add = q * P.cycle_stride + e->offset;
       const uint64_t n_lo = P.base_lo + add, n_hi = P.base_hi + (n_lo < add ? 1 : 0);
       if (JoinEntry(P, n_hi, n_lo) == 0) {
-        half_counts -= skip >= kSkipHalf ? 1 : 0;
         skip = kSkipJoined;
         ++counts;
       }
     }
+    if (skip >= kSkipHalf) ++half_counts;  // halved and not joined
     group_skip[g] = skip;
   }
   using Reduce = cub::BlockReduce<unsigned long long, kThreads>;
