@@ -62,14 +62,14 @@ Status BuildJoinMapOnHost(const std::vector<uint64_t>& odd_residues, int k, int 
 
 namespace {
 
-// Builds `variants` maps (h_mod9 = -1 for one map of every lift; 0 .. variants - 1 for the
-// delay-only variants) into one allocation of variants 2^(L - 1) bytes, reusing one set of
-// sort buffers.
+// Builds `variants` maps (1: one map of every lift; gpu::kJoinDelayVariants: the delay-only
+// variants) into one allocation of variants 2^(L - 1) bytes, from one sort of every lift.
 Status BuildMaps(const std::vector<uint64_t>& odd_residues, int k, int L, int variants, DeviceArray<uint8_t>* map) {
   STATUS_TRY(CheckLevels(odd_residues, k, L));
   const uint64_t count = static_cast<uint64_t>(odd_residues.size()) << (L - k);
   if (count > static_cast<uint64_t>(INT32_MAX)) return Status::Unavailable("join map: too many lifts for one sort");
   if (k > 32) return Status::InvalidArgument("join map needs k <= 32");
+  if (variants != 1 && variants != gpu::kJoinDelayVariants) return Status::InvalidArgument("join map variants");
   std::vector<uint32_t> low(odd_residues.begin(), odd_residues.end());
   uint64_t* keys[2] = {nullptr, nullptr};
   uint32_t* indices[2] = {nullptr, nullptr};
@@ -101,17 +101,20 @@ Status BuildMaps(const std::vector<uint64_t>& odd_residues, int k, int L, int va
   CUDA_TRY(cudaMemset(map->get(), 0, map_bytes));
   CUDA_TRY(cudaMemset(failed.get(), 0, sizeof(int)));
   const uint32_t low_count = static_cast<uint32_t>(low.size());
-  for (int v = 0; v < variants; ++v) {
-    keys[0] = key_a.get();
-    keys[1] = key_b.get();
-    indices[0] = index_a.get();
-    indices[1] = index_b.get();
-    const int h_mod9 = variants == 1 ? -1 : v;
-    CUDA_TRY(gpu::LaunchJoinKeys(low_device.get(), low_count, k, L, h_mod9, count, keys[0], indices[0], failed.get(),
-                                 nullptr));
-    CUDA_TRY(gpu::SortJoinKeys(temp.get(), &temp_bytes, keys, indices, count, &sorted, nullptr));
-    CUDA_TRY(gpu::LaunchMarkJoinRuns(low_device.get(), low_count, k, keys[sorted], indices[sorted], count,
-                                     map->get() + one_map * static_cast<size_t>(v), failed.get(), nullptr));
+  keys[0] = key_a.get();
+  keys[1] = key_b.get();
+  indices[0] = index_a.get();
+  indices[1] = index_b.get();
+  // One sort of every lift serves every variant: a variant's runs are the full runs'
+  // members it examines.
+  CUDA_TRY(gpu::LaunchJoinKeys(low_device.get(), low_count, k, L, -1, count, keys[0], indices[0], failed.get(), nullptr));
+  CUDA_TRY(gpu::SortJoinKeys(temp.get(), &temp_bytes, keys, indices, count, &sorted, nullptr));
+  if (variants == 1) {
+    CUDA_TRY(gpu::LaunchMarkJoinRuns(low_device.get(), low_count, k, keys[sorted], indices[sorted], count, map->get(),
+                                     failed.get(), nullptr));
+  } else {
+    CUDA_TRY(gpu::LaunchMarkDelayJoinRuns(low_device.get(), low_count, k, L, keys[sorted], indices[sorted], count,
+                                          map->get(), one_map, failed.get(), nullptr));
   }
   CUDA_TRY(cudaDeviceSynchronize());
   int host_failed = 0;

@@ -56,6 +56,57 @@ __global__ void MarkJoinRunsKernel(const uint32_t* residues_k, uint32_t residue_
   }
 }
 
+// Whether the delay-only variant for H = h_mod9 examines N = 2^L H + r (DelayOnlySkipsMod9).
+__device__ __forceinline__ bool DelayExamines(uint32_t pow2_mod9, uint32_t h_mod9, uint32_t r_mod9) {
+  const uint32_t n_mod9 = (pow2_mod9 * h_mod9 + r_mod9) % 9;
+  return !(n_mod9 % 3 == 2 || n_mod9 == 4);
+}
+
+// All nine delay-only variants from one sort of every lift: a run's examined members in
+// variant t are its lifts that variant examines, ascending (the sort is stable), so the
+// first of them gets their count, as a sort of the variant's own keys would give.
+__global__ void MarkDelayJoinRunsKernel(const uint32_t* residues_k, uint32_t residue_count, int k, int L,
+                                        const uint64_t* keys, const uint32_t* indices, uint64_t count,
+                                        uint8_t* maps, uint64_t map_bytes, int* failed) {
+  uint32_t pow2_mod9 = 1;
+  for (int j = 0; j < L; ++j) pow2_mod9 = pow2_mod9 * 2 % 9;
+  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < count;
+       i += uint64_t{gridDim.x} * blockDim.x) {
+    if (i != 0 && keys[i] == keys[i - 1]) continue;
+    uint64_t first[kJoinDelayVariants];
+    uint32_t examined[kJoinDelayVariants];
+    for (int t = 0; t < kJoinDelayVariants; ++t) examined[t] = 0;
+    for (uint64_t j = i; j < count && (j == i || keys[j] == keys[i]); ++j) {  // runs are short
+      const uint64_t r = Lift(residues_k, residue_count, k, indices[j]);
+      const uint32_t r_mod9 = static_cast<uint32_t>(r % 9);
+      for (int t = 0; t < kJoinDelayVariants; ++t) {
+        if (!DelayExamines(pow2_mod9, t, r_mod9)) continue;
+        if (examined[t]++ == 0) first[t] = r;
+      }
+    }
+    for (int t = 0; t < kJoinDelayVariants; ++t) {
+      if (examined[t] == 0) continue;
+      if (examined[t] > 255) *failed = 1;
+      maps[map_bytes * t + (first[t] >> 1)] = static_cast<uint8_t>(examined[t]);
+    }
+  }
+}
+
+// A lift that a variant does not examine is a run of its own there: 1 (never read).
+__global__ void MarkUnexaminedLiftsKernel(const uint32_t* residues_k, uint32_t residue_count, int k, int L,
+                                          uint64_t count, uint8_t* maps, uint64_t map_bytes) {
+  uint32_t pow2_mod9 = 1;
+  for (int j = 0; j < L; ++j) pow2_mod9 = pow2_mod9 * 2 % 9;
+  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < count;
+       i += uint64_t{gridDim.x} * blockDim.x) {
+    const uint64_t r = Lift(residues_k, residue_count, k, i);
+    const uint32_t r_mod9 = static_cast<uint32_t>(r % 9);
+    for (int t = 0; t < kJoinDelayVariants; ++t) {
+      if (!DelayExamines(pow2_mod9, t, r_mod9)) maps[map_bytes * t + (r >> 1)] = 1;
+    }
+  }
+}
+
 int GridFor(uint64_t count) {
   const uint64_t blocks = (count + 255) / 256;
   return static_cast<int>(blocks < 65536 ? (blocks == 0 ? 1 : blocks) : 65536);
@@ -93,6 +144,20 @@ cudaError_t LaunchMarkJoinRuns(const uint32_t* residues_k, uint32_t residue_coun
   (void)cudaGetLastError();
   MarkJoinRunsKernel<<<GridFor(count), 256, 0, stream>>>(residues_k, residue_count, k, keys, indices, count, map,
                                                          failed);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchMarkDelayJoinRuns(const uint32_t* residues_k, uint32_t residue_count, int k, int L,
+                                    const uint64_t* keys, const uint32_t* indices, uint64_t count, uint8_t* maps,
+                                    uint64_t map_bytes, int* failed, cudaStream_t stream) {
+  if (residue_count == 0 || L > kMaxJoinBits || L < k) return cudaErrorInvalidValue;
+  (void)cudaGetLastError();
+  MarkDelayJoinRunsKernel<<<GridFor(count), 256, 0, stream>>>(residues_k, residue_count, k, L, keys, indices, count,
+                                                              maps, map_bytes, failed);
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess) return e;
+  MarkUnexaminedLiftsKernel<<<GridFor(count), 256, 0, stream>>>(residues_k, residue_count, k, L, count, maps,
+                                                                map_bytes);
   return cudaGetLastError();
 }
 

@@ -45,4 +45,13 @@ cudaError_t LaunchMarkJoinRuns(const uint32_t* residues_k, uint32_t residue_coun
                                const uint32_t* indices, uint64_t count, uint8_t* map, int* failed,
                                cudaStream_t stream);
 
+// The kJoinDelayVariants delay-only maps (map_bytes each, one after the other, zero before)
+// from one stable sort of every lift's key (LaunchJoinKeys with h_mod9 < 0): in variant t,
+// the first lift of a run that variant examines gets the count of the run's lifts it
+// examines (<= 255; else *failed = 1), and every lift it does not examine gets 1, as one
+// sort of the variant's own keys would give (nine sorts took 0.5 s at k = 19, L = 32).
+cudaError_t LaunchMarkDelayJoinRuns(const uint32_t* residues_k, uint32_t residue_count, int k, int L,
+                                    const uint64_t* keys, const uint32_t* indices, uint64_t count, uint8_t* maps,
+                                    uint64_t map_bytes, int* failed, cudaStream_t stream);
+
 }  // namespace collatz::gpu
