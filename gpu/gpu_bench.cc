@@ -12,7 +12,7 @@
 //             [--walk-rounds 12] [--walk-step-bits 12] [--walk-round-steps 2] [--join-map-bits 32]
 //             [--context trusted|floor|none] [--full-delay-tail-bits 32] [--no-delay-join-map]
 //             [--self-record-bits 40] [--group-bits 16 (delay-only and class units)]
-//             [--shallow-group-bits 13 (units whose table ends far below)] [--group-min-members 16]
+//             [--shallow-group-bits 14 (units whose table ends far below)] [--unchecked-group-bits 13] [--group-min-members 16]
 //             [--group-chunk-members 256] [--no-group-class-checks] [--no-group-ancestor-checks]
 //             [--no-group-half-checks]
 //             [--narrow-walk-max-bits 76 (0: the three-limb pair step everywhere)]
@@ -95,6 +95,7 @@ int Main(int argc, char** argv) {
     else if (key == "--class-plain") a.gpu.class_walk_queue = false;
     else if (key == "--group-bits") a.gpu.group_bits = a.gpu.class_group_bits = std::stoi(value());
     else if (key == "--shallow-group-bits") a.gpu.shallow_group_bits = std::stoi(value());
+    else if (key == "--unchecked-group-bits") a.gpu.unchecked_group_bits = std::stoi(value());
     else if (key == "--group-min-members") a.gpu.group_min_members = a.gpu.class_group_min_members = std::stoi(value());
     else if (key == "--no-group-class-checks") a.gpu.group_class_checks = false;
     else if (key == "--no-group-ancestor-checks") a.gpu.group_ancestor_checks = false;
@@ -179,8 +180,11 @@ int Main(int argc, char** argv) {
     }
   }
 
-  // Warm-up, then the timed repeats.
+  // The engine's one-time tables for this unit (own record table, join map), a warm-up,
+  // then the timed repeats.
   {
+    st = engine->Prepare(spec);
+    if (!st.ok()) return Fail(st.ToString());
     UnitSpec warm = spec;
     warm.end = spec.begin + std::min<u128>(numbers, Pow2(30));
     UnitResult r;

@@ -151,6 +151,8 @@ class GpuEngine : public SearchEngine {
     return buf;
   }
   std::string SetupNote() const override { return setup_note_; }
+  // Builds what a search of `spec` builds on first use (the own record table, the join map).
+  Status Prepare(const UnitSpec& spec) override;
   std::string Describe() const override {
     std::string d = "gpu " + std::to_string(options_.device) + " (" + device_name_ + ")";
     if (class_join_.bits != 0) d += ", join map " + std::to_string(class_join_.bits) + " bits";
@@ -214,6 +216,7 @@ class GpuEngine : public SearchEngine {
   // No early termination: the unit carries no trusted or covered record table (a provable
   // floor alone), so every number walks to the tail (docs/FLOOR.md).
   bool FullDelay() const { return base_params_.early_stop == 0; }
+  int WalkStepBits() const { return options_.group_walk_step_bits > 0 ? options_.group_walk_step_bits : options_.step_bits; }
   // Residue groups need N < 2^100 (no 128-bit overflow in a group's first k + G steps) and
   // a floor above 0 (ladder entries are not filtered by tile). With early termination they
   // need the queue (class units: open classes near the floor); without it every member
@@ -261,7 +264,28 @@ class GpuEngine : public SearchEngine {
   };
   JoinMapState& JoinMapOf(Kinds kinds) { return kinds == Kinds::kDelay ? delay_join_ : class_join_; }
   // Builds the kind's join map on first use; *ready false if it cannot serve.
-  Status EnsureJoinMap(Kinds kinds, bool* ready);
+  // group_level: k + G of the unit that asks first (the automatic delay-only level follows it).
+  Status EnsureJoinMap(Kinds kinds, int group_level, bool* ready);
+  // The residue groups' width for `cycles` whole cycles from `start` (0: none).
+  int UnitGroupBits(u128 cycles, u128 start, unsigned modulus, bool classes, bool shallow_table) const;
+  // The own record table serves this unit (Search); the unit with it.
+  bool UsesSelfRecords(const UnitSpec& spec) const;
+  UnitSpec WithSelfRecords(const UnitSpec& spec) const;
+  // Its record table ends 16 bits or more below the unit, or it takes the full-delay walk
+  // (FullDelay() as SearchUnit sets it).
+  bool ShallowTable(const UnitSpec& spec) const;
+  // The unit's groups read a join map: delay+class units, and delay-only ones with a shallow table.
+  bool JoinKind(const UnitSpec& spec) const;
+  // Whether the unit's walks stop early (LaunchParams::early_stop).
+  bool EarlyStops(const UnitSpec& spec, const EarlyTermination& et) const;
+  struct CyclePlan {
+    u128 start, q0;               // the first sieved number's cycle q0
+    u128 first, last;             // positions from cycle q0
+    u128 full_begin, full_end;    // the whole cycles, from q0
+  };
+  CyclePlan PlanCycles(const SieveCycle& cycle, const UnitSpec& spec) const;
+  // Builds the join map if this unit is the first to want it; *join_unit: its groups take it.
+  Status PrepareJoinMap(const UnitSpec& spec, bool join_kind, int group_bits, bool* join_unit);
   int JoinMapBits() const;  // the level asked for (options_.join_map_bits, or the automatic one)
 
   std::shared_ptr<const SearchTables> tables_;
@@ -417,7 +441,7 @@ Status GpuEngine::Init() {
   if (o.bound_sub_bits < 0 || o.bound_sub_bits > gpu::kMaxBoundSubBits) {
     return Status::InvalidArgument("bound sub-bits must be in 0..8");
   }
-  for (const int bits : {o.group_bits, o.class_group_bits, o.shallow_group_bits}) {
+  for (const int bits : {o.group_bits, o.class_group_bits, o.shallow_group_bits, o.unchecked_group_bits}) {
     if (bits < 5 || bits > gpu::kMaxGroupBits) {
       return Status::InvalidArgument("group bits must be in 5.." + std::to_string(gpu::kMaxGroupBits));
     }
@@ -577,22 +601,27 @@ u128 GpuEngine::SievedPosition(const SieveCycle& cycle, u128 q0, u128 x) const {
   return (q - q0) * cycle.len + cycle.prefix[r] + j;
 }
 
+// The deepest automatic level of the delay-only maps (nine variants of 2^(L - 1) bytes).
+constexpr int kMaxAutoDelayJoinBits = 33;
+
 int GpuEngine::JoinMapBits() const {
   if (options_.join_map_bits >= 0) return options_.join_map_bits;
   return tables_->sieve->bits() <= 22 ? 32 : gpu::kMaxJoinBits;
 }
 
-Status GpuEngine::EnsureJoinMap(Kinds kinds, bool* ready) {
+Status GpuEngine::EnsureJoinMap(Kinds kinds, int group_level, bool* ready) {
   const int k = tables_->sieve->bits();
   JoinMapState& join = JoinMapOf(kinds);
   *ready = false;
   if (join.bits == 0 && join.unavailable.empty()) {
     const auto t0 = std::chrono::steady_clock::now();
     // The level asked for, then (automatic level only) 32 if the device lacks the memory.
-    // Delay-only maps come in nine variants (18 GiB at 32 bits), so their automatic level is
-    // at most 32.
+    // Delay-only maps come in nine variants (18 GiB at 32 bits, 36 GiB at 33), so their
+    // automatic level is the asking unit's k + G, from 32 up to 33: a group reads the map at
+    // its own residue mod 2^(k + G), so a map deeper than that serves nothing.
     const bool automatic = options_.join_map_bits < 0;
-    const int asked = kinds == Kinds::kDelay && automatic ? std::min(JoinMapBits(), 32) : JoinMapBits();
+    const int asked = kinds == Kinds::kDelay && automatic ? std::clamp(group_level, 32, kMaxAutoDelayJoinBits)
+                                                          : JoinMapBits();
     for (const int L : {asked, automatic ? 32 : 0}) {
       if (L <= k || join.bits != 0) continue;
       const Status st = kinds == Kinds::kDelay ? BuildDelayJoinMaps(tables_->sieve->residues(), k, L, &join.map)
@@ -609,6 +638,53 @@ Status GpuEngine::EnsureJoinMap(Kinds kinds, bool* ready) {
     join.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
   *ready = join.bits != 0;
+  return Status::Ok();
+}
+
+// Residue groups over the whole cycles: G as large as the kind's width allows with
+// group_min_members members a group, and every member at least 2^S after its first k + G
+// T-steps (GroupMembersReach; S the walk's step width), so that its first walk step needs no
+// tail check. Class units want deeper groups (class_group_min_members); where the unit has
+// too few cycles for that (wide sieves), groups of group_min_members still beat the walk
+// queue alone by far (30-bit sieve, 2^40 numbers at 2^60: 1.90e12 with 32 members against
+// 4.3e11 without groups).
+int GpuEngine::UnitGroupBits(u128 cycles, u128 start, unsigned modulus, bool classes, bool shallow_table) const {
+  if (!Groups() || cycles == 0) return 0;
+  const int walk_bits = WalkStepBits();
+  const int widest = shallow_table ? options_.shallow_group_bits : classes ? options_.class_group_bits : options_.group_bits;
+  for (const int min_members : {classes ? options_.class_group_min_members : options_.group_min_members,
+                                options_.group_min_members}) {
+    for (int g = widest; g >= 5; --g) {
+      // Where the table reaches near the unit, groups deeper than unchecked_group_bits pay
+      // only with the checks inside their shared steps, so only with many members.
+      const int members =
+          !shallow_table && g > options_.unchecked_group_bits
+              ? std::max(min_members, classes ? options_.class_deep_group_min_members : options_.deep_group_min_members)
+              : min_members;
+      if (cycles >= static_cast<u128>(members) << g && GroupMembersReach(start, g, walk_bits) && GroupFits(g, modulus)) {
+        return g;
+      }
+    }
+  }
+  return 0;
+}
+
+// The join map serves group launches of units whose bounds are multiples of 2^L (every run
+// of twins lies inside; gpu/join_map.h) and whose groups are at least L bits deep. Built at
+// the first such unit with groups that starts at a multiple of 2^32, at the level its groups
+// read.
+Status GpuEngine::PrepareJoinMap(const UnitSpec& spec, bool join_kind, int group_bits, bool* join_unit) {
+  *join_unit = false;
+  if (!join_kind || group_bits == 0 || JoinMapBits() <= 0) return Status::Ok();
+  const u128 trigger = Pow2(static_cast<unsigned>(std::min(JoinMapBits(), 32)));
+  if (spec.begin < trigger || spec.begin % trigger != 0) return Status::Ok();
+  bool ready = false;
+  const int k = tables_->sieve->bits();
+  STATUS_TRY(EnsureJoinMap(spec.kinds, k + group_bits, &ready));
+  const JoinMapState& join = JoinMapOf(spec.kinds);
+  const u128 join_block = Pow2(static_cast<unsigned>(join.bits));
+  *join_unit = ready && k + group_bits >= join.bits && spec.begin >= join_block && spec.begin % join_block == 0 &&
+               spec.end % join_block == 0;
   return Status::Ok();
 }
 
@@ -952,10 +1028,7 @@ Status GpuEngine::EnsureSelfRecords() {
   return Status::Ok();
 }
 
-Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const ProgressFn& progress,
-                         const std::atomic<bool>* cancel) {
-  STATUS_TRY(ValidateUnitSpec(spec));
-  CUDA_TRY(cudaSetDevice(options_.device));
+bool GpuEngine::UsesSelfRecords(const UnitSpec& spec) const {
   const int B = options_.self_record_bits;
   // The table serves where it can stop numbers: a floor above 0, and (delay+class units)
   // open classes near the floor; results do not change (core/unit.h).
@@ -966,16 +1039,76 @@ Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
   // Nor does a unit 2^16 times smaller than the table's searches (the worker's self-test
   // windows): it walks to the tail sooner than the table is built.
   const bool unit_worth_it = B <= 16 || spec.end - spec.begin >= Pow2(static_cast<unsigned>(B - 16));
-  if (B > 0 && launches_fit && unit_worth_it && options_.early_termination && spec.floor > 0 &&
+  return B > 0 && launches_fit && unit_worth_it && options_.early_termination && spec.floor > 0 &&
       spec.begin >= Pow2(static_cast<unsigned>(B)) &&
       spec.records_complete_below < Pow2(static_cast<unsigned>(B)) &&
-      (spec.kinds == Kinds::kDelay || ClassesStopEarly(spec))) {
+      (spec.kinds == Kinds::kDelay || ClassesStopEarly(spec));
+}
+
+UnitSpec GpuEngine::WithSelfRecords(const UnitSpec& spec) const {
+  UnitSpec with_table = spec;
+  with_table.known_records = self_records_;
+  with_table.records_complete_below = Pow2(static_cast<unsigned>(options_.self_record_bits));
+  return with_table;
+}
+
+// Delay-only units whose record table reaches near them stop most groups before any walk:
+// there the join map's lookups cost more than its skips save (2^60, H100: 8.06e12 with,
+// 9.15e12 without). Where it ends 16 bits or more below the unit (none, or the engine's own
+// table), most groups walk, and the map pays (2^66 without a table: 6.1e11 -> 7.4e11).
+bool GpuEngine::ShallowTable(const UnitSpec& spec) const {
+  return FullDelay() || spec.records_complete_below < (spec.begin >> 16);
+}
+
+bool GpuEngine::EarlyStops(const UnitSpec& spec, const EarlyTermination& et) const {
+  return options_.early_termination && et.enabled() && (spec.kinds == Kinds::kDelay || ClassesStopEarly(spec));
+}
+
+bool GpuEngine::JoinKind(const UnitSpec& spec) const {
+  return spec.kinds == Kinds::kDelayAndClass || (options_.delay_join_map && ShallowTable(spec));
+}
+
+GpuEngine::CyclePlan GpuEngine::PlanCycles(const SieveCycle& cycle, const UnitSpec& spec) const {
+  const int k = tables_->sieve->bits();
+  CyclePlan plan;
+  plan.start = std::max(spec.begin, Pow2(static_cast<unsigned>(k)));
+  plan.q0 = (plan.start >> k) / cycle.modulus;
+  plan.first = SievedPosition(cycle, plan.q0, plan.start);
+  plan.last = SievedPosition(cycle, plan.q0, spec.end);
+  plan.full_begin = (plan.first + cycle.len - 1) / cycle.len;
+  plan.full_end = plan.last / cycle.len;
+  return plan;
+}
+
+Status GpuEngine::Prepare(const UnitSpec& spec) {
+  STATUS_TRY(ValidateUnitSpec(spec));
+  CUDA_TRY(cudaSetDevice(options_.device));
+  UnitSpec unit = spec;
+  if (UsesSelfRecords(spec)) {
     STATUS_TRY(EnsureSelfRecords());
-    UnitSpec with_table = spec;
-    with_table.known_records = self_records_;
-    with_table.records_complete_below = Pow2(static_cast<unsigned>(B));
-    const Status st = SearchUnit(with_table, result, progress, cancel);
-    stats_.self_record_bits = B;
+    unit = WithSelfRecords(spec);
+  }
+  // Groups() and FullDelay() read the unit's state as SearchUnit sets it.
+  spec_ = unit;
+  const EarlyTermination et(unit, /*residue_bounds=*/false);
+  base_params_.early_stop = EarlyStops(unit, et) ? 1 : 0;
+  if (unit.end <= Pow2(static_cast<unsigned>(tables_->sieve->bits()))) return Status::Ok();
+  const bool classes = unit.kinds == Kinds::kDelayAndClass;
+  const SieveCycle& cycle = classes ? class_cycle_ : delay_cycle_;
+  const CyclePlan plan = PlanCycles(cycle, unit);
+  const int group_bits = UnitGroupBits(plan.full_end - plan.full_begin, plan.start, cycle.modulus, classes, ShallowTable(unit));
+  bool join_unit = false;
+  return PrepareJoinMap(unit, JoinKind(unit), group_bits, &join_unit);
+}
+
+Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const ProgressFn& progress,
+                         const std::atomic<bool>* cancel) {
+  STATUS_TRY(ValidateUnitSpec(spec));
+  CUDA_TRY(cudaSetDevice(options_.device));
+  if (UsesSelfRecords(spec)) {
+    STATUS_TRY(EnsureSelfRecords());
+    const Status st = SearchUnit(WithSelfRecords(spec), result, progress, cancel);
+    stats_.self_record_bits = options_.self_record_bits;
     stats_.self_records_seconds = self_records_seconds_;
     return st;
   }
@@ -1038,7 +1171,7 @@ Status GpuEngine::SearchUnit(const UnitSpec& spec, UnitResult* result, const Pro
   p.classes = classes ? 1 : 0;
   // Delay+class units whose open classes lie far below the floor can stop almost nothing:
   // they take the full-delay walk (no stop tables), as units without a table do.
-  p.early_stop = (options_.early_termination && et.enabled() && (!classes || ClassesStopEarly())) ? 1 : 0;
+  p.early_stop = EarlyStops(spec, et) ? 1 : 0;
   p.full_occupancy = options_.full_occupancy ? 1 : 0;
   p.queue = Queue() ? 1 : 0;
   p.queue_threads_per_sm = options_.queue_threads_per_sm;
@@ -1049,29 +1182,18 @@ Status GpuEngine::SearchUnit(const UnitSpec& spec, UnitResult* result, const Pro
     if (OddNumberIsComputed(n % 9, spec.kinds, 9)) p.pattern[p.npat++] = n;
   }
 
-  // The join map serves group launches of units whose bounds are multiples of 2^L (every
-  // run of twins lies inside; gpu/join_map.h), delay-only ones with options_.delay_join_map.
-  // Built at the first such search that starts at a multiple of 2^32 (a bench's warm-up).
+  // The join map (PrepareJoinMap) serves delay-only units with options_.delay_join_map.
   bool join_unit = false;
   // Delay-only units whose record table reaches near them stop most groups before any walk:
   // there the map's lookups cost more than its skips save (2^60, H100: 8.06e12 with, 9.15e12
   // without). Where it ends 16 bits or more below the unit (none, or the engine's own table),
   // most groups walk, and the map pays (2^66 without a table: 6.1e11 -> 7.4e11).
-  const bool shallow_table = FullDelay() || spec.records_complete_below < (spec.begin >> 16);
-  const bool join_kind = classes || (options_.delay_join_map && shallow_table);
+  const bool shallow_table = ShallowTable(spec);
+  const bool join_kind = JoinKind(spec);
   // Where the table reaches near the unit, the group's last member is also checked inside
   // its k + G shared steps (GroupSkipKernel); elsewhere nothing stops there.
   p.group_step_checks = p.early_stop != 0 && !shallow_table ? 1 : 0;
   JoinMapState& join = JoinMapOf(spec.kinds);
-  if (join_kind && Groups() && JoinMapBits() > 0) {
-    const u128 trigger = Pow2(static_cast<unsigned>(std::min(JoinMapBits(), 32)));
-    if (spec.begin >= trigger && spec.begin % trigger == 0) {
-      bool ready = false;
-      STATUS_TRY(EnsureJoinMap(spec.kinds, &ready));
-      const u128 join_block = Pow2(static_cast<unsigned>(join.bits));
-      join_unit = ready && spec.begin >= join_block && spec.begin % join_block == 0 && spec.end % join_block == 0;
-    }
-  }
   // Full-delay units end their walks in a wider tail: each bit saves about five T-steps of
   // every walk (2^66, 2^40 numbers on an H100: 5.2e11 numbers/s with 24 bits, 6.2e11 with 32).
   if (FullDelay() && Groups()) {
@@ -1084,9 +1206,6 @@ Status GpuEngine::SearchUnit(const UnitSpec& spec, UnitResult* result, const Pro
   }
   stats_.tail_bits = p.tables.tail_bits;
   stats_.full_delay = FullDelay();
-  stats_.join_map_bits = join.bits;
-  stats_.join_map_seconds = join.seconds;
-  stats_.join_map_unavailable = join.unavailable;
 
   // Plan the launches: the first block, then the sieved blocks, in ascending order.
   const int k = tables_->sieve->bits();
@@ -1112,9 +1231,8 @@ Status GpuEngine::SearchUnit(const UnitSpec& spec, UnitResult* result, const Pro
   }
   if (spec.end > block) {
     const SieveCycle& cycle = classes ? class_cycle_ : delay_cycle_;
-    const u128 start = std::max(spec.begin, block);
-    const u128 q0 = (start >> k) / cycle.modulus;
-    const u128 first = SievedPosition(cycle, q0, start), last = SievedPosition(cycle, q0, spec.end);
+    const CyclePlan plan = PlanCycles(cycle, spec);
+    const u128 start = plan.start, q0 = plan.q0, first = plan.first, last = plan.last;
     // Keep N - base of every launch below 2^64.
     const uint64_t stride = static_cast<uint64_t>(cycle.modulus) << k;
     const uint64_t max_cycles = (uint64_t{1} << 62) / stride;
@@ -1137,46 +1255,17 @@ Status GpuEngine::SearchUnit(const UnitSpec& spec, UnitResult* result, const Pro
         at += n;
       }
     };
-    // Residue groups over the whole cycles: G as large as group_bits allows with
-    // group_min_members members a group, and every member at least 2^S after its first
-    // k + G T-steps (GroupMembersReach; S the walk's step width), so that its first walk
-    // step needs no tail check.
-    const u128 full_begin = (first + cycle.len - 1) / cycle.len, full_end = last / cycle.len;  // cycles from q0
-    int group_bits = 0;
-    const int walk_bits = options_.group_walk_step_bits > 0 ? options_.group_walk_step_bits : options_.step_bits;
-    // Class units want deeper groups (class_group_min_members); where the unit has too few
-    // cycles for that (wide sieves), groups of group_min_members still beat the walk queue
-    // alone by far (30-bit sieve, 2^40 numbers at 2^60: 1.90e12 with 32 members against
-    // 4.3e11 without groups).
-    if (Groups() && full_end > full_begin) {
-      const u128 cycles = full_end - full_begin;
-      const int widest = shallow_table ? options_.shallow_group_bits
-                         : classes     ? options_.class_group_bits
-                                       : options_.group_bits;
-      for (const int min_members : {classes ? options_.class_group_min_members : options_.group_min_members,
-                                    options_.group_min_members}) {
-        for (int g = widest; g >= 5 && group_bits == 0; --g) {
-          // Groups deeper than the shallow width pay only with the checks inside their shared
-          // steps, so only with many members (2^66, 2^41 numbers: G = 14 without the checks
-          // 4.45e12, G = 13 5.41e12).
-          const int members =
-              g > options_.shallow_group_bits
-                  ? std::max(min_members, classes ? options_.class_deep_group_min_members : options_.deep_group_min_members)
-                  : min_members;
-          if (cycles >= static_cast<u128>(members) << g && GroupMembersReach(start, g, walk_bits) &&
-              GroupFits(g, cycle.modulus)) {
-            group_bits = g;
-          }
-        }
-      }
-    }
+    const u128 full_begin = plan.full_begin, full_end = plan.full_end;
+    const int group_bits = UnitGroupBits(full_end - full_begin, start, cycle.modulus, classes, shallow_table);
+    const int walk_bits = WalkStepBits();
     // Two table steps a walk round when every member is at least 2^(2S) after k + G steps.
     const int round_steps =
         group_bits != 0 && UsesTwoStepRounds() && GroupMembersReach(start, group_bits, 2 * walk_bits) ? 2 : 1;
     // Positions beside the groups follow the map in the walk queue's finishing path; the plain
     // kernel cannot, so a unit whose positions would take it runs without the map.
     const bool positions_beside = first != full_begin * cycle.len || full_end * cycle.len != last;
-    groups_join = join_unit && group_bits != 0 && k + group_bits >= join.bits && (Queue() || !positions_beside);
+    STATUS_TRY(PrepareJoinMap(spec, join_kind, group_bits, &join_unit));
+    groups_join = join_unit && (Queue() || !positions_beside);
     if (group_bits == 0) {
       position_jobs(first, last);
     } else {
@@ -1205,6 +1294,10 @@ Status GpuEngine::SearchUnit(const UnitSpec& spec, UnitResult* result, const Pro
     }
     total_positions += last - first;
   }
+
+  stats_.join_map_bits = join.bits;
+  stats_.join_map_seconds = join.seconds;
+  stats_.join_map_unavailable = join.unavailable;
 
   // Two launches in flight on two streams; results are combined in order, or, when
   // residue-group launches (whole entries, not ascending ranges of N) take part, summed

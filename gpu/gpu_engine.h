@@ -89,9 +89,15 @@ struct GpuEngineOptions {
   // 2.58e12 at 13, 2.67e12 at 19 with 16-byte step entries).
   int class_group_bits = 17;
   // And for units whose record table ends 16 bits or more below them (none, or the engine's
-  // own): nothing stops inside the shared steps, so deeper groups only add decisions (2^66,
-  // 2^44 numbers, own table below 2^42: 1.108e12 at 13, 1.051e12 at 16).
-  int shallow_group_bits = 13;
+  // own): nothing stops inside the shared steps, but a deeper group reaches a deeper join map
+  // (its level is k + G of the first unit that builds it, up to 33 for delay-only units): 2^66,
+  // 2^44 numbers, own table below 2^42, H200: 1.173e12 at G = 13 (map 32 bits), 1.211e12 at
+  // 14 (33 bits), 1.190e12 at 15, 1.148e12 at 16 (both 33 bits).
+  int shallow_group_bits = 14;
+  // In units whose table reaches near them, groups deeper than this pay only with the checks
+  // inside their shared steps, so they need deep_group_min_members members (2^66, 2^41
+  // numbers: G = 14 without the checks 4.45e12, G = 13 5.41e12).
+  int unchecked_group_bits = 13;
   int group_min_members = 16;
   // Its minimum for delay+class units, whose members walk about four times longer: deeper
   // groups' decisions cost more than their shared steps save (on a 28-bit sieve 1.77e12
@@ -118,7 +124,7 @@ struct GpuEngineOptions {
   // With those checks, each half of a group (members t = 0 and 1 mod 2) one T-step after
   // k + G, where the halves take different steps: a half that stops does not walk (lever 86).
   bool group_half_checks = true;
-  // Groups deeper than shallow_group_bits pay only with those checks, so they need at least
+  // Groups deeper than unchecked_group_bits pay only with those checks, so they need at least
   // this many members (class units: class_deep_group_min_members; 2^60, 2^40 class numbers:
   // 2.01e12 with 256-member groups of 13 bits, 1.81e12 with 64-member groups of 15).
   int deep_group_min_members = 64;

@@ -658,7 +658,7 @@ TEST(GpuEngineTest, ResidueGroupsMatchCpu) {
   SCOPED_TRACE("seed " + std::to_string(Seed()));
   for (int bits : {5, 8, 9, 11}) {
     GpuEngineOptions o;
-    o.group_bits = o.class_group_bits = o.shallow_group_bits = bits;
+    o.group_bits = o.class_group_bits = o.shallow_group_bits = o.unchecked_group_bits = bits;
     o.group_min_members = o.class_group_min_members = 4;
     o.positions_per_launch = uint64_t{1} << (18 + bits % 3);  // several launches, uneven entry ranges
     // The walk's table in shared memory (12 bits: two steps a round from 2^44 up, or one),
@@ -706,7 +706,7 @@ TEST(GpuEngineTest, DeepResidueGroupsMatchCpu) {
   uint64_t step_stopped = 0;
   for (int bits : {16, 17}) {
     GpuEngineOptions o;
-    o.group_bits = o.class_group_bits = o.shallow_group_bits = bits;
+    o.group_bits = o.class_group_bits = o.shallow_group_bits = o.unchecked_group_bits = bits;
     o.group_min_members = o.class_group_min_members = 2;
     o.group_step_check_min_members = 1;
     auto gpu = MakeGpu(o, tables);
@@ -745,7 +745,7 @@ TEST(GpuEngineTest, NarrowAndWidePairStepsMatchCpu) {
   const auto tables = TablesWithSieve(5);
   for (int narrow_bits : {127, 0}) {
     GpuEngineOptions o;
-    o.group_bits = o.class_group_bits = o.shallow_group_bits = 16;
+    o.group_bits = o.class_group_bits = o.shallow_group_bits = o.unchecked_group_bits = 16;
     o.group_min_members = o.class_group_min_members = 2;
     o.group_step_check_min_members = 1;
     o.narrow_walk_max_bits = narrow_bits;
@@ -784,7 +784,7 @@ TEST(GpuEngineTest, StepStoppedGroupsMatchHostCount) {
   const unsigned modulus = 9;
   const uint64_t cycles = uint64_t{1} << 21;
   GpuEngineOptions o;
-  o.group_bits = o.class_group_bits = o.shallow_group_bits = G;
+  o.group_bits = o.class_group_bits = o.shallow_group_bits = o.unchecked_group_bits = G;
   o.group_min_members = o.class_group_min_members = 2;
   o.group_step_check_min_members = 1;
   GpuEngineOptions classes_only = o, plain = o;
@@ -899,7 +899,7 @@ TEST(GpuEngineTest, ResidueGroupBufferOverflowIsRecovered) {
   GpuEngineOptions tiny;
   tiny.ladder_capacity = 1;
   tiny.host_finish_capacity = 1;
-  tiny.group_bits = tiny.class_group_bits = tiny.shallow_group_bits = 6;
+  tiny.group_bits = tiny.class_group_bits = tiny.shallow_group_bits = tiny.unchecked_group_bits = 6;
   tiny.group_min_members = tiny.class_group_min_members = 4;
   tiny.group_walk_step_bits = 11;  // host finishes and tails from the shared-memory walk
   auto gpu = MakeGpu(tiny, SmallSieveTables());
@@ -979,7 +979,7 @@ TEST(GpuEngineTest, FullDelayGroupsMatchCpu) {
   std::mt19937_64 rng(Seed() + 11);
   SCOPED_TRACE("seed " + std::to_string(Seed()));
   GpuEngineOptions o;
-  o.group_bits = o.class_group_bits = o.shallow_group_bits = 9;
+  o.group_bits = o.class_group_bits = o.shallow_group_bits = o.unchecked_group_bits = 9;
   o.group_min_members = o.class_group_min_members = 4;
   o.positions_per_launch = uint64_t{1} << 20;
   o.self_record_bits = 0;  // walks to the tail (full delay)
@@ -1031,7 +1031,7 @@ TEST(GpuEngineTest, JoinMapSkipsTwinsAndKeepsResults) {
   std::mt19937_64 rng(Seed() + 9);
   SCOPED_TRACE("seed " + std::to_string(Seed()));
   GpuEngineOptions o;
-  o.group_bits = o.class_group_bits = o.shallow_group_bits = 9;
+  o.group_bits = o.class_group_bits = o.shallow_group_bits = o.unchecked_group_bits = 9;
   o.group_min_members = o.class_group_min_members = 4;
   o.join_map_bits = 21;  // k + G with the 12-bit sieve
   o.positions_per_launch = uint64_t{1} << 20;
