@@ -31,16 +31,26 @@ ProgressLine::~ProgressLine() { Clear(); }
 std::string ProgressLine::Describe(u128 done, const std::string& label, ProgressOptions::Clock::time_point now) const {
   const double elapsed = std::chrono::duration<double>(now - start_).count();
   const double d = static_cast<double>(done), t = static_cast<double>(total_);
-  const double rate = elapsed > 0 ? d / elapsed : 0;
+  // The rate since the first report: what came before it (an engine's one-time tables, e.g.
+  // its own record table) says nothing about how fast the rest goes.
+  const double since_first = std::chrono::duration<double>(now - first_time_).count();
+  const double rate = since_first > 0 && done > first_done_ ? static_cast<double>(done - first_done_) / since_first : 0;
   const double eta = rate > 0 ? (t - d) / rate : -1;
+  char rate_text[32] = "?";
+  if (rate > 0) std::snprintf(rate_text, sizeof rate_text, "%.3g", rate);
   char buf[256];
-  std::snprintf(buf, sizeof buf, "%5.1f%%  %.3g of %.3g numbers  %.3g numbers/s  elapsed %s  ETA %s  ",
-                t > 0 ? 100.0 * d / t : 100.0, d, t, rate, FormatDuration(elapsed).c_str(), FormatDuration(eta).c_str());
+  std::snprintf(buf, sizeof buf, "%5.1f%%  %.3g of %.3g numbers  %s numbers/s  elapsed %s  ETA %s  ",
+                t > 0 ? 100.0 * d / t : 100.0, d, t, rate_text, FormatDuration(elapsed).c_str(), FormatDuration(eta).c_str());
   return buf + label;
 }
 
 void ProgressLine::Update(u128 done, const std::string& label) {
   const auto now = options_.now();
+  if (!reported_) {
+    reported_ = true;
+    first_done_ = done;
+    first_time_ = now;
+  }
   if (options_.terminal) {
     if (drawn_ && now - last_ < std::chrono::milliseconds(250)) return;
     last_ = now;

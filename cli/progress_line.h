@@ -1,6 +1,7 @@
 // Progress of long commands, readable by a person and by a log: with a terminal, one line
 // (percentage, rate, ETA) redrawn in place on stderr at most a few times a second; without
-// one, a log line (done/total, numbers/s, ETA, the current unit) at the first report and
+// one, a log line (done/total, numbers/s and ETA since the first report, the current unit) at
+// the first report and
 // then every `log_interval`, so that a log shows the run is alive (engines report about
 // five times a second, core/search_engine.h).
 #pragma once
@@ -41,6 +42,9 @@ class ProgressLine {
   bool logged_ = false;  // a log line was written
   ProgressOptions::Clock::time_point start_;
   ProgressOptions::Clock::time_point last_;  // the last draw or log line
+  bool reported_ = false;                     // Update was called: the rate counts from
+  u128 first_done_ = 0;                       // its first report
+  ProgressOptions::Clock::time_point first_time_;
 };
 
 std::string FormatDuration(double seconds);

@@ -51,6 +51,24 @@ TEST(ProgressLine, WithoutATerminalLogsAtTheStartThenOncePerInterval) {
   EXPECT_EQ(fake.lines.size(), 3u);
 }
 
+// A run's first report comes after the engine's one-time tables (its own record table takes
+// about a second on an H100): the rate and ETA count from that report, not from the start.
+TEST(ProgressLine, RateAndEtaCountFromTheFirstReport) {
+  Fake fake;
+  ProgressLine progress(1000, fake.Options(false));
+  fake.now += std::chrono::seconds(100);
+  progress.Update(10, "unit 1/1");
+  ASSERT_EQ(fake.lines.size(), 1u);
+  EXPECT_NE(fake.lines[0].find("? numbers/s"), std::string::npos) << fake.lines[0];
+  EXPECT_NE(fake.lines[0].find("ETA ?"), std::string::npos) << fake.lines[0];
+  EXPECT_NE(fake.lines[0].find("elapsed 1m40s"), std::string::npos) << fake.lines[0];
+  fake.now += std::chrono::seconds(30);
+  progress.Update(310, "unit 1/1");
+  ASSERT_EQ(fake.lines.size(), 2u);
+  EXPECT_NE(fake.lines[1].find("10 numbers/s"), std::string::npos) << fake.lines[1];
+  EXPECT_NE(fake.lines[1].find("ETA 1m09s"), std::string::npos) << fake.lines[1];
+}
+
 TEST(ProgressLine, WithATerminalWritesNoLogLines) {
   Fake fake;
   ProgressLine progress(1000, fake.Options(true));
