@@ -672,15 +672,23 @@ int GpuEngine::UnitGroupBits(u128 cycles, u128 start, unsigned modulus, bool cla
 // The join map serves group launches of units whose bounds are multiples of 2^L (every run
 // of twins lies inside; gpu/join_map.h) and whose groups are at least L bits deep. Built at
 // the first such unit with groups that starts at a multiple of 2^32, at the level its groups
-// read.
+// read (as far as its bounds are aligned).
 Status GpuEngine::PrepareJoinMap(const UnitSpec& spec, bool join_kind, int group_bits, bool* join_unit) {
   *join_unit = false;
   if (!join_kind || group_bits == 0 || JoinMapBits() <= 0) return Status::Ok();
   const u128 trigger = Pow2(static_cast<unsigned>(std::min(JoinMapBits(), 32)));
   if (spec.begin < trigger || spec.begin % trigger != 0) return Status::Ok();
+  // The level the groups read, but no deeper than the unit's bounds are aligned (a map of 2^L
+  // serves only units on multiples of 2^L).
+  int level = tables_->sieve->bits() + group_bits;
+  const auto aligned = [&](int bits) {
+    const u128 block = Pow2(static_cast<unsigned>(bits));
+    return spec.begin % block == 0 && spec.end % block == 0;
+  };
+  while (level > 32 && !aligned(level)) --level;
   bool ready = false;
   const int k = tables_->sieve->bits();
-  STATUS_TRY(EnsureJoinMap(spec.kinds, k + group_bits, &ready));
+  STATUS_TRY(EnsureJoinMap(spec.kinds, level, &ready));
   const JoinMapState& join = JoinMapOf(spec.kinds);
   const u128 join_block = Pow2(static_cast<unsigned>(join.bits));
   *join_unit = ready && k + group_bits >= join.bits && spec.begin >= join_block && spec.begin % join_block == 0 &&
