@@ -71,3 +71,7 @@ run --at 2^66 --numbers 2^46 --kinds delay --no-group-class-checks --baseline-nu
 # the defaults above, at the coordinator's delay-only unit size.
 run --at 2^66 --numbers 2^46 --kinds delay --narrow-walk-max-bits 0 --baseline-numbers 0 --repeat 1
 run --at 2^66 --numbers 2^46 --kinds delay --no-group-half-checks --baseline-numbers 0 --repeat 1
+# Session 20 (lever 88): units without a record table (the floor context) with 14-bit groups
+# and the 33-bit delay join map, against session 19's 13-bit groups and 32-bit map.
+run --context floor --at 2^66 --numbers 2^44 --kinds delay --baseline-numbers 0 --verify-numbers 2^28
+run --context floor --at 2^66 --numbers 2^44 --kinds delay --shallow-group-bits 13 --join-map-bits 32 --baseline-numbers 0
