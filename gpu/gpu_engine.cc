@@ -284,6 +284,7 @@ class GpuEngine : public SearchEngine {
     u128 start, q0;               // the first sieved number's cycle q0
     u128 first, last;             // positions from cycle q0
     u128 full_begin, full_end;    // the whole cycles, from q0
+    u128 whole_cycles() const { return full_end > full_begin ? full_end - full_begin : 0; }
   };
   CyclePlan PlanCycles(const SieveCycle& cycle, const UnitSpec& spec) const;
   // Builds the join map if this unit is the first to want it; *join_unit: its groups take it.
@@ -1118,7 +1119,7 @@ Status GpuEngine::Prepare(const UnitSpec& spec) {
   const bool classes = unit.kinds == Kinds::kDelayAndClass;
   const SieveCycle& cycle = classes ? class_cycle_ : delay_cycle_;
   const CyclePlan plan = PlanCycles(cycle, unit);
-  const int group_bits = UnitGroupBits(plan.full_end - plan.full_begin, plan.start, cycle.modulus, classes, ShallowTable(unit));
+  const int group_bits = UnitGroupBits(plan.whole_cycles(), plan.start, cycle.modulus, classes, ShallowTable(unit));
   bool join_unit = false;
   return PrepareJoinMap(unit, JoinKind(unit), group_bits, &join_unit);
 }
@@ -1278,7 +1279,7 @@ Status GpuEngine::SearchUnit(const UnitSpec& spec, UnitResult* result, const Pro
       }
     };
     const u128 full_begin = plan.full_begin, full_end = plan.full_end;
-    const int group_bits = UnitGroupBits(full_end - full_begin, start, cycle.modulus, classes, shallow_table);
+    const int group_bits = UnitGroupBits(plan.whole_cycles(), start, cycle.modulus, classes, shallow_table);
     const int walk_bits = WalkStepBits();
     // Two table steps a walk round when every member is at least 2^(2S) after k + G steps.
     const int round_steps =

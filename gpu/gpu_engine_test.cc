@@ -1023,6 +1023,26 @@ TEST(GpuEngineTest, FullDelayGroupsMatchCpu) {
   }
 }
 
+// Units that hold no whole cycle of the sieve (9 2^k numbers in delay-only units, 2^k in
+// delay+class ones) take no residue groups, however small the groups may be: inside one
+// cycle, and across the border of two.
+TEST(GpuEngineTest, UnitsWithoutAWholeCycleTakeNoGroups) {
+  REQUIRE_GPU();
+  GpuEngineOptions o;
+  o.group_bits = o.class_group_bits = o.shallow_group_bits = o.unchecked_group_bits = 5;
+  o.group_min_members = o.class_group_min_members = 1;
+  auto gpu = MakeGpu(o, SmallSieveTables());
+  const u128 cycle = 9 * Pow2(12);
+  const u128 base = (Pow2(40) / cycle + 7) * cycle;
+  for (const auto& [from, to] : {std::pair{base + 100, base + 30000}, std::pair{base + cycle - 5000, base + cycle + 9000}}) {
+    for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
+      const UnitSpec spec = SpecWithRecords(from, to, kinds, nullptr);
+      ExpectSameOnTables(*SmallSieveTables(), *gpu, spec);
+      EXPECT_EQ(LastGpuSearchStats(*gpu).group_launches, 0u);
+    }
+  }
+}
+
 // Delay+class units whose bounds are multiples of 2^L skip the groups the join map marks,
 // and count their tallies through their smallest twins: the results stay the CPU's. A low
 // floor (400) at 2^40 leaves many delays open, so the tallies weigh many runs.
