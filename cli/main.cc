@@ -11,8 +11,10 @@
 #include "cli/plot_command.h"
 #include "cli/stats_command.h"
 #include "core/unit_search.h"
+#include "engines/engine_factory.h"
 
 int main(int argc, char** argv) {
+  collatz::engines::PrepareProcessForGpu();
   const std::string kSieveBitsHelp =
       "Width k of the join sieve (default: " + std::to_string(collatz::kDefaultSieveBits) + ")";
   using namespace collatz::cli;

@@ -58,6 +58,12 @@ std::future<void> StartGpuContext(int device) {
 #endif
 }
 
+void PrepareProcessForGpu() {
+#if COLLATZ_WITH_GPU
+  LimitCudaHardwareQueues();
+#endif
+}
+
 int DefaultSieveBits(Backend) { return kDefaultSieveBits; }
 
 Status BuildSearchTables(const std::string& sieve_file, int sieve_bits, std::shared_ptr<const SearchTables>* out) {

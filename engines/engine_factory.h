@@ -31,6 +31,10 @@ Status ResolveBackend(Backend requested, Backend* resolved, std::string* note);
 // then waits for it at most. The future's destructor waits for the thread.
 std::future<void> StartGpuContext(int device);
 
+// What the GPU engine wants of the process's environment before any thread starts (a no-op
+// without CUDA): first thing in main.
+void PrepareProcessForGpu();
+
 // The sieve width used when --sieve-bits is not given (core's kDefaultSieveBits for
 // every backend).
 int DefaultSieveBits(Backend resolved);

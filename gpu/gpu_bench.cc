@@ -260,4 +260,7 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace collatz
 
-int main(int argc, char** argv) { return collatz::Main(argc, argv); }
+int main(int argc, char** argv) {
+  collatz::LimitCudaHardwareQueues();
+  return collatz::Main(argc, argv);
+}

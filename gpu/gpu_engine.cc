@@ -417,19 +417,8 @@ Status GpuEngine::EnsureFullDelayTail(int* bits) {
   return Status::Ok();
 }
 
-// The engine keeps two launches in flight on two streams. CUDA's default of eight hardware
-// queues a context made its creation take 0.12-0.16 s on an H200, two queues 0.06-0.09 s, with
-// the same search (a 2^44-number unit at 2^66: 2.04 s either way). Before the first CUDA call
-// of the process; a value the user set wins.
-namespace {
-void LimitHardwareQueues() {
-  static std::once_flag once;
-  std::call_once(once, [] { setenv("CUDA_DEVICE_MAX_CONNECTIONS", "2", /*overwrite=*/0); });
-}
-}  // namespace
-
 Status GpuEngine::Init() {
-  LimitHardwareQueues();
+  LimitCudaHardwareQueues();
   const GpuEngineOptions& o = options_;
   if (tables_ == nullptr || tables_->sieve == nullptr || tables_->delay == nullptr) {
     return Status::InvalidArgument("GPU engine needs search tables");
@@ -1398,8 +1387,17 @@ Status GpuEngine::SearchUnit(const UnitSpec& spec, UnitResult* result, const Pro
 
 }  // namespace
 
+// The engine keeps two launches in flight on two streams. CUDA's default of eight hardware
+// queues a context made its creation take 0.12-0.16 s on an H200, two queues 0.06-0.09 s, with
+// the same search (a 2^44-number unit at 2^66: 2.04 s either way). Before the first CUDA call
+// of the process; a value the user set wins.
+void LimitCudaHardwareQueues() {
+  static std::once_flag once;
+  std::call_once(once, [] { setenv("CUDA_DEVICE_MAX_CONNECTIONS", "2", /*overwrite=*/0); });
+}
+
 int GpuDeviceCount() {
-  LimitHardwareQueues();
+  LimitCudaHardwareQueues();
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) {
     cudaGetLastError();
@@ -1409,7 +1407,7 @@ int GpuDeviceCount() {
 }
 
 void WarmGpuContext(int device) {
-  LimitHardwareQueues();
+  LimitCudaHardwareQueues();
   if (cudaSetDevice(device) != cudaSuccess || cudaFree(nullptr) != cudaSuccess) cudaGetLastError();
 }
 

@@ -50,6 +50,7 @@ struct Device {
 }  // namespace
 
 int WorkerMain(int argc, char** argv, const WorkerSeams& seams) {
+  engines::PrepareProcessForGpu();
   CLI::App app{"collatz-worker: searches work units of a collatz-server on this machine's GPUs (or CPU)"};
   std::string server_address, token_file, tls_ca, gpus_flag = "all", backend = "auto", spool_dir = "collatz-spool";
   std::string sieve_file, log_format = "text", log_level = "info", metrics_listen;
