@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <stdexcept>
 #include <thread>
 #include <utility>
@@ -20,30 +21,106 @@ struct LevelEntry {
   uint64_t residue;
 };
 
-// Keeps, in each bucket (one per p), the smallest residue of every c; buckets are
-// independent, so they are sorted on several threads.
-void KeepSmallestPerGroup(std::vector<std::vector<LevelEntry>>* buckets, int threads) {
-  std::vector<size_t> order(buckets->size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  // Largest buckets first for balance.
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return (*buckets)[a].size() > (*buckets)[b].size(); });
+// Runs task(0 .. count - 1) on `threads` threads, each task once, in the order given by
+// `order` (largest first balances the threads).
+void RunTasks(const std::vector<size_t>& order, int threads, const std::function<void(size_t)>& task) {
   std::atomic<size_t> next{0};
   auto work = [&]() {
-    for (size_t k; (k = next.fetch_add(1)) < order.size();) {
-      auto& v = (*buckets)[order[k]];
-      std::sort(v.begin(), v.end(), [](const LevelEntry& a, const LevelEntry& b) {
-        return a.c != b.c ? a.c < b.c : a.residue < b.residue;
-      });
-      auto last = std::unique(v.begin(), v.end(), [](const LevelEntry& a, const LevelEntry& b) { return a.c == b.c; });
-      v.erase(last, v.end());
-      v.shrink_to_fit();
-    }
+    for (size_t i; (i = next.fetch_add(1)) < order.size();) task(order[i]);
   };
   std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(work);
+  for (int t = 1; t < threads && static_cast<size_t>(t) < order.size(); ++t) pool.emplace_back(work);
   work();
   for (auto& th : pool) th.join();
 }
+
+std::vector<size_t> LargestFirst(const std::vector<size_t>& sizes) {
+  std::vector<size_t> order(sizes.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return sizes[a] > sizes[b]; });
+  return order;
+}
+
+// The lifts of level j that land in bucket q of level j + 1: s + b 2^j of every survivor s
+// is 2 3^p h + (3^p b + c) after j steps; one more T-step keeps p when that is even (from
+// bucket q) and makes it p + 1 when odd (from bucket q - 1).
+void LiftInto(const std::vector<std::vector<LevelEntry>>& level, int j, int q, std::vector<LevelEntry>* out) {
+  for (const int p : {q, q - 1}) {
+    if (p < 0 || p >= static_cast<int>(level.size())) continue;
+    const bool stays_even = p == q;
+    for (const LevelEntry& e : level[p]) {
+      for (uint64_t b = 0; b < 2; ++b) {
+        const u128 x = static_cast<u128>(kPow3[p]) * b + e.c;
+        if (((x & 1) == 0) != stays_even) continue;
+        const uint64_t residue = e.residue + (b << j);
+        out->push_back({static_cast<uint64_t>(stays_even ? x / 2 : (3 * x + 1) / 2), residue});
+      }
+    }
+  }
+}
+
+// Sorts entries by (c, residue) and keeps the first of each c.
+void SortKeepSmallest(std::vector<LevelEntry>* v) {
+  std::sort(v->begin(), v->end(),
+            [](const LevelEntry& a, const LevelEntry& b) { return a.c != b.c ? a.c < b.c : a.residue < b.residue; });
+  v->erase(std::unique(v->begin(), v->end(), [](const LevelEntry& a, const LevelEntry& b) { return a.c == b.c; }),
+           v->end());
+}
+
+// Keeps, in each bucket (one per p), the smallest residue of every c, sorted by c. Buckets
+// are independent, so they are sorted on several threads; a bucket larger than an equal
+// share is first cut into ranges of c, which are independent too (a c lies in one range),
+// so that the largest bucket does not leave the other threads idle.
+void KeepSmallestPerGroup(std::vector<std::vector<LevelEntry>>* buckets, int threads) {
+  size_t total = 0;
+  for (const auto& v : *buckets) total += v.size();
+  const size_t share = total / static_cast<size_t>(threads) + 1;
+  std::vector<std::vector<LevelEntry>> parts;
+  std::vector<std::pair<size_t, size_t>> cut;  // bucket -> [first part, end part)
+  for (auto& v : *buckets) {
+    const size_t first = parts.size();
+    const size_t pieces = threads > 1 && v.size() > share ? std::min<size_t>(threads, v.size() / share + 1) : 1;
+    if (pieces == 1) {
+      parts.push_back(std::move(v));
+    } else {
+      uint64_t lo = ~uint64_t{0}, hi = 0;
+      for (const LevelEntry& e : v) {
+        lo = std::min(lo, e.c);
+        hi = std::max(hi, e.c);
+      }
+      const u128 span = static_cast<u128>(hi - lo) + 1;
+      parts.resize(first + pieces);
+      for (const LevelEntry& e : v) {
+        parts[first + static_cast<size_t>(static_cast<u128>(e.c - lo) * pieces / span)].push_back(e);
+      }
+      std::vector<LevelEntry>().swap(v);
+    }
+    cut.emplace_back(first, parts.size());
+  }
+  std::vector<size_t> sizes;
+  for (const auto& v : parts) sizes.push_back(v.size());
+  RunTasks(LargestFirst(sizes), threads, [&](size_t i) { SortKeepSmallest(&parts[i]); });
+  for (size_t b = 0; b < buckets->size(); ++b) {
+    auto& v = (*buckets)[b];
+    const auto [first, end] = cut[b];
+    if (end - first == 1) {
+      v = std::move(parts[first]);
+    } else {
+      size_t n = 0;
+      for (size_t i = first; i < end; ++i) n += parts[i].size();
+      v.reserve(n);
+      for (size_t i = first; i < end; ++i) v.insert(v.end(), parts[i].begin(), parts[i].end());
+    }
+    v.shrink_to_fit();
+  }
+}
+
+// One odd survivor with its (p, c).
+struct Survivor {
+  uint64_t residue;
+  uint64_t c;
+  uint8_t p;
+};
 
 }  // namespace
 
@@ -57,42 +134,46 @@ Status Sieve::Generate(int bits, std::shared_ptr<const Sieve>* out, int threads)
   level[0].push_back({0, 0});
   level[1].push_back({2, 1});
   for (int j = 1; j < bits; ++j) {
-    // Lifts s + b 2^j of every survivor s: after j steps 2 3^p h + (3^p b + c), then one more T-step.
+    // Bucket q of the next level draws on buckets q and q - 1 of this one: one task each.
     std::vector<std::vector<LevelEntry>> next(bits + 1);
-    for (int p = 0; p <= j; ++p) {
-      for (const LevelEntry& e : level[p]) {
-        for (uint64_t b = 0; b < 2; ++b) {
-          const u128 x = static_cast<u128>(kPow3[p]) * b + e.c;
-          const uint64_t residue = e.residue + (b << j);
-          if ((x & 1) == 0) {
-            next[p].push_back({static_cast<uint64_t>(x / 2), residue});
-          } else {
-            next[p + 1].push_back({static_cast<uint64_t>((3 * x + 1) / 2), residue});
-          }
-        }
-      }
-      std::vector<LevelEntry>().swap(level[p]);
-    }
+    std::vector<size_t> sizes(static_cast<size_t>(j) + 2);
+    for (size_t q = 0; q < sizes.size(); ++q) sizes[q] = level[q].size() + (q > 0 ? level[q - 1].size() : 0);
+    RunTasks(LargestFirst(sizes), threads, [&](size_t q) { LiftInto(level, j, static_cast<int>(q), &next[q]); });
+    std::vector<std::vector<LevelEntry>>().swap(level);
     KeepSmallestPerGroup(&next, threads);
     level.swap(next);
   }
-  // Collect the odd survivors, ascending.
-  std::vector<std::pair<uint64_t, std::pair<uint64_t, uint8_t>>> odd;
+  // Collect the odd survivors, ascending: cut into ranges of residue (each sorted on its own
+  // thread), one after the other.
+  const int ranges = threads;
+  std::vector<std::vector<Survivor>> by_range(static_cast<size_t>(ranges));
   for (int p = 0; p <= bits; ++p) {
     for (const LevelEntry& e : level[p]) {
-      if (e.residue & 1) odd.push_back({e.residue, {e.c, static_cast<uint8_t>(p)}});
+      if ((e.residue & 1) == 0) continue;
+      const size_t r = static_cast<size_t>((static_cast<u128>(e.residue) * static_cast<unsigned>(ranges)) >> bits);
+      by_range[r].push_back({e.residue, e.c, static_cast<uint8_t>(p)});
     }
+    std::vector<LevelEntry>().swap(level[p]);
   }
-  std::sort(odd.begin(), odd.end());
+  std::vector<size_t> sizes;
+  for (const auto& v : by_range) sizes.push_back(v.size());
+  RunTasks(LargestFirst(sizes), threads, [&](size_t r) {
+    std::sort(by_range[r].begin(), by_range[r].end(),
+              [](const Survivor& a, const Survivor& b) { return a.residue < b.residue; });
+  });
   auto sieve = std::shared_ptr<Sieve>(new Sieve());
   sieve->bits_ = bits;
-  sieve->residues_.reserve(odd.size());
-  sieve->c_.reserve(odd.size());
-  sieve->p_.reserve(odd.size());
-  for (const auto& [r, pc] : odd) {
-    sieve->residues_.push_back(r);
-    sieve->c_.push_back(pc.first);
-    sieve->p_.push_back(pc.second);
+  size_t count = 0;
+  for (const auto& v : by_range) count += v.size();
+  sieve->residues_.reserve(count);
+  sieve->c_.reserve(count);
+  sieve->p_.reserve(count);
+  for (const auto& v : by_range) {
+    for (const Survivor& e : v) {
+      sieve->residues_.push_back(e.residue);
+      sieve->c_.push_back(e.c);
+      sieve->p_.push_back(e.p);
+    }
   }
   *out = std::move(sieve);
   return Status::Ok();
@@ -171,16 +252,20 @@ OffsetTable::OffsetTable(std::shared_ptr<const Sieve> sieve, unsigned modulus)
   const unsigned block_mod = static_cast<unsigned>((Pow2(static_cast<unsigned>(sieve_->bits())) % modulus));
   variants_.resize(modulus);
   const auto& residues = sieve_->residues();
-  for (unsigned h = 0; h < modulus; ++h) {
+  // The variants are independent: one thread each (wide sieves: 0.49 s for the nine of a
+  // 26-bit sieve on one thread).
+  std::vector<size_t> order(modulus);
+  for (size_t h = 0; h < order.size(); ++h) order[h] = h;
+  RunTasks(order, residues.size() >= (size_t{1} << 16) ? ResolveThreadCount(0) : 1, [&](size_t h) {
     auto& v = variants_[h];
     for (size_t j = 0; j < residues.size(); ++j) {
-      const unsigned n_mod = (block_mod * h + static_cast<unsigned>(residues[j] % modulus)) % modulus;
+      const unsigned n_mod = (block_mod * static_cast<unsigned>(h) + static_cast<unsigned>(residues[j] % modulus)) % modulus;
       bool keep = true;
       if (modulus == 9) keep = !DelayOnlySkipsMod9(n_mod);
       if (modulus == 3) keep = !DelayOnlySkipsMod3(n_mod);
       if (keep) v.push_back(static_cast<uint32_t>(j));
     }
-  }
+  });
 }
 
 }  // namespace collatz

@@ -49,6 +49,29 @@ TEST(SieveTest, LiftingEqualsDirectDefinition) {
   }
 }
 
+// The levels are lifted and sorted on several threads (a bucket larger than an equal share
+// cut into ranges of c): any thread count gives the one sieve.
+TEST(SieveTest, ThreadCountsGiveTheSameSieve) {
+  for (int k : {12, 21}) {
+    std::shared_ptr<const Sieve> one, many;
+    ASSERT_TRUE(Sieve::Generate(k, &one, 1).ok());
+    for (int threads : {2, 3, 8, 64}) {
+      ASSERT_TRUE(Sieve::Generate(k, &many, threads).ok());
+      EXPECT_EQ(many->residues(), one->residues()) << "k=" << k << " threads " << threads;
+      EXPECT_EQ(many->c(), one->c()) << "k=" << k << " threads " << threads;
+      EXPECT_EQ(many->p(), one->p()) << "k=" << k << " threads " << threads;
+    }
+  }
+  // And the direct definition, on 8 threads.
+  std::shared_ptr<const Sieve> s;
+  ASSERT_TRUE(Sieve::Generate(17, &s, 8).ok());
+  std::vector<uint64_t> odd;
+  for (uint64_t r : DirectSieveSurvivors(17)) {
+    if (r & 1) odd.push_back(r);
+  }
+  EXPECT_EQ(s->residues(), odd);
+}
+
 TEST(SieveTest, KeepsTheSpecFractions) {
   auto s = Generated(19);
   const double odd_fraction = static_cast<double>(s->size()) / (1 << 19);
