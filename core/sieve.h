@@ -54,9 +54,9 @@ enum class Kinds { kDelay, kDelayAndClass };
 
 // Whether odd N may be skipped in a delay-only search: N = 2 (mod 3) (rule 2, i.e. 5 mod 6)
 // or N = 4 (mod 9) (its predecessor (8N-5)/9 < N reaches it in 5 steps). n_mod9 = N mod 9.
-inline bool DelayOnlySkipsMod9(unsigned n_mod9) { return n_mod9 == 2 || n_mod9 == 5 || n_mod9 == 8 || n_mod9 == 4; }
+constexpr bool DelayOnlySkipsMod9(unsigned n_mod9) { return n_mod9 == 2 || n_mod9 == 5 || n_mod9 == 8 || n_mod9 == 4; }
 // Rule 2 alone (the three mod-3 variants).
-inline bool DelayOnlySkipsMod3(unsigned n_mod3) { return n_mod3 == 2; }
+constexpr bool DelayOnlySkipsMod3(unsigned n_mod3) { return n_mod3 == 2; }
 
 // Sieve-offset table variants: for a base 2^k h, the odd survivors i such that
 // N = 2^k h + i is computed. In delay-only searches (N mod m) depends on (h mod m), so

@@ -107,7 +107,7 @@ Status BuildMaps(const std::vector<uint64_t>& odd_residues, int k, int L, int va
   indices[1] = index_b.get();
   // One sort of every lift serves every variant: a variant's runs are the full runs'
   // members it examines.
-  CUDA_TRY(gpu::LaunchJoinKeys(low_device.get(), low_count, k, L, -1, count, keys[0], indices[0], failed.get(), nullptr));
+  CUDA_TRY(gpu::LaunchJoinKeys(low_device.get(), low_count, k, L, count, keys[0], indices[0], failed.get(), nullptr));
   CUDA_TRY(gpu::SortJoinKeys(temp.get(), &temp_bytes, keys, indices, count, &sorted, nullptr));
   if (variants == 1) {
     CUDA_TRY(gpu::LaunchMarkJoinRuns(low_device.get(), low_count, k, keys[sorted], indices[sorted], count, map->get(),

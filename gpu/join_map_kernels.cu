@@ -3,6 +3,8 @@
 
 #include <cub/device/device_radix_sort.cuh>
 
+#include "core/sieve.h"
+
 namespace collatz::gpu {
 namespace {
 
@@ -12,23 +14,13 @@ __device__ __forceinline__ uint64_t Lift(const uint32_t* residues_k, uint32_t re
   return residues_k[i - b * residue_count] + (b << k);
 }
 
-__global__ void JoinKeysKernel(const uint32_t* residues_k, uint32_t residue_count, int k, int L, int h_mod9,
-                               uint64_t count, uint64_t* keys, uint32_t* indices, int* failed) {
-  // 2^L mod 9, so that N = 2^L H + r = 2^L h_mod9 + r (mod 9).
-  uint32_t pow2_mod9 = 1;
-  for (int j = 0; j < L; ++j) pow2_mod9 = pow2_mod9 * 2 % 9;
+__global__ void JoinKeysKernel(const uint32_t* residues_k, uint32_t residue_count, int k, int L, uint64_t count,
+                               uint64_t* keys, uint32_t* indices, int* failed) {
   for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < count;
        i += uint64_t{gridDim.x} * blockDim.x) {
     indices[i] = static_cast<uint32_t>(i);
     // T^L(r) < 2^34 (3/2)^34 < 2^54: 64 bits suffice.
     uint64_t v = Lift(residues_k, residue_count, k, i);
-    if (h_mod9 >= 0) {
-      const uint32_t n_mod9 = static_cast<uint32_t>((pow2_mod9 * static_cast<uint32_t>(h_mod9) + v % 9) % 9);
-      if (n_mod9 % 3 == 2 || n_mod9 == 4) {  // DelayOnlySkipsMod9
-        keys[i] = kJoinUnexaminedKey | i;
-        continue;
-      }
-    }
     uint32_t p = 0;
     for (int j = 0; j < L; ++j) {
       if (v & 1) {
@@ -56,10 +48,24 @@ __global__ void MarkJoinRunsKernel(const uint32_t* residues_k, uint32_t residue_
   }
 }
 
-// Whether the delay-only variant for H = h_mod9 examines N = 2^L H + r (DelayOnlySkipsMod9).
+// core's DelayOnlySkipsMod9 for n = 0 .. 8, a bit each.
+constexpr uint32_t DelaySkipMask() {
+  uint32_t mask = 0;
+  for (unsigned n = 0; n < 9; ++n) mask |= (DelayOnlySkipsMod9(n) ? 1u : 0u) << n;
+  return mask;
+}
+
+// 2^L mod 9, so that N = 2^L H + r = 2^L h_mod9 + r (mod 9).
+__device__ __forceinline__ uint32_t Pow2Mod9(int L) {
+  uint32_t pow2_mod9 = 1;
+  for (int j = 0; j < L; ++j) pow2_mod9 = pow2_mod9 * 2 % 9;
+  return pow2_mod9;
+}
+
+// Whether the delay-only variant for H = h_mod9 examines N = 2^L H + r.
 __device__ __forceinline__ bool DelayExamines(uint32_t pow2_mod9, uint32_t h_mod9, uint32_t r_mod9) {
-  const uint32_t n_mod9 = (pow2_mod9 * h_mod9 + r_mod9) % 9;
-  return !(n_mod9 % 3 == 2 || n_mod9 == 4);
+  constexpr uint32_t kSkips = DelaySkipMask();
+  return ((kSkips >> ((pow2_mod9 * h_mod9 + r_mod9) % 9)) & 1) == 0;
 }
 
 // All nine delay-only variants from one sort of every lift: a run's examined members in
@@ -68,8 +74,7 @@ __device__ __forceinline__ bool DelayExamines(uint32_t pow2_mod9, uint32_t h_mod
 __global__ void MarkDelayJoinRunsKernel(const uint32_t* residues_k, uint32_t residue_count, int k, int L,
                                         const uint64_t* keys, const uint32_t* indices, uint64_t count,
                                         uint8_t* maps, uint64_t map_bytes, int* failed) {
-  uint32_t pow2_mod9 = 1;
-  for (int j = 0; j < L; ++j) pow2_mod9 = pow2_mod9 * 2 % 9;
+  const uint32_t pow2_mod9 = Pow2Mod9(L);
   for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < count;
        i += uint64_t{gridDim.x} * blockDim.x) {
     if (i != 0 && keys[i] == keys[i - 1]) continue;
@@ -95,8 +100,7 @@ __global__ void MarkDelayJoinRunsKernel(const uint32_t* residues_k, uint32_t res
 // A lift that a variant does not examine is a run of its own there: 1 (never read).
 __global__ void MarkUnexaminedLiftsKernel(const uint32_t* residues_k, uint32_t residue_count, int k, int L,
                                           uint64_t count, uint8_t* maps, uint64_t map_bytes) {
-  uint32_t pow2_mod9 = 1;
-  for (int j = 0; j < L; ++j) pow2_mod9 = pow2_mod9 * 2 % 9;
+  const uint32_t pow2_mod9 = Pow2Mod9(L);
   for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < count;
        i += uint64_t{gridDim.x} * blockDim.x) {
     const uint64_t r = Lift(residues_k, residue_count, k, i);
@@ -114,14 +118,13 @@ int GridFor(uint64_t count) {
 
 }  // namespace
 
-cudaError_t LaunchJoinKeys(const uint32_t* residues_k, uint32_t residue_count, int k, int L, int h_mod9,
-                           uint64_t count, uint64_t* keys, uint32_t* indices, int* failed, cudaStream_t stream) {
-  if (residue_count == 0 || k < 1 || L > kMaxJoinBits || L < k || count > (uint64_t{1} << 32) || h_mod9 > 8) {
+cudaError_t LaunchJoinKeys(const uint32_t* residues_k, uint32_t residue_count, int k, int L, uint64_t count,
+                           uint64_t* keys, uint32_t* indices, int* failed, cudaStream_t stream) {
+  if (residue_count == 0 || k < 1 || L > kMaxJoinBits || L < k || count > (uint64_t{1} << 32)) {
     return cudaErrorInvalidValue;
   }
   (void)cudaGetLastError();
-  JoinKeysKernel<<<GridFor(count), 256, 0, stream>>>(residues_k, residue_count, k, L, h_mod9, count, keys, indices,
-                                                     failed);
+  JoinKeysKernel<<<GridFor(count), 256, 0, stream>>>(residues_k, residue_count, k, L, count, keys, indices, failed);
   return cudaGetLastError();
 }
 

@@ -20,17 +20,15 @@ constexpr int kJoinKeyBits = kJoinKeyCBits + 6;
 // (core/sieve.h, DelayOnlySkipsMod9), which depends on H mod 9: their maps come in
 // kJoinDelayVariants variants, one for each H mod 9.
 constexpr int kJoinDelayVariants = 9;
-// The key of a lift that variant's numbers never examine: unique (no p reaches 63), so such a
-// lift forms a run of its own and no examined lift joins it.
+// The host twin's key of a lift that variant's numbers never examine (BuildJoinMapOnHost):
+// unique (no p reaches 63), so such a lift forms a run of its own and no examined lift joins it.
 constexpr uint64_t kJoinUnexaminedKey = uint64_t{63} << kJoinKeyCBits;
 
 // The lifts: index i < count = residue_count << (L - k) stands for r = residues_k[i mod
 // residue_count] + (i / residue_count) 2^k, ascending in i when residues_k is. keys[i] =
 // its key, indices[i] = i. Sets *failed if a key would not fit (never, for L <= 34).
-// h_mod9 < 0: every lift is examined (delay+class units); else the delay-only variant for
-// H = h_mod9 (mod 9): an unexamined lift gets kJoinUnexaminedKey | i.
-cudaError_t LaunchJoinKeys(const uint32_t* residues_k, uint32_t residue_count, int k, int L, int h_mod9,
-                           uint64_t count, uint64_t* keys, uint32_t* indices, int* failed, cudaStream_t stream);
+cudaError_t LaunchJoinKeys(const uint32_t* residues_k, uint32_t residue_count, int k, int L, uint64_t count,
+                           uint64_t* keys, uint32_t* indices, int* failed, cudaStream_t stream);
 
 // Sorts (keys[0], indices[0]) by key, stably (the lifts of one key stay ascending), using
 // keys[1] and indices[1] as the second buffers (CUB's double buffers: no third copy);
@@ -46,7 +44,7 @@ cudaError_t LaunchMarkJoinRuns(const uint32_t* residues_k, uint32_t residue_coun
                                cudaStream_t stream);
 
 // The kJoinDelayVariants delay-only maps (map_bytes each, one after the other, zero before)
-// from one stable sort of every lift's key (LaunchJoinKeys with h_mod9 < 0): in variant t,
+// from one stable sort of every lift's key (LaunchJoinKeys): in variant t,
 // the first lift of a run that variant examines gets the count of the run's lifts it
 // examines (<= 255; else *failed = 1), and every lift it does not examine gets 1, as one
 // sort of the variant's own keys would give (nine sorts took 0.5 s at k = 19, L = 32).
