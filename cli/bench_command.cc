@@ -112,7 +112,12 @@ Status CheckSlice(const std::shared_ptr<const SearchTables>& tables, SearchEngin
   prefix.end = spec.begin + std::min(slice, spec.end - spec.begin);
   CpuEngineOptions options;
   options.threads = threads;
-  CpuEngine cpu(tables, options);
+  std::shared_ptr<const SearchTables> cpu_tables = tables;
+  if (cpu_tables->delay_offsets == nullptr) {  // tables built for the GPU: add the CPU's offset table
+    Status built = SearchTables::FromSieve(tables->sieve, kDefaultStepBits, kDefaultTailBits, &cpu_tables);
+    if (!built.ok()) return built;
+  }
+  CpuEngine cpu(cpu_tables, options);
   UnitResult want, got;
   const auto t0 = std::chrono::steady_clock::now();
   Status st = cpu.Search(prefix, &want);
@@ -218,10 +223,19 @@ int BenchCommand(const BenchArgs& args) {
   }
   const UnitSpec& spec = unit.spec;
 
-  const int sieve_bits = args.sieve_bits != 0 ? args.sieve_bits : engines::DefaultSieveBits(resolved);
+  // The width `run` takes for such a unit (a wide sieve where no record table is near).
+  const int sieve_bits = args.sieve_bits != 0 ? args.sieve_bits
+                                              : engines::SieveBitsForRun(resolved, kinds, spec.records_complete_below,
+                                                                         spec.begin, numbers);
   const auto t0 = std::chrono::steady_clock::now();
   std::shared_ptr<const SearchTables> tables;
-  if (!(st = engines::BuildSearchTables(args.sieve_file, sieve_bits, &tables)).ok()) return Failure(cmd, st);
+  if (args.sieve_file.empty() && resolved == engines::Backend::kGpu && sieve_bits > 22 &&
+      sieve_bits <= engines::kMaxGpuBuiltSieveBits) {
+    st = engines::BuildGpuSearchTables(0, sieve_bits, nullptr, &tables);
+  } else {
+    st = engines::BuildSearchTables(args.sieve_file, sieve_bits, &tables);
+  }
+  if (!st.ok()) return Failure(cmd, st);
   std::unique_ptr<SearchEngine> engine;
   if (!(st = engines::MakeEngine(resolved, tables, args.threads, &engine)).ok()) return Failure(cmd, st);
   const double build_seconds = SecondsSince(t0);

@@ -12,11 +12,14 @@
 #include "cli/stats_command.h"
 #include "core/unit_search.h"
 #include "engines/engine_factory.h"
+#include "engines/engine_factory.h"
 
 int main(int argc, char** argv) {
   collatz::engines::PrepareProcessForGpu();
   const std::string kSieveBitsHelp =
-      "Width k of the join sieve (default: " + std::to_string(collatz::kDefaultSieveBits) + ")";
+      "Width k of the join sieve (default: " + std::to_string(collatz::kDefaultSieveBits) + "; " +
+      std::to_string(collatz::engines::kFloorContextSieveBits) +
+      ", built on the GPU, for GPU delay-only work of 2^42 numbers or more without a record table near it)";
   using namespace collatz::cli;
   CLI::App app{"collatzctl: exact search for Collatz delay records and class records.\n"
                "Numbers may be written as decimal, 0x hex, 2^k, or sums/differences of those (2^60+2^40)."};

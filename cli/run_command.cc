@@ -202,11 +202,21 @@ int RunCommand(const RunArgs& args) {
   u128 searched = 0;
   if (!plan.empty()) {
     // 3. The engine and its tables, built only when there is work.
-    const int sieve_bits = tables_bits(resolved);
+    // Units without a record table near them (an empty database) take a wide sieve on the GPU.
+    const int sieve_bits = args.sieve_bits != 0 ? args.sieve_bits
+                                                : engines::SieveBitsForRun(resolved, kinds, merged.covered_prefix,
+                                                                           plan.front().begin, planned_numbers);
     const auto t0 = std::chrono::steady_clock::now();
     if (tables == nullptr && early_tables_built.valid()) {
       if (!(st = early_tables_built.get()).ok()) return Failure(cmd, st);
       if (sieve_bits == early_bits) tables = std::move(early_tables);
+    }
+    if (tables == nullptr && resolved == engines::Backend::kGpu && sieve_bits > 22 &&
+        sieve_bits <= engines::kMaxGpuBuiltSieveBits) {
+      // Seconds on the host, a fraction of one on the device; the step and tail tables are
+      // the early ones'.
+      st = engines::BuildGpuSearchTables(0, sieve_bits, early_tables != nullptr ? early_tables->delay : nullptr, &tables);
+      if (!st.ok()) return Failure(cmd, st);
     }
     if (tables == nullptr && !(st = engines::BuildSearchTables(args.sieve_file, sieve_bits, &tables)).ok()) {
       return Failure(cmd, st);

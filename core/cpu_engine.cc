@@ -25,6 +25,9 @@ Status CpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
                          const std::atomic<bool>* cancel) {
   Status st = ValidateUnitSpec(spec);
   if (!st.ok()) return st;
+  if (spec.kinds == Kinds::kDelay && tables_->delay_offsets == nullptr) {
+    return Status::FailedPrecondition("CPU engine: these search tables have no mod-9 offset table (GPU tables)");
+  }
   const EarlyTermination et(spec);
   const u128 total = spec.end - spec.begin;
   // Enough chunks for load balance, few enough that their results stay small.

@@ -7,6 +7,7 @@
 #include <thread>
 #include <utility>
 
+#include "core/parallel_chunks.h"
 #include "core/step_table.h"
 #include "core/thread_count.h"
 #include "core/u128.h"
@@ -179,17 +180,57 @@ Status Sieve::Generate(int bits, std::shared_ptr<const Sieve>* out, int threads)
   return Status::Ok();
 }
 
-Status Sieve::FromResidues(int bits, std::vector<uint64_t> residues, std::shared_ptr<const Sieve>* out) {
-  if (bits < kMinSieveBits || bits > kMaxSieveBits) {
-    return Status::InvalidArgument("sieve bits must be in 1.." + std::to_string(kMaxSieveBits));
-  }
+namespace {
+
+Status CheckResidueRange(int bits, const std::vector<uint64_t>& residues, size_t begin, size_t end) {
   const u128 limit = Pow2(static_cast<unsigned>(bits));
-  for (size_t j = 0; j < residues.size(); ++j) {
+  for (size_t j = begin; j < end; ++j) {
     const uint64_t r = residues[j];
     if ((r & 1) == 0) return Status::Corruption("sieve residue " + std::to_string(r) + " is even");
     if (r >= limit) return Status::Corruption("sieve residue " + std::to_string(r) + " is not below 2^" + std::to_string(bits));
     if (j > 0 && r <= residues[j - 1]) return Status::Corruption("sieve residues are not strictly ascending at index " + std::to_string(j));
   }
+  return Status::Ok();
+}
+
+// Odd, below 2^bits, strictly ascending; wide sieves (86M survivors at 30 bits) on all cores.
+Status CheckResidues(int bits, const std::vector<uint64_t>& residues) {
+  if (bits < kMinSieveBits || bits > kMaxSieveBits) {
+    return Status::InvalidArgument("sieve bits must be in 1.." + std::to_string(kMaxSieveBits));
+  }
+  const int chunks = residues.size() >= (size_t{1} << 20) ? ResolveThreadCount(0) : 1;
+  std::vector<Status> status(static_cast<size_t>(chunks));
+  ParallelChunks(residues.size(), chunks, [&](int c, size_t begin, size_t end) {
+    status[static_cast<size_t>(c)] = CheckResidueRange(bits, residues, begin, end);
+  });
+  for (const Status& st : status) {
+    if (!st.ok()) return st;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status Sieve::FromSteps(int bits, std::vector<uint64_t> residues, std::vector<uint64_t> c, std::vector<uint8_t> p,
+                        std::shared_ptr<const Sieve>* out) {
+  if (Status st = CheckResidues(bits, residues); !st.ok()) return st;
+  if (c.size() != residues.size() || p.size() != residues.size()) {
+    return Status::InvalidArgument("sieve: residues, c and p differ in length");
+  }
+  for (const uint8_t odd : p) {
+    if (odd > bits) return Status::Corruption("sieve: an odd-step count above the sieve's bits");
+  }
+  auto sieve = std::shared_ptr<Sieve>(new Sieve());
+  sieve->bits_ = bits;
+  sieve->residues_ = std::move(residues);
+  sieve->c_ = std::move(c);
+  sieve->p_ = std::move(p);
+  *out = std::move(sieve);
+  return Status::Ok();
+}
+
+Status Sieve::FromResidues(int bits, std::vector<uint64_t> residues, std::shared_ptr<const Sieve>* out) {
+  if (Status st = CheckResidues(bits, residues); !st.ok()) return st;
   auto sieve = std::shared_ptr<Sieve>(new Sieve());
   sieve->bits_ = bits;
   sieve->c_.resize(residues.size());

@@ -30,6 +30,11 @@ class Sieve {
   // Residues must be odd, ascending, unique and below 2^bits.
   static Status FromResidues(int bits, std::vector<uint64_t> residues, std::shared_ptr<const Sieve>* out);
 
+  // From odd residues and their (p, c) as a builder computed them (gpu/sieve_builder.h);
+  // checks the residues as FromResidues does, and p <= bits, but takes c as given.
+  static Status FromSteps(int bits, std::vector<uint64_t> residues, std::vector<uint64_t> c, std::vector<uint8_t> p,
+                          std::shared_ptr<const Sieve>* out);
+
   int bits() const { return bits_; }
   size_t size() const { return residues_.size(); }
   const std::vector<uint64_t>& residues() const { return residues_; }

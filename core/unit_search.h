@@ -26,6 +26,9 @@ struct SearchTables {
   std::shared_ptr<const Sieve> sieve;
   std::shared_ptr<const OffsetTable> delay_offsets;  // modulus 9 variants (delay-only)
   std::shared_ptr<const FastDelay> delay;
+  // The sieve's copy in an accelerator's memory when it was built there (gpu/device_sieve.h:
+  // core stays free of CUDA types), so that the engine does not upload it again; else null.
+  std::shared_ptr<const void> device_sieve;
 
   static Status Build(int sieve_bits, int step_bits, int tail_bits, std::shared_ptr<const SearchTables>* out);
   static Status FromSieve(std::shared_ptr<const Sieve> sieve, int step_bits, int tail_bits,

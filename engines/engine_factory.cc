@@ -5,6 +5,7 @@
 
 #if COLLATZ_WITH_GPU
 #include "gpu/gpu_engine.h"
+#include "gpu/sieve_builder.h"
 #endif
 
 namespace collatz::engines {
@@ -65,6 +66,27 @@ void PrepareProcessForGpu() {
 }
 
 int DefaultSieveBits(Backend) { return kDefaultSieveBits; }
+
+int SieveBitsForRun(Backend resolved, Kinds kinds, u128 complete_below, u128 first_begin, u128 numbers) {
+  const bool far_below = complete_below < (first_begin >> 16);
+  if (resolved == Backend::kGpu && kinds == Kinds::kDelay && far_below && numbers >= Pow2(42)) {
+    return kFloorContextSieveBits;
+  }
+  return DefaultSieveBits(resolved);
+}
+
+Status BuildGpuSearchTables(int device, int sieve_bits, std::shared_ptr<const FastDelay> delay,
+                            std::shared_ptr<const SearchTables>* out) {
+#if COLLATZ_WITH_GPU
+  return BuildDeviceSearchTables(device, sieve_bits, std::move(delay), out);
+#else
+  (void)device;
+  (void)sieve_bits;
+  (void)delay;
+  (void)out;
+  return Status::FailedPrecondition("this build has no CUDA engine");
+#endif
+}
 
 Status BuildSearchTables(const std::string& sieve_file, int sieve_bits, std::shared_ptr<const SearchTables>* out) {
   if (sieve_file.empty()) return SearchTables::Build(sieve_bits, kDefaultStepBits, kDefaultTailBits, out);

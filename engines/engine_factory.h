@@ -39,10 +39,28 @@ void PrepareProcessForGpu();
 // every backend).
 int DefaultSieveBits(Backend resolved);
 
+// Units whose record table ends 16 bits or more below them (an empty database: a provable
+// floor and the GPU engine's own table) walk every number the sieve keeps to its end, so a
+// wider sieve pays there: 2^66, 2^44 delay-only numbers on an H200, 1.211e12 numbers/s with
+// 19 bits, 1.341e12 with 28 (docs/PERFORMANCE.md, lever 90). Built on the device.
+constexpr int kFloorContextSieveBits = 28;
+
+// The sieve width of a run when --sieve-bits is not given: kFloorContextSieveBits for a GPU
+// delay-only run of at least 2^42 numbers from `first_begin` whose records are complete only
+// below `complete_below` (16 bits or more below), else DefaultSieveBits.
+int SieveBitsForRun(Backend resolved, Kinds kinds, u128 complete_below, u128 first_begin, u128 numbers);
+
 // The search tables: from a sieve file (collatz-sieve) when `sieve_file` is not empty
 // (its width wins), else a generated sieve of `sieve_bits`; core's default step and tail
 // tables.
 Status BuildSearchTables(const std::string& sieve_file, int sieve_bits, std::shared_ptr<const SearchTables>* out);
+
+// Tables for a GPU engine with a sieve of `sieve_bits` built on the device (more than 22:
+// seconds on the host), sharing `delay` (step and tail tables) when given. They lack the
+// host's mod-9 offset table, which only CPU engines read. FailedPrecondition without CUDA.
+constexpr int kMaxGpuBuiltSieveBits = 30;
+Status BuildGpuSearchTables(int device, int sieve_bits, std::shared_ptr<const FastDelay> delay,
+                            std::shared_ptr<const SearchTables>* out);
 
 // Builds the engine for a resolved backend. threads: CPU threads (0 = all cores);
 // gpu_device: the CUDA device of a kGpu engine; gpu_own_table_bits: B of the GPU engine's

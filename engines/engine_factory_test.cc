@@ -31,6 +31,20 @@ TEST(EngineFactory, TheDefaultWidthIsCoresConstant) {
   EXPECT_EQ(tables->sieve->bits(), kDefaultSieveBits);
 }
 
+// The wide sieve goes only to GPU delay-only work of 2^42 numbers or more whose records are
+// complete 16 bits or more below it (an empty database); everything else keeps the default.
+TEST(EngineFactory, RunsWithoutANearRecordTableTakeTheWideSieveOnTheGpu) {
+  const u128 at = Pow2(66), lots = Pow2(44);
+  EXPECT_EQ(SieveBitsForRun(Backend::kGpu, Kinds::kDelay, 1, at, lots), kFloorContextSieveBits);
+  EXPECT_EQ(SieveBitsForRun(Backend::kGpu, Kinds::kDelay, Pow2(49), at, lots), kFloorContextSieveBits);
+  EXPECT_EQ(SieveBitsForRun(Backend::kGpu, Kinds::kDelay, Pow2(50), at, lots), kDefaultSieveBits);  // a near table
+  EXPECT_EQ(SieveBitsForRun(Backend::kGpu, Kinds::kDelay, 1, at, Pow2(42) - 1), kDefaultSieveBits);  // too little work
+  EXPECT_EQ(SieveBitsForRun(Backend::kGpu, Kinds::kDelayAndClass, 1, at, lots), kDefaultSieveBits);
+  EXPECT_EQ(SieveBitsForRun(Backend::kCpu, Kinds::kDelay, 1, at, lots), kDefaultSieveBits);
+  EXPECT_EQ(SieveBitsForRun(Backend::kGpu, Kinds::kDelay, 1, 1, lots), kDefaultSieveBits);  // a run from 1
+  EXPECT_LE(kFloorContextSieveBits, kMaxGpuBuiltSieveBits);
+}
+
 TEST(EngineFactory, ASieveFileGivesTheSameTablesAsItsWidth) {
   const int bits = 12;
   std::shared_ptr<const SearchTables> generated;

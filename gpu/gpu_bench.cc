@@ -3,7 +3,7 @@
 // a frontier search would be: the published delay records below --at are imported as
 // trusted (floor, open holes and record table from ComputeLeaseContext).
 //
-//   gpu_bench --at 2^60 --numbers 2^40 --kinds delay [--sieve-bits 19] [--step-bits 19]
+//   gpu_bench --at 2^60 --numbers 2^40 --kinds delay [--sieve-bits 19 [--host-sieve]] [--step-bits 19]
 //             [--tail-bits 24] [--block-threads 256] [--no-et] [--baseline-numbers 2^28]
 //             [--verify-numbers 2^24] [--repeat 3] [--records path/delay_records.csv]
 //             [--global-steps] [--no-queue] [--queue-occupancy 1280] [--queue-block-threads 256] [--queue-columns 64]
@@ -30,9 +30,12 @@
 #include "core/bench_unit.h"
 #include "core/cpu_engine.h"
 #include "core/records_csv.h"
+#include "core/step_table.h"
+#include "core/tail_table.h"
 #include "core/unit_search.h"
 #include "gpu/gpu_baseline.h"
 #include "gpu/gpu_engine.h"
+#include "gpu/sieve_builder.h"
 
 namespace collatz {
 namespace {
@@ -40,6 +43,7 @@ namespace {
 struct Args {
   std::string at = "2^60", numbers = "2^36", kinds = "delay";
   int sieve_bits = 19;
+  bool host_sieve = false;
   GpuEngineOptions gpu;
   std::string baseline_numbers = "2^28";
   std::string verify_numbers = "0";
@@ -75,6 +79,7 @@ int Main(int argc, char** argv) {
     else if (key == "--numbers") a.numbers = value();
     else if (key == "--kinds") a.kinds = value();
     else if (key == "--sieve-bits") a.sieve_bits = std::stoi(value());
+    else if (key == "--host-sieve") a.host_sieve = true;
     else if (key == "--step-bits") a.gpu.step_bits = std::stoi(value());
     else if (key == "--tail-bits") a.gpu.tail_bits = std::stoi(value());
     else if (key == "--full-delay-tail-bits") a.gpu.full_delay_tail_bits = std::stoi(value());
@@ -129,8 +134,17 @@ int Main(int argc, char** argv) {
 
   auto t0 = std::chrono::steady_clock::now();
   std::shared_ptr<const SearchTables> tables;
-  Status st = SearchTables::Build(a.sieve_bits, 19, 20, &tables);
+  // Wide sieves are built on the device, as collatzctl builds them (--host-sieve: on the host).
+  Status st;
+  if (a.sieve_bits > 22 && !a.host_sieve) {
+    st = BuildDeviceSearchTables(a.gpu.device, a.sieve_bits,
+                                 std::make_shared<FastDelay>(std::make_shared<StepTable>(19), std::make_shared<TailTable>(20)),
+                                 &tables);
+  } else {
+    st = SearchTables::Build(a.sieve_bits, 19, 20, &tables);
+  }
   if (!st.ok()) return Fail(st.ToString());
+  const double sieve_seconds = Seconds(t0, std::chrono::steady_clock::now());
   std::unique_ptr<SearchEngine> engine;
   st = MakeGpuEngine(tables, a.gpu, &engine);
   if (!st.ok()) return Fail(st.ToString());
@@ -153,8 +167,10 @@ int Main(int argc, char** argv) {
     return Fail("--context must be trusted, floor or none");
   }
   const UnitSpec& spec = bench.spec;
-  std::printf("%s; sieve %d bits (%zu odd survivors), tables+engine %.2f s\n", engine->Describe().c_str(),
-              a.sieve_bits, tables->sieve->size(), Seconds(t0, t1));
+  std::printf("%s; sieve %d bits (%zu odd survivors) built on the %s in %.3f s, tables+engine %.2f s (engine: %s)\n",
+              engine->Describe().c_str(), a.sieve_bits, tables->sieve->size(),
+              a.sieve_bits > 22 && !a.host_sieve ? "device" : "host", sieve_seconds, Seconds(t0, t1),
+              engine->SetupNote().c_str());
   std::printf("unit [%s, %s) kinds %s floor %u open holes %zu (%zu closed by members) records %zu (complete below %s)\n",
               ToDecimal(spec.begin).c_str(), ToDecimal(spec.end).c_str(), a.kinds.c_str(), spec.floor,
               spec.open_holes.size(), bench.holes_closed_by_members, spec.known_records.size(),
@@ -163,7 +179,12 @@ int Main(int argc, char** argv) {
   if (verify_numbers > 0) {
     UnitSpec small = spec;
     small.end = spec.begin + verify_numbers;
-    CpuEngine cpu(tables, CpuEngineOptions{});
+    std::shared_ptr<const SearchTables> cpu_tables = tables;
+    if (cpu_tables->delay_offsets == nullptr) {  // device-built: the CPU engine's offset table too
+      st = SearchTables::FromSieve(tables->sieve, 19, 20, &cpu_tables);
+      if (!st.ok()) return Fail(st.ToString());
+    }
+    CpuEngine cpu(cpu_tables, CpuEngineOptions{});
     UnitResult want, got;
     auto v0 = std::chrono::steady_clock::now();
     st = cpu.Search(small, &want);

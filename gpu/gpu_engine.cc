@@ -26,10 +26,12 @@
 #include "core/step_table.h"
 #include "gpu/bound_table.h"
 #include "gpu/cuda_memory.h"
+#include "gpu/device_sieve.h"
 #include "gpu/fill_tail.h"
 #include "gpu/join_map.h"
 #include "gpu/join_map_kernels.h"
 #include "gpu/search_kernels.h"
+#include "gpu/sieve_cycle.h"
 #include "gpu/stop_tables.h"
 
 namespace collatz {
@@ -44,14 +46,6 @@ using gpu::StepEntry;
 
 
 
-// The sieve-offset entries of one cycle of `modulus` consecutive blocks, concatenated.
-struct SieveCycle {
-  unsigned modulus = 1;
-  uint64_t len = 0;                                 // entries per cycle
-  std::vector<uint64_t> prefix;                     // start of variant r in the cycle
-  std::vector<std::vector<uint64_t>> residues;      // residues of variant r, ascending
-  DeviceArray<SieveEntry> entries;
-};
 
 // One launch: positions [pos_begin, pos_end) counted from the start of cycle `cycle0`
 // (sieved), or of the first-block pattern sequence (first block).
@@ -230,9 +224,6 @@ class GpuEngine : public SearchEngine {
   }
 
  private:
-  // The host half of a sieve cycle (its entries to upload); no CUDA call, so that Init runs
-  // it beside the context's creation.
-  Status FillSieveCycle(unsigned modulus, SieveCycle* cycle, std::vector<SieveEntry>* entries) const;
   // Search for the unit as given.
   Status SearchUnit(const UnitSpec& spec, UnitResult* result, const ProgressFn& progress,
                     const std::atomic<bool>* cancel);
@@ -323,7 +314,9 @@ class GpuEngine : public SearchEngine {
   DeviceArray<ulonglong2> group_walk_stop_;
   SieveCycle class_cycle_, delay_cycle_;
   JoinMapState class_join_, delay_join_;
-  // EnsureSelfRecords: the records (ascending, from n = 1), complete below 2^self_record_bits_.
+  // EnsureSelfRecords: the records (ascending, from n = 1), complete below 2^self_record_bits_;
+  // with a sieve wider than kSelfRecordSieveBits from an engine of that width.
+  static constexpr int kSelfRecordSieveBits = kDefaultSieveBits;
   std::vector<Record> self_records_;
   int self_record_bits_ = 0;
   double self_records_seconds_ = 0;
@@ -339,42 +332,6 @@ class GpuEngine : public SearchEngine {
   GpuSearchStats stats_;
   bool device_set_ = false;
 };
-
-Status GpuEngine::FillSieveCycle(unsigned modulus, SieveCycle* cycle, std::vector<SieveEntry>* entries_out) const {
-  const Sieve& sieve = *tables_->sieve;
-  const int k = sieve.bits();
-  cycle->modulus = modulus;
-  cycle->prefix.assign(modulus + 1, 0);
-  cycle->residues.assign(modulus, {});
-  std::vector<SieveEntry> entries;
-  for (unsigned r = 0; r < modulus; ++r) {
-    std::vector<uint32_t> all;
-    const std::vector<uint32_t>* variant;
-    if (modulus == 1) {
-      all.resize(sieve.size());
-      for (size_t j = 0; j < all.size(); ++j) all[j] = static_cast<uint32_t>(j);
-      variant = &all;
-    } else {
-      if (tables_->delay_offsets == nullptr || tables_->delay_offsets->modulus() != modulus) {
-        return Status::InvalidArgument("GPU engine needs the modulus-9 offset table for delay-only searches");
-      }
-      variant = &tables_->delay_offsets->Variant(r);
-    }
-    cycle->prefix[r] = entries.size();
-    for (uint32_t j : *variant) {
-      const uint64_t res = sieve.residues()[j];
-      const uint32_t p = sieve.p()[j];
-      if (p > static_cast<uint32_t>(kMaxPow3)) return Status::Internal("sieve p out of range");
-      entries.push_back(SieveEntry{(static_cast<uint64_t>(r) << k) + res, sieve.c()[j], kPow3[p],
-                                   static_cast<uint32_t>(k) + p, 0});
-      cycle->residues[r].push_back(res);
-    }
-  }
-  cycle->prefix[modulus] = entries.size();
-  cycle->len = entries.size();
-  *entries_out = std::move(entries);
-  return Status::Ok();
-}
 
 Status GpuEngine::BuildTail(int T, DeviceArray<uint16_t>* tail) {
   const TailTable& host_tail = tables_->delay->tail();
@@ -489,7 +446,6 @@ Status GpuEngine::Init() {
   struct HostTables {
     std::vector<StepEntry> steps, walk_steps;
     std::vector<std::vector<uint64_t>> group_steps;  // by G
-    std::vector<SieveEntry> class_entries, delay_entries;
     Status status;
   };
   const bool groups = o.residue_groups && QueueAllowed();
@@ -508,8 +464,9 @@ Status GpuEngine::Init() {
       if (o.group_walk_step_bits > 0) h.walk_steps = gpu::MakeStepEntries(o.group_walk_step_bits);
       if (o.group_class_checks && o.group_ancestor_checks) AncestorOptions(0);  // its one-time search (ms)
     }
-    h.status = FillSieveCycle(1, &class_cycle_, &h.class_entries);
-    if (h.status.ok()) h.status = FillSieveCycle(9, &delay_cycle_, &h.delay_entries);
+    // The sieve cycles' host halves (no CUDA call) beside the context's creation.
+    h.status = class_cycle_.Plan(tables_->sieve, 1);
+    if (h.status.ok()) h.status = delay_cycle_.Plan(tables_->sieve, 9);
     return h;
   });
   // Each phase's seconds go to SetupNote: the fixed cost a short run pays (issue 23).
@@ -567,8 +524,17 @@ Status GpuEngine::Init() {
     if (!h.group_steps[g].empty()) STATUS_TRY(group_steps_[g].Upload(h.group_steps[g]));
   }
   if (!h.walk_steps.empty()) STATUS_TRY(walk_steps_.Upload(h.walk_steps));
-  STATUS_TRY(class_cycle_.entries.Upload(h.class_entries));
-  STATUS_TRY(delay_cycle_.entries.Upload(h.delay_entries));
+  {
+    // The builder's copy of the sieve if it is on this device (gpu/sieve_builder.h), else an upload.
+    const auto built = std::static_pointer_cast<const DeviceSieve>(tables_->device_sieve);
+    const bool reuse = built != nullptr && built->device == o.device && built->bits == k &&
+                       built->count == tables_->sieve->size();
+    DeviceSieve uploaded;
+    if (!reuse) STATUS_TRY(uploaded.Upload(*tables_->sieve));
+    const DeviceSieve& sieve = reuse ? *built : uploaded;
+    STATUS_TRY(class_cycle_.BuildEntries(sieve));
+    STATUS_TRY(delay_cycle_.BuildEntries(sieve));
+  }
   end_phase("uploads");
   STATUS_TRY(BuildTail(o.tail_bits, &tail_));
   end_phase("tail");
@@ -597,12 +563,10 @@ Status GpuEngine::Init() {
 u128 GpuEngine::SievedPosition(const SieveCycle& cycle, u128 q0, u128 x) const {
   const int k = tables_->sieve->bits();
   const u128 h = x >> k;
-  const u128 q = h / cycle.modulus;
-  const unsigned r = static_cast<unsigned>(h % cycle.modulus);
+  const u128 q = h / cycle.modulus();
+  const unsigned r = static_cast<unsigned>(h % cycle.modulus());
   const uint64_t low = static_cast<uint64_t>(x & (Pow2(static_cast<unsigned>(k)) - 1));
-  const auto& res = cycle.residues[r];
-  const uint64_t j = static_cast<uint64_t>(std::lower_bound(res.begin(), res.end(), low) - res.begin());
-  return (q - q0) * cycle.len + cycle.prefix[r] + j;
+  return (q - q0) * cycle.len() + cycle.VariantStart(r) + cycle.VariantEntriesBelow(r, low);
 }
 
 // The deepest automatic level of the delay-only maps (nine variants of 2^(L - 1) bytes).
@@ -733,18 +697,18 @@ Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
     const SieveCycle& cycle = spec_.kinds == Kinds::kDelay ? delay_cycle_ : class_cycle_;
     p.tables.stop_below = group_stop_below_.get();
     const int k = tables_->sieve->bits();
-    p.entries = cycle.entries.get();
-    p.cycle_stride = static_cast<uint64_t>(cycle.modulus) << k;
-    p.column_modulus = cycle.modulus;
+    p.entries = cycle.entries();
+    p.cycle_stride = static_cast<uint64_t>(cycle.modulus()) << k;
+    p.column_modulus = cycle.modulus();
     // Odd steps until the numbers' differences, 3^odd column_modulus times a power of 2,
     // are multiples of 9 and of 81.
-    const uint32_t modulus_threes = cycle.modulus % 9 == 0 ? 2 : cycle.modulus % 3 == 0 ? 1 : 0;
+    const uint32_t modulus_threes = cycle.modulus() % 9 == 0 ? 2 : cycle.modulus() % 3 == 0 ? 1 : 0;
     p.group_class_min_odd = options_.group_class_checks ? 2 - modulus_threes : gpu::kNoClassChecks;
     p.group_deep_min_odd = options_.group_class_checks && options_.group_ancestor_checks ? 4 - modulus_threes
                                                                                           : gpu::kNoClassChecks;
     p.ancestor_stop = group_ancestor_stop_.get();
     p.ancestor_stop_last = group_ancestor_stop_last_;
-    const u128 base = (job.cycle0 * cycle.modulus) << k;
+    const u128 base = (job.cycle0 * cycle.modulus()) << k;
     p.base_lo = Lo64(base);
     p.base_hi = Hi64(base);
     p.h_base_lo = Lo64(base >> k);
@@ -794,27 +758,27 @@ Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
   if (job.sieved) {
     const SieveCycle& cycle = spec_.kinds == Kinds::kDelay ? delay_cycle_ : class_cycle_;
     const int k = tables_->sieve->bits();
-    p.entries = cycle.entries.get();
-    p.cycle_len = static_cast<uint32_t>(cycle.len);
-    p.tiles_per_cycle = static_cast<uint32_t>((cycle.len + threads - 1) / threads);
-    p.cycle_stride = static_cast<uint64_t>(cycle.modulus) << k;
-    const u128 base = (job.cycle0 * cycle.modulus) << k;
+    p.entries = cycle.entries();
+    p.cycle_len = static_cast<uint32_t>(cycle.len());
+    p.tiles_per_cycle = static_cast<uint32_t>((cycle.len() + threads - 1) / threads);
+    p.cycle_stride = static_cast<uint64_t>(cycle.modulus()) << k;
+    const u128 base = (job.cycle0 * cycle.modulus()) << k;
     p.base_lo = Lo64(base);
     p.base_hi = Hi64(base);
     p.sieve_bits = k;
     const uint64_t first = job.pos_begin, last = job.pos_end - 1;
-    p.tile_begin = (first / cycle.len) * p.tiles_per_cycle + (first % cycle.len) / threads;
-    p.tile_end = (last / cycle.len) * p.tiles_per_cycle + (last % cycle.len) / threads + 1;
+    p.tile_begin = (first / cycle.len()) * p.tiles_per_cycle + (first % cycle.len()) / threads;
+    p.tile_end = (last / cycle.len()) * p.tiles_per_cycle + (last % cycle.len()) / threads + 1;
     p.first_tile_cycle = p.tile_begin / p.tiles_per_cycle;
     p.first_tile_rem = static_cast<uint32_t>(p.tile_begin % p.tiles_per_cycle);
     if (Queue()) {
       // Column tiles: 32 entries over column_cycles cycles (see LaunchParams).
-      const uint64_t first_cycle = first / cycle.len, last_cycle = last / cycle.len;
+      const uint64_t first_cycle = first / cycle.len(), last_cycle = last / cycle.len();
       const uint64_t columns = options_.queue_column_cycles;
       p.first_tile_cycle = first_cycle;
       p.last_cycle = last_cycle;
       p.column_cycles = static_cast<uint32_t>(columns);
-      p.column_modulus = cycle.modulus;
+      p.column_modulus = cycle.modulus();
       p.tile_begin = 0;
       p.tile_end = (last_cycle - first_cycle + columns) / columns * p.tiles_per_cycle;
     }
@@ -906,7 +870,7 @@ Status GpuEngine::Collect(Slot& slot, const Job& job, UnitResult* part, bool* re
     u128 base = 0;  // class_min holds N - base (GroupNumber and PositionNumber's rel)
     if (job.sieved || job.group) {
       const SieveCycle& cycle = class_cycle_;
-      base = (job.cycle0 * cycle.modulus) << tables_->sieve->bits();
+      base = (job.cycle0 * cycle.modulus()) << tables_->sieve->bits();
     }
     const unsigned long long* slots = slot.host_class_min.get();
     for (uint32_t d = 0; d < gpu::kClassSlots; ++d) {
@@ -995,6 +959,22 @@ Status GpuEngine::EnsureSelfRecords() {
   const int B = options_.self_record_bits;
   if (self_record_bits_ == B) return Status::Ok();
   const auto t0 = std::chrono::steady_clock::now();
+  if (tables_->sieve->bits() > kSelfRecordSieveBits) {
+    // A wide sieve's searches of small units are slow (few cycles, shallow groups: below
+    // 2^42 on an H200 0.68 s with 19 bits, 1.88 s with 28): the table comes from an engine of
+    // the default width, sharing this one's step and tail tables. The records are the same.
+    auto narrow = std::make_shared<SearchTables>();
+    STATUS_TRY(Sieve::Generate(kSelfRecordSieveBits, &narrow->sieve));
+    narrow->delay_offsets = std::make_shared<OffsetTable>(narrow->sieve, 9);
+    narrow->delay = tables_->delay;
+    GpuEngine child(narrow, options_);
+    STATUS_TRY(child.Init());
+    STATUS_TRY(child.EnsureSelfRecords());
+    self_records_ = child.self_records_;
+    self_record_bits_ = B;
+    self_records_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return Status::Ok();
+  }
   bootstrapping_ = true;
   std::vector<FinishedUnit> units;
   MergedRecords merged;
@@ -1084,11 +1064,11 @@ GpuEngine::CyclePlan GpuEngine::PlanCycles(const SieveCycle& cycle, const UnitSp
   const int k = tables_->sieve->bits();
   CyclePlan plan;
   plan.start = std::max(spec.begin, Pow2(static_cast<unsigned>(k)));
-  plan.q0 = (plan.start >> k) / cycle.modulus;
+  plan.q0 = (plan.start >> k) / cycle.modulus();
   plan.first = SievedPosition(cycle, plan.q0, plan.start);
   plan.last = SievedPosition(cycle, plan.q0, spec.end);
-  plan.full_begin = (plan.first + cycle.len - 1) / cycle.len;
-  plan.full_end = plan.last / cycle.len;
+  plan.full_begin = (plan.first + cycle.len() - 1) / cycle.len();
+  plan.full_end = plan.last / cycle.len();
   return plan;
 }
 
@@ -1108,7 +1088,7 @@ Status GpuEngine::Prepare(const UnitSpec& spec) {
   const bool classes = unit.kinds == Kinds::kDelayAndClass;
   const SieveCycle& cycle = classes ? class_cycle_ : delay_cycle_;
   const CyclePlan plan = PlanCycles(cycle, unit);
-  const int group_bits = UnitGroupBits(plan.whole_cycles(), plan.start, cycle.modulus, classes, ShallowTable(unit));
+  const int group_bits = UnitGroupBits(plan.whole_cycles(), plan.start, cycle.modulus(), classes, ShallowTable(unit));
   bool join_unit = false;
   return PrepareJoinMap(unit, JoinKind(unit), group_bits, &join_unit);
 }
@@ -1246,9 +1226,9 @@ Status GpuEngine::SearchUnit(const UnitSpec& spec, UnitResult* result, const Pro
     const CyclePlan plan = PlanCycles(cycle, spec);
     const u128 start = plan.start, q0 = plan.q0, first = plan.first, last = plan.last;
     // Keep N - base of every launch below 2^64.
-    const uint64_t stride = static_cast<uint64_t>(cycle.modulus) << k;
+    const uint64_t stride = static_cast<uint64_t>(cycle.modulus()) << k;
     const uint64_t max_cycles = (uint64_t{1} << 62) / stride;
-    const uint64_t limit = std::max<uint64_t>(1, std::min<u128>(per_launch, static_cast<u128>(max_cycles - 2) * cycle.len));
+    const uint64_t limit = std::max<uint64_t>(1, std::min<u128>(per_launch, static_cast<u128>(max_cycles - 2) * cycle.len()));
     if ((last - first) / limit > (static_cast<u128>(1) << 24)) {
       return Status::InvalidArgument("unit too large for one GPU search (more than 2^24 launches); split it");
     }
@@ -1260,35 +1240,35 @@ Status GpuEngine::SearchUnit(const UnitSpec& spec, UnitResult* result, const Pro
         Job j;
         j.sieved = true;
         j.join = groups_join;
-        j.cycle0 = q0 + at / cycle.len;
-        j.pos_begin = static_cast<uint64_t>(at % cycle.len);
+        j.cycle0 = q0 + at / cycle.len();
+        j.pos_begin = static_cast<uint64_t>(at % cycle.len());
         j.pos_end = j.pos_begin + n;
         jobs.push_back(j);
         at += n;
       }
     };
     const u128 full_begin = plan.full_begin, full_end = plan.full_end;
-    const int group_bits = UnitGroupBits(plan.whole_cycles(), start, cycle.modulus, classes, shallow_table);
+    const int group_bits = UnitGroupBits(plan.whole_cycles(), start, cycle.modulus(), classes, shallow_table);
     const int walk_bits = WalkStepBits();
     // Two table steps a walk round when every member is at least 2^(2S) after k + G steps.
     const int round_steps =
         group_bits != 0 && UsesTwoStepRounds() && GroupMembersReach(start, group_bits, 2 * walk_bits) ? 2 : 1;
     // Positions beside the groups follow the map in the walk queue's finishing path; the plain
     // kernel cannot, so a unit whose positions would take it runs without the map.
-    const bool positions_beside = first != full_begin * cycle.len || full_end * cycle.len != last;
+    const bool positions_beside = first != full_begin * cycle.len() || full_end * cycle.len() != last;
     STATUS_TRY(PrepareJoinMap(spec, join_kind, group_bits, &join_unit));
     groups_join = join_unit && (Queue() || !positions_beside);
     if (group_bits == 0) {
       position_jobs(first, last);
     } else {
-      position_jobs(first, full_begin * cycle.len);
+      position_jobs(first, full_begin * cycle.len());
       // Chunks of at most group_chunk_members members a group (and below 2^31 cycles: a
       // launch's positions are 32-bit); each launch takes whole entries over a chunk.
       const u128 chunk = std::min(static_cast<u128>(options_.group_chunk_members) << group_bits, u128{1} << 31);
       for (u128 c = full_begin; c < full_end; c += std::min(chunk, full_end - c)) {
         const uint32_t cycles = static_cast<uint32_t>(std::min(chunk, full_end - c));
         const uint64_t per = std::max<uint64_t>(1, std::min<uint64_t>(limit / cycles, (uint64_t{1} << 32) / cycles - 1));
-        for (uint64_t e = 0; e < cycle.len; e += std::min(per, cycle.len - e)) {
+        for (uint64_t e = 0; e < cycle.len(); e += std::min(per, cycle.len() - e)) {
           Job j;
           j.group = true;
           j.group_bits = group_bits;
@@ -1297,12 +1277,12 @@ Status GpuEngine::SearchUnit(const UnitSpec& spec, UnitResult* result, const Pro
           j.cycle0 = q0 + c;
           j.cycles = cycles;
           j.entry0 = static_cast<uint32_t>(e);
-          j.entries = static_cast<uint32_t>(std::min(per, cycle.len - e));
+          j.entries = static_cast<uint32_t>(std::min(per, cycle.len() - e));
           j.pos_end = static_cast<uint64_t>(j.entries) * cycles;
           jobs.push_back(j);
         }
       }
-      position_jobs(full_end * cycle.len, last);
+      position_jobs(full_end * cycle.len(), last);
     }
     total_positions += last - first;
   }

@@ -28,6 +28,7 @@
 #include "gpu/gpu_baseline.h"
 #include "gpu/join_map.h"
 #include "gpu/search_kernels.h"
+#include "gpu/sieve_builder.h"
 #include "gpu/stop_tables.h"
 
 namespace collatz {
@@ -1021,6 +1022,42 @@ TEST(GpuEngineTest, FullDelayGroupsMatchCpu) {
     const UnitResult r = GpuSearch(*engine, spec);
     EXPECT_NE(std::find(r.ladder.begin(), r.ladder.end(), rec), r.ladder.end()) << DescribeUnitResult(r);
   }
+}
+
+// A sieve wider than the default, built on the device (tables without the host's offset
+// table, as `collatzctl run` builds them for units without a record table near them), gives
+// the CPU engine's results on the same sieve; its own record table comes from an engine of
+// the default width (the same records).
+TEST(GpuEngineTest, DeviceBuiltWideSieveMatchesCpu) {
+  REQUIRE_GPU();
+  std::mt19937_64 rng(Seed() + 23);
+  SCOPED_TRACE("seed " + std::to_string(Seed()));
+  std::shared_ptr<const SearchTables> wide, cpu_tables;
+  ASSERT_TRUE(BuildDeviceSearchTables(0, 22, Tables()->delay, &wide).ok());
+  ASSERT_EQ(wide->delay_offsets, nullptr);
+  ASSERT_TRUE(SearchTables::FromSieve(wide->sieve, 19, 20, &cpu_tables).ok());
+  GpuEngineOptions o;
+  o.shallow_group_bits = o.group_bits = o.class_group_bits = o.unchecked_group_bits = 5;
+  o.group_min_members = o.class_group_min_members = 1;
+  o.self_record_bits = 32;
+  auto gpu = MakeGpu(o, wide);
+  std::vector<u128> centers;
+  for (const Record& r : PublishedRecords()) {
+    if (r.n > Pow2(50) && r.n % 2 == 1 && rng() % 8 == 0) centers.push_back(r.n);
+  }
+  centers.resize(std::min<size_t>(centers.size(), 3));
+  centers.push_back(Pow2(66) + rng() % Pow2(60));
+  for (u128 c : centers) {
+    const UnitSpec spec = FloorOnlySpec(c - Pow2(30), c + Pow2(30), Kinds::kDelay);  // 57 cycles
+    ExpectSameOnTables(*cpu_tables, *gpu, spec);
+    EXPECT_EQ(LastGpuSearchStats(*gpu).self_record_bits, 32) << ToDecimal(c);
+    EXPECT_GT(LastGpuSearchStats(*gpu).group_launches, 0u) << ToDecimal(c);
+  }
+  // The CPU engine cannot search delay-only units on these tables, and says so.
+  CpuEngine cpu(wide, CpuEngineOptions{});
+  UnitResult r;
+  EXPECT_EQ(cpu.Search(FloorOnlySpec(Pow2(40), Pow2(40) + 1000, Kinds::kDelay), &r).code(),
+            Status::Code::kFailedPrecondition);
 }
 
 // Units that hold no whole cycle of the sieve (9 2^k numbers in delay-only units, 2^k in

@@ -1,0 +1,29 @@
+// The k-bit join sieve built on the GPU: one radix sort of all 2^k residues' (p, c) keys
+// (gpu/sieve_kernels.h) gives the same sieve as Sieve::Generate, its CPU twin, in a fraction
+// of the time (wide sieves for units without a record table near them: docs/PERFORMANCE.md).
+#pragma once
+
+#include <memory>
+
+#include "core/delay.h"
+#include "core/sieve.h"
+#include "core/status.h"
+#include "core/unit_search.h"
+#include "gpu/device_sieve.h"
+
+namespace collatz {
+
+// Builds the sieve of `bits` (1 .. gpu::kMaxDeviceSieveBits) on the current device;
+// *on_device, if asked for, keeps its survivors there. Unavailable when the device lacks the
+// memory (about 25 bytes a residue for a moment).
+Status BuildSieveOnDevice(int bits, std::shared_ptr<const Sieve>* out,
+                          std::shared_ptr<DeviceSieve>* on_device = nullptr);
+
+// Search tables for the GPU engine with such a sieve, built on `device`: `delay` (the step
+// and tail tables) shared when given, else core's defaults; without the host's mod-9 offset
+// table (only the CPU engine reads it; SearchTables::FromSieve adds it), with the device's
+// copy of the sieve (SearchTables::device_sieve) for the engine's entries.
+Status BuildDeviceSearchTables(int device, int sieve_bits, std::shared_ptr<const FastDelay> delay,
+                               std::shared_ptr<const SearchTables>* out);
+
+}  // namespace collatz

@@ -1,0 +1,159 @@
+// Device side of the sieve builder (gpu/sieve_kernels.h): keys of all residues, a CUB radix
+// sort, the first of each run, a selection; and the search's entries of a sieve.
+#include "gpu/sieve_kernels.h"
+
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_select.cuh>
+#include <thrust/iterator/counting_iterator.h>
+
+namespace collatz::gpu {
+namespace {
+
+int GridFor(uint64_t count) {
+  const uint64_t blocks = (count + 255) / 256;
+  return static_cast<int>(blocks < 65536 ? (blocks == 0 ? 1 : blocks) : 65536);
+}
+
+// (p, c) of residue i after k T-steps: c = T^k(i) < 3^p (i < 2^k), in 64 bits for k <= 40.
+__device__ __forceinline__ uint64_t TSteps(uint64_t v, int k, uint32_t* p) {
+  uint32_t odd = 0;
+  for (int j = 0; j < k; ++j) {
+    if (v & 1) {
+      v += (v >> 1) + 1;  // (3v + 1) / 2
+      ++odd;
+    } else {
+      v >>= 1;
+    }
+  }
+  *p = odd;
+  return v;
+}
+
+__global__ void SieveKeysKernel(int k, int c_bits, uint64_t count, uint64_t* keys, uint32_t* residues) {
+  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < count;
+       i += uint64_t{gridDim.x} * blockDim.x) {
+    uint32_t p;
+    const uint64_t c = TSteps(i, k, &p);
+    keys[i] = (uint64_t{p} << c_bits) | c;
+    residues[i] = static_cast<uint32_t>(i);
+  }
+}
+
+__global__ void MarkSurvivorsKernel(const uint64_t* keys, const uint32_t* residues, uint64_t count, uint8_t* flags) {
+  for (uint64_t j = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; j < count;
+       j += uint64_t{gridDim.x} * blockDim.x) {
+    const uint32_t r = residues[j];
+    flags[r] = (r & 1) != 0 && (j == 0 || keys[j] != keys[j - 1]) ? 1 : 0;
+  }
+}
+
+__global__ void SieveStepsKernel(const uint64_t* survivors, uint32_t count, int k, uint64_t* c, uint8_t* p) {
+  for (uint64_t j = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; j < count;
+       j += uint64_t{gridDim.x} * blockDim.x) {
+    uint32_t odd;
+    c[j] = TSteps(survivors[j], k, &odd);
+    p[j] = static_cast<uint8_t>(odd);
+  }
+}
+
+// Whether survivor j's residue class mod `modulus` is one the variant keeps.
+struct KeptClass {
+  const uint64_t* residues;
+  unsigned modulus;
+  uint32_t kept_classes;
+  __device__ __forceinline__ bool operator()(uint32_t j) const {
+    return ((kept_classes >> static_cast<unsigned>(residues[j] % modulus)) & 1) != 0;
+  }
+};
+
+__global__ void FillEntriesKernel(const uint64_t* residues, const uint64_t* c, const uint8_t* p,
+                                  const uint32_t* selected, uint32_t selected_count, int k, unsigned variant,
+                                  SieveEntry* entries) {
+  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < selected_count;
+       i += uint64_t{gridDim.x} * blockDim.x) {
+    const uint32_t j = selected[i];
+    uint64_t pow3 = 1;
+    for (uint32_t s = 0; s < p[j]; ++s) pow3 *= 3;
+    entries[i] = SieveEntry{(uint64_t{variant} << k) + residues[j], c[j], pow3, static_cast<uint32_t>(k) + p[j], 0};
+  }
+}
+
+}  // namespace
+
+int SieveKeyCBits(int k) {
+  // 3^k < 2^(c bits): 1.585 k rounded up.
+  int bits = 0;
+  unsigned __int128 pow3 = 1;
+  for (int i = 0; i < k; ++i) pow3 *= 3;
+  while ((static_cast<unsigned __int128>(1) << bits) <= pow3) ++bits;
+  return bits;
+}
+
+int SieveKeyBits(int k) {
+  int p_bits = 0;
+  while ((1 << p_bits) <= k) ++p_bits;
+  return SieveKeyCBits(k) + p_bits;
+}
+
+cudaError_t LaunchSieveKeys(int k, uint64_t* keys, uint32_t* residues, cudaStream_t stream) {
+  if (k < 1 || k > kMaxDeviceSieveBits) return cudaErrorInvalidValue;
+  (void)cudaGetLastError();
+  const uint64_t count = uint64_t{1} << k;
+  SieveKeysKernel<<<GridFor(count), 256, 0, stream>>>(k, SieveKeyCBits(k), count, keys, residues);
+  return cudaGetLastError();
+}
+
+cudaError_t SortSieveKeys(void* temp, size_t* temp_bytes, uint64_t* keys[2], uint32_t* residues[2], int k,
+                          int* sorted, cudaStream_t stream) {
+  if (k < 1 || k > kMaxDeviceSieveBits) return cudaErrorInvalidValue;
+  cub::DoubleBuffer<uint64_t> key_buffers(keys[0], keys[1]);
+  cub::DoubleBuffer<uint32_t> residue_buffers(residues[0], residues[1]);
+  // LSD radix sort: stable, so the residues of one key stay ascending.
+  const cudaError_t e = cub::DeviceRadixSort::SortPairs(temp, *temp_bytes, key_buffers, residue_buffers,
+                                                        static_cast<int>(uint64_t{1} << k), 0, SieveKeyBits(k), stream);
+  *sorted = key_buffers.selector;
+  return e;
+}
+
+cudaError_t LaunchMarkSieveSurvivors(const uint64_t* keys, const uint32_t* residues, int k, uint8_t* flags,
+                                     cudaStream_t stream) {
+  if (k < 1 || k > kMaxDeviceSieveBits) return cudaErrorInvalidValue;
+  (void)cudaGetLastError();
+  const uint64_t count = uint64_t{1} << k;
+  MarkSurvivorsKernel<<<GridFor(count), 256, 0, stream>>>(keys, residues, count, flags);
+  return cudaGetLastError();
+}
+
+cudaError_t SelectSieveSurvivors(void* temp, size_t* temp_bytes, const uint8_t* flags, int k, uint64_t* survivors,
+                                 uint32_t* count, cudaStream_t stream) {
+  if (k < 1 || k > kMaxDeviceSieveBits) return cudaErrorInvalidValue;
+  return cub::DeviceSelect::Flagged(temp, *temp_bytes, thrust::counting_iterator<uint64_t>(0), flags, survivors, count,
+                                    static_cast<int>(uint64_t{1} << k), stream);
+}
+
+cudaError_t LaunchSieveSteps(const uint64_t* survivors, uint32_t count, int k, uint64_t* c, uint8_t* p,
+                             cudaStream_t stream) {
+  if (k < 1 || k > 40) return cudaErrorInvalidValue;
+  (void)cudaGetLastError();
+  SieveStepsKernel<<<GridFor(count), 256, 0, stream>>>(survivors, count, k, c, p);
+  return cudaGetLastError();
+}
+
+cudaError_t SelectVariant(void* temp, size_t* temp_bytes, const uint64_t* residues, uint32_t count, unsigned modulus,
+                          uint32_t kept_classes, uint32_t* selected, uint32_t* selected_count, cudaStream_t stream) {
+  if (modulus == 0 || modulus > 32 || count > static_cast<uint32_t>(INT32_MAX)) return cudaErrorInvalidValue;
+  return cub::DeviceSelect::If(temp, *temp_bytes, thrust::counting_iterator<uint32_t>(0), selected, selected_count,
+                               static_cast<int>(count), KeptClass{residues, modulus, kept_classes}, stream);
+}
+
+cudaError_t LaunchFillSieveEntries(const uint64_t* residues, const uint64_t* c, const uint8_t* p,
+                                   const uint32_t* selected, uint32_t selected_count, int k, unsigned variant,
+                                   SieveEntry* entries, cudaStream_t stream) {
+  if (k < 1 || k > 40) return cudaErrorInvalidValue;
+  (void)cudaGetLastError();
+  FillEntriesKernel<<<GridFor(selected_count), 256, 0, stream>>>(residues, c, p, selected, selected_count, k, variant,
+                                                                 entries);
+  return cudaGetLastError();
+}
+
+}  // namespace collatz::gpu
