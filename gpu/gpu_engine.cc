@@ -619,7 +619,14 @@ Status GpuEngine::EnsureJoinMap(Kinds kinds, int group_level, bool* ready) {
 int GpuEngine::UnitGroupBits(u128 cycles, u128 start, unsigned modulus, bool classes, bool shallow_table) const {
   if (!Groups() || cycles == 0) return 0;
   const int walk_bits = WalkStepBits();
-  const int widest = shallow_table ? options_.shallow_group_bits : classes ? options_.class_group_bits : options_.group_bits;
+  int widest = shallow_table ? options_.shallow_group_bits : classes ? options_.class_group_bits : options_.group_bits;
+  if (shallow_table && !classes) {
+    // Nothing stops inside a shallow unit's shared steps: a deeper group only reaches a
+    // deeper join map, so these take the least G whose k + G reaches the deepest automatic
+    // map (2^66, 2^44 numbers, H200, 28-bit sieve: G = 8 / 7 / 6 / 5 gave 1.339 / 1.402 /
+    // 1.439 / 1.455e12 numbers/s; 19 bits: 14, as before).
+    widest = std::min(widest, std::max(5, kMaxAutoDelayJoinBits - tables_->sieve->bits()));
+  }
   for (const int min_members : {classes ? options_.class_group_min_members : options_.group_min_members,
                                 options_.group_min_members}) {
     for (int g = widest; g >= 5; --g) {

@@ -92,7 +92,8 @@ struct GpuEngineOptions {
   // own): nothing stops inside the shared steps, but a deeper group reaches a deeper join map
   // (its level is k + G of the first unit that builds it, up to 33 for delay-only units): 2^66,
   // 2^44 numbers, own table below 2^42, H200: 1.173e12 at G = 13 (map 32 bits), 1.211e12 at
-  // 14 (33 bits), 1.190e12 at 15, 1.148e12 at 16 (both 33 bits).
+  // 14 (33 bits), 1.190e12 at 15, 1.148e12 at 16 (both 33 bits). Delay-only ones take no
+  // more than k + G = 33 needs (at least 5): 5 with a 28-bit sieve (UnitGroupBits).
   int shallow_group_bits = 14;
   // In units whose table reaches near them, groups deeper than this pay only with the checks
   // inside their shared steps, so they need deep_group_min_members members (2^66, 2^41

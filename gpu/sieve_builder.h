@@ -1,5 +1,6 @@
-// The k-bit join sieve built on the GPU: one radix sort of all 2^k residues' (p, c) keys
-// (gpu/sieve_kernels.h) gives the same sieve as Sieve::Generate, its CPU twin, in a fraction
+// The k-bit join sieve built on the GPU: a radix sort of every candidate residue's (p, c) key
+// (all 2^k residues up to 20 bits, above that the lifts of the survivors 5 bits below:
+// gpu/sieve_kernels.h) gives the same sieve as Sieve::Generate, its CPU twin, in a fraction
 // of the time (wide sieves for units without a record table near them: docs/PERFORMANCE.md).
 #pragma once
 
@@ -15,7 +16,7 @@ namespace collatz {
 
 // Builds the sieve of `bits` (1 .. gpu::kMaxDeviceSieveBits) on the current device;
 // *on_device, if asked for, keeps its survivors there. Unavailable when the device lacks the
-// memory (about 25 bytes a residue for a moment).
+// memory (about 33 bytes a candidate for a moment).
 Status BuildSieveOnDevice(int bits, std::shared_ptr<const Sieve>* out,
                           std::shared_ptr<DeviceSieve>* on_device = nullptr);
 

@@ -29,21 +29,36 @@ __device__ __forceinline__ uint64_t TSteps(uint64_t v, int k, uint32_t* p) {
   return v;
 }
 
-__global__ void SieveKeysKernel(int k, int c_bits, uint64_t count, uint64_t* keys, uint32_t* residues) {
-  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < count;
-       i += uint64_t{gridDim.x} * blockDim.x) {
+__device__ __forceinline__ uint64_t CandidateResidue(const SieveCandidates& c, uint64_t t) {
+  if (c.base == nullptr) return t;
+  const uint64_t b = t / c.base_count;
+  return c.base[t - b * c.base_count] + (b << c.m);
+}
+
+__global__ void SieveKeysKernel(SieveCandidates candidates, int k, int c_bits, uint64_t* keys, uint32_t* values) {
+  for (uint64_t t = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; t < candidates.count;
+       t += uint64_t{gridDim.x} * blockDim.x) {
     uint32_t p;
-    const uint64_t c = TSteps(i, k, &p);
-    keys[i] = (uint64_t{p} << c_bits) | c;
-    residues[i] = static_cast<uint32_t>(i);
+    const uint64_t c = TSteps(CandidateResidue(candidates, t), k, &p);
+    keys[t] = (uint64_t{p} << c_bits) | c;
+    values[t] = static_cast<uint32_t>(t);
   }
 }
 
-__global__ void MarkSurvivorsKernel(const uint64_t* keys, const uint32_t* residues, uint64_t count, uint8_t* flags) {
-  for (uint64_t j = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; j < count;
+__global__ void MarkSurvivorsKernel(SieveCandidates candidates, const uint64_t* keys, const uint32_t* values,
+                                    bool odd_only, uint8_t* flags) {
+  for (uint64_t j = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; j < candidates.count;
        j += uint64_t{gridDim.x} * blockDim.x) {
-    const uint32_t r = residues[j];
-    flags[r] = (r & 1) != 0 && (j == 0 || keys[j] != keys[j - 1]) ? 1 : 0;
+    const uint32_t t = values[j];
+    const bool first = j == 0 || keys[j] != keys[j - 1];
+    flags[t] = first && (!odd_only || (CandidateResidue(candidates, t) & 1) != 0) ? 1 : 0;
+  }
+}
+
+// The flagged candidates (t, ascending) to their residues, in place.
+__global__ void CandidateResiduesKernel(SieveCandidates candidates, const uint32_t* count, uint64_t* list) {
+  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < *count; i += uint64_t{gridDim.x} * blockDim.x) {
+    list[i] = CandidateResidue(candidates, list[i]);
   }
 }
 
@@ -95,40 +110,48 @@ int SieveKeyBits(int k) {
   return SieveKeyCBits(k) + p_bits;
 }
 
-cudaError_t LaunchSieveKeys(int k, uint64_t* keys, uint32_t* residues, cudaStream_t stream) {
-  if (k < 1 || k > kMaxDeviceSieveBits) return cudaErrorInvalidValue;
+static bool CandidatesFit(const SieveCandidates& c, int k) {
+  return k >= 1 && k <= kMaxDeviceSieveBits && c.count > 0 && c.count <= static_cast<uint64_t>(INT32_MAX) &&
+         (c.base == nullptr ? c.count == (uint64_t{1} << k)
+                            : c.m >= 1 && c.m < k && c.base_count > 0 && c.count == uint64_t{c.base_count} << (k - c.m));
+}
+
+cudaError_t LaunchSieveKeys(const SieveCandidates& candidates, int k, uint64_t* keys, uint32_t* values,
+                            cudaStream_t stream) {
+  if (!CandidatesFit(candidates, k)) return cudaErrorInvalidValue;
   (void)cudaGetLastError();
-  const uint64_t count = uint64_t{1} << k;
-  SieveKeysKernel<<<GridFor(count), 256, 0, stream>>>(k, SieveKeyCBits(k), count, keys, residues);
+  SieveKeysKernel<<<GridFor(candidates.count), 256, 0, stream>>>(candidates, k, SieveKeyCBits(k), keys, values);
   return cudaGetLastError();
 }
 
-cudaError_t SortSieveKeys(void* temp, size_t* temp_bytes, uint64_t* keys[2], uint32_t* residues[2], int k,
-                          int* sorted, cudaStream_t stream) {
-  if (k < 1 || k > kMaxDeviceSieveBits) return cudaErrorInvalidValue;
+cudaError_t SortSieveKeys(void* temp, size_t* temp_bytes, uint64_t* keys[2], uint32_t* values[2], uint64_t count,
+                          int k, int* sorted, cudaStream_t stream) {
+  if (k < 1 || k > kMaxDeviceSieveBits || count > static_cast<uint64_t>(INT32_MAX)) return cudaErrorInvalidValue;
   cub::DoubleBuffer<uint64_t> key_buffers(keys[0], keys[1]);
-  cub::DoubleBuffer<uint32_t> residue_buffers(residues[0], residues[1]);
-  // LSD radix sort: stable, so the residues of one key stay ascending.
-  const cudaError_t e = cub::DeviceRadixSort::SortPairs(temp, *temp_bytes, key_buffers, residue_buffers,
-                                                        static_cast<int>(uint64_t{1} << k), 0, SieveKeyBits(k), stream);
+  cub::DoubleBuffer<uint32_t> value_buffers(values[0], values[1]);
+  // LSD radix sort: stable, so the candidates of one key stay ascending.
+  const cudaError_t e = cub::DeviceRadixSort::SortPairs(temp, *temp_bytes, key_buffers, value_buffers,
+                                                        static_cast<int>(count), 0, SieveKeyBits(k), stream);
   *sorted = key_buffers.selector;
   return e;
 }
 
-cudaError_t LaunchMarkSieveSurvivors(const uint64_t* keys, const uint32_t* residues, int k, uint8_t* flags,
-                                     cudaStream_t stream) {
-  if (k < 1 || k > kMaxDeviceSieveBits) return cudaErrorInvalidValue;
+cudaError_t LaunchMarkSieveSurvivors(const SieveCandidates& candidates, const uint64_t* keys, const uint32_t* values,
+                                     bool odd_only, uint8_t* flags, cudaStream_t stream) {
+  if (candidates.count == 0 || candidates.count > static_cast<uint64_t>(INT32_MAX)) return cudaErrorInvalidValue;
   (void)cudaGetLastError();
-  const uint64_t count = uint64_t{1} << k;
-  MarkSurvivorsKernel<<<GridFor(count), 256, 0, stream>>>(keys, residues, count, flags);
+  MarkSurvivorsKernel<<<GridFor(candidates.count), 256, 0, stream>>>(candidates, keys, values, odd_only, flags);
   return cudaGetLastError();
 }
 
-cudaError_t SelectSieveSurvivors(void* temp, size_t* temp_bytes, const uint8_t* flags, int k, uint64_t* survivors,
-                                 uint32_t* count, cudaStream_t stream) {
-  if (k < 1 || k > kMaxDeviceSieveBits) return cudaErrorInvalidValue;
-  return cub::DeviceSelect::Flagged(temp, *temp_bytes, thrust::counting_iterator<uint64_t>(0), flags, survivors, count,
-                                    static_cast<int>(uint64_t{1} << k), stream);
+cudaError_t SelectSieveSurvivors(void* temp, size_t* temp_bytes, const SieveCandidates& candidates,
+                                 const uint8_t* flags, uint64_t* survivors, uint32_t* count, cudaStream_t stream) {
+  if (candidates.count == 0 || candidates.count > static_cast<uint64_t>(INT32_MAX)) return cudaErrorInvalidValue;
+  cudaError_t e = cub::DeviceSelect::Flagged(temp, *temp_bytes, thrust::counting_iterator<uint64_t>(0), flags,
+                                             survivors, count, static_cast<int>(candidates.count), stream);
+  if (e != cudaSuccess || temp == nullptr) return e;
+  CandidateResiduesKernel<<<GridFor(candidates.count), 256, 0, stream>>>(candidates, count, survivors);
+  return cudaGetLastError();
 }
 
 cudaError_t LaunchSieveSteps(const uint64_t* survivors, uint32_t count, int k, uint64_t* c, uint8_t* p,

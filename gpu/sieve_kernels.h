@@ -20,23 +20,37 @@ constexpr int kMaxDeviceSieveBits = 30;
 int SieveKeyCBits(int k);
 int SieveKeyBits(int k);
 
-// keys[i] = the key of residue i, residues[i] = i, for every i < 2^k.
-cudaError_t LaunchSieveKeys(int k, uint64_t* keys, uint32_t* residues, cudaStream_t stream);
+// The candidates of a k-bit sieve: every residue below 2^k (base == nullptr), or the lifts
+// of the survivors (odd and even) of a level m < k: t < count = base_count 2^(k - m) stands
+// for r = base[t mod base_count] + (t / base_count) 2^m, ascending in t (base ascends). A
+// residue that is not the smallest of its (p, c) group at level m has a smaller twin at every
+// level above, and so do its lifts, while the smallest of a level-k group is always a lift of
+// a level-m survivor: the candidates' runs keep the same first members.
+struct SieveCandidates {
+  const uint64_t* base = nullptr;
+  uint32_t base_count = 0;
+  int m = 0;
+  uint64_t count = 0;
+};
 
-// Sorts (keys[0], residues[0]) by key, stably (the residues of one key stay ascending), with
-// keys[1] and residues[1] as CUB's second buffers; *sorted says which holds the result.
+// keys[t] = the key at level k of candidate t, values[t] = t.
+cudaError_t LaunchSieveKeys(const SieveCandidates& candidates, int k, uint64_t* keys, uint32_t* values,
+                            cudaStream_t stream);
+
+// Sorts (keys[0], values[0]) by key, stably (a key's candidates stay ascending), with
+// keys[1] and values[1] as CUB's second buffers; *sorted says which holds the result.
 // temp == nullptr: *temp_bytes gets the scratch size.
-cudaError_t SortSieveKeys(void* temp, size_t* temp_bytes, uint64_t* keys[2], uint32_t* residues[2], int k,
-                          int* sorted, cudaStream_t stream);
+cudaError_t SortSieveKeys(void* temp, size_t* temp_bytes, uint64_t* keys[2], uint32_t* values[2], uint64_t count,
+                          int k, int* sorted, cudaStream_t stream);
 
-// flags[i] = 1 for the odd residues i that come first in their run of equal keys (the
-// smallest of their (p, c) group), 0 for the rest; flags has 2^k entries.
-cudaError_t LaunchMarkSieveSurvivors(const uint64_t* keys, const uint32_t* residues, int k, uint8_t* flags,
-                                     cudaStream_t stream);
+// flags[t] = 1 for the candidates t that come first in their run of equal keys (the smallest
+// of their (p, c) group; with odd_only, only the odd ones), 0 for the rest.
+cudaError_t LaunchMarkSieveSurvivors(const SieveCandidates& candidates, const uint64_t* keys, const uint32_t* values,
+                                     bool odd_only, uint8_t* flags, cudaStream_t stream);
 
-// survivors = the flagged residues, ascending; *count (device) their number.
-cudaError_t SelectSieveSurvivors(void* temp, size_t* temp_bytes, const uint8_t* flags, int k, uint64_t* survivors,
-                                 uint32_t* count, cudaStream_t stream);
+// survivors = the flagged candidates' residues, ascending; *count (device) their number.
+cudaError_t SelectSieveSurvivors(void* temp, size_t* temp_bytes, const SieveCandidates& candidates,
+                                 const uint8_t* flags, uint64_t* survivors, uint32_t* count, cudaStream_t stream);
 
 // c[j], p[j] of survivors[j] after k T-steps.
 cudaError_t LaunchSieveSteps(const uint64_t* survivors, uint32_t count, int k, uint64_t* c, uint8_t* p,
