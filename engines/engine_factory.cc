@@ -6,6 +6,8 @@
 #if COLLATZ_WITH_GPU
 #include "gpu/gpu_engine.h"
 #include "gpu/sieve_builder.h"
+#include "gpu/sieve_kernels.h"
+static_assert(collatz::engines::kMaxGpuBuiltSieveBits == collatz::gpu::kMaxDeviceSieveBits);
 #endif
 
 namespace collatz::engines {

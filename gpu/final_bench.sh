@@ -75,3 +75,8 @@ run --at 2^66 --numbers 2^46 --kinds delay --no-group-half-checks --baseline-num
 # and the 33-bit delay join map, against session 19's 13-bit groups and 32-bit map.
 run --context floor --at 2^66 --numbers 2^44 --kinds delay --baseline-numbers 0 --verify-numbers 2^28
 run --context floor --at 2^66 --numbers 2^44 --kinds delay --shallow-group-bits 13 --join-map-bits 32 --baseline-numbers 0
+# Session 21 (levers 90-91): the same unit with the 28-bit sieve that collatzctl takes for it,
+# built on the device, and 5-bit groups; and delay+class units of 2^46 with a 25-bit sieve
+# (measured, not a default: a fleet's sieve width is one for every kind).
+run --context floor --at 2^66 --numbers 2^44 --kinds delay --sieve-bits 28 --baseline-numbers 0 --verify-numbers 2^28
+run --at 2^66 --numbers 2^46 --kinds delay,class --sieve-bits 25 --baseline-numbers 0 --repeat 1

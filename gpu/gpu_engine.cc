@@ -970,17 +970,19 @@ Status GpuEngine::EnsureSelfRecords() {
     // A wide sieve's searches of small units are slow (few cycles, shallow groups: below
     // 2^42 on an H200 0.68 s with 19 bits, 1.88 s with 28): the table comes from an engine of
     // the default width, sharing this one's step and tail tables. The records are the same.
+    // If that engine cannot be had (memory), this one searches as below.
     auto narrow = std::make_shared<SearchTables>();
     STATUS_TRY(Sieve::Generate(kSelfRecordSieveBits, &narrow->sieve));
     narrow->delay_offsets = std::make_shared<OffsetTable>(narrow->sieve, 9);
     narrow->delay = tables_->delay;
     GpuEngine child(narrow, options_);
-    STATUS_TRY(child.Init());
-    STATUS_TRY(child.EnsureSelfRecords());
-    self_records_ = child.self_records_;
-    self_record_bits_ = B;
-    self_records_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    return Status::Ok();
+    if (child.Init().ok() && child.EnsureSelfRecords().ok()) {
+      self_records_ = child.self_records_;
+      self_record_bits_ = B;
+      self_records_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      return Status::Ok();
+    }
+    CUDA_TRY(cudaSetDevice(options_.device));
   }
   bootstrapping_ = true;
   std::vector<FinishedUnit> units;
