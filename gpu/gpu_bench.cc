@@ -13,6 +13,7 @@
 //             [--context trusted|floor|none] [--full-delay-tail-bits 32] [--no-delay-join-map]
 //             [--self-record-bits 40] [--group-bits 16 (delay-only and class units)]
 //             [--shallow-group-bits 14 (units whose table ends far below)] [--unchecked-group-bits 13] [--group-min-members 16]
+//             [--deep-group-min-members 64 (class units: 256)]
 //             [--group-chunk-members 256] [--no-group-class-checks] [--no-group-ancestor-checks]
 //             [--no-group-half-checks]
 //             [--narrow-walk-max-bits 76 (0: the three-limb pair step everywhere)]
@@ -101,6 +102,7 @@ int Main(int argc, char** argv) {
     else if (key == "--group-bits") a.gpu.group_bits = a.gpu.class_group_bits = std::stoi(value());
     else if (key == "--shallow-group-bits") a.gpu.shallow_group_bits = std::stoi(value());
     else if (key == "--unchecked-group-bits") a.gpu.unchecked_group_bits = std::stoi(value());
+    else if (key == "--deep-group-min-members") a.gpu.deep_group_min_members = a.gpu.class_deep_group_min_members = std::stoi(value());
     else if (key == "--group-min-members") a.gpu.group_min_members = a.gpu.class_group_min_members = std::stoi(value());
     else if (key == "--no-group-class-checks") a.gpu.group_class_checks = false;
     else if (key == "--no-group-ancestor-checks") a.gpu.group_ancestor_checks = false;
