@@ -8,6 +8,7 @@
 #include "core/step_table.h"
 #include "core/u128.h"
 #include "gpu/join_map_kernels.h"
+#include "gpu/sort_buffers.h"
 
 namespace collatz {
 namespace {
@@ -71,14 +72,15 @@ Status BuildMaps(const std::vector<uint64_t>& odd_residues, int k, int L, int va
   if (k > 32) return Status::InvalidArgument("join map needs k <= 32");
   if (variants != 1 && variants != gpu::kJoinDelayVariants) return Status::InvalidArgument("join map variants");
   std::vector<uint32_t> low(odd_residues.begin(), odd_residues.end());
-  uint64_t* keys[2] = {nullptr, nullptr};
-  uint32_t* indices[2] = {nullptr, nullptr};
+  KeyValueSortBuffers sort;
+  uint64_t** keys = sort.keys;
+  uint32_t** indices = sort.values;
   size_t temp_bytes = 0;
   int sorted = 0;
   CUDA_TRY(gpu::SortJoinKeys(nullptr, &temp_bytes, keys, indices, count, &sorted, nullptr));
   const size_t one_map = size_t{1} << (L - 1);
   const size_t map_bytes = one_map * static_cast<size_t>(variants);
-  const size_t need = count * 2 * (sizeof(uint64_t) + sizeof(uint32_t)) + temp_bytes + map_bytes + low.size() * 4;
+  const size_t need = KeyValueSortBuffers::Bytes(count, temp_bytes) + map_bytes + low.size() * 4;
   size_t free_bytes = 0, total_bytes = 0;
   CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
   // Leave a quarter of the free memory (at least 1 GiB) to the search itself.
@@ -86,29 +88,19 @@ Status BuildMaps(const std::vector<uint64_t>& odd_residues, int k, int L, int va
     return Status::Unavailable("join map: " + std::to_string(need >> 20) + " MiB needed, " +
                                std::to_string(free_bytes >> 20) + " MiB free");
   }
-  DeviceArray<uint32_t> low_device, index_a, index_b;
-  DeviceArray<uint64_t> key_a, key_b;
-  DeviceArray<unsigned char> temp;
+  DeviceArray<uint32_t> low_device;
   DeviceArray<int> failed;
   STATUS_TRY(low_device.Upload(low));
-  STATUS_TRY(key_a.Allocate(count));
-  STATUS_TRY(key_b.Allocate(count));
-  STATUS_TRY(index_a.Allocate(count));
-  STATUS_TRY(index_b.Allocate(count));
-  STATUS_TRY(temp.Allocate(temp_bytes));
+  STATUS_TRY(sort.Allocate(count, temp_bytes));
   STATUS_TRY(failed.Allocate(1));
   STATUS_TRY(map->Allocate(map_bytes));
   CUDA_TRY(cudaMemset(map->get(), 0, map_bytes));
   CUDA_TRY(cudaMemset(failed.get(), 0, sizeof(int)));
   const uint32_t low_count = static_cast<uint32_t>(low.size());
-  keys[0] = key_a.get();
-  keys[1] = key_b.get();
-  indices[0] = index_a.get();
-  indices[1] = index_b.get();
   // One sort of every lift serves every variant: a variant's runs are the full runs'
   // members it examines.
   CUDA_TRY(gpu::LaunchJoinKeys(low_device.get(), low_count, k, L, count, keys[0], indices[0], failed.get(), nullptr));
-  CUDA_TRY(gpu::SortJoinKeys(temp.get(), &temp_bytes, keys, indices, count, &sorted, nullptr));
+  CUDA_TRY(gpu::SortJoinKeys(sort.temp.get(), &temp_bytes, keys, indices, count, &sorted, nullptr));
   if (variants == 1) {
     CUDA_TRY(gpu::LaunchMarkJoinRuns(low_device.get(), low_count, k, keys[sorted], indices[sorted], count, map->get(),
                                      failed.get(), nullptr));

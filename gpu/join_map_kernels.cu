@@ -4,6 +4,7 @@
 #include <cub/device/device_radix_sort.cuh>
 
 #include "core/sieve.h"
+#include "gpu/residue_steps.cuh"
 
 namespace collatz::gpu {
 namespace {
@@ -20,16 +21,8 @@ __global__ void JoinKeysKernel(const uint32_t* residues_k, uint32_t residue_coun
        i += uint64_t{gridDim.x} * blockDim.x) {
     indices[i] = static_cast<uint32_t>(i);
     // T^L(r) < 2^34 (3/2)^34 < 2^54: 64 bits suffice.
-    uint64_t v = Lift(residues_k, residue_count, k, i);
     uint32_t p = 0;
-    for (int j = 0; j < L; ++j) {
-      if (v & 1) {
-        v += (v >> 1) + 1;  // (3v + 1) / 2
-        ++p;
-      } else {
-        v >>= 1;
-      }
-    }
+    const uint64_t v = ResidueTSteps(Lift(residues_k, residue_count, k, i), L, &p);
     if ((v >> kJoinKeyCBits) != 0) *failed = 1;
     keys[i] = (uint64_t{p} << kJoinKeyCBits) | v;
   }
@@ -109,11 +102,6 @@ __global__ void MarkUnexaminedLiftsKernel(const uint32_t* residues_k, uint32_t r
       if (!DelayExamines(pow2_mod9, t, r_mod9)) maps[map_bytes * t + (r >> 1)] = 1;
     }
   }
-}
-
-int GridFor(uint64_t count) {
-  const uint64_t blocks = (count + 255) / 256;
-  return static_cast<int>(blocks < 65536 ? (blocks == 0 ? 1 : blocks) : 65536);
 }
 
 }  // namespace

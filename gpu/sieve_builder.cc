@@ -10,6 +10,7 @@
 #include "core/tail_table.h"
 #include "gpu/cuda_memory.h"
 #include "gpu/sieve_kernels.h"
+#include "gpu/sort_buffers.h"
 
 namespace collatz {
 namespace {
@@ -24,43 +25,35 @@ constexpr int kLiftBits = 5;
 Status SelectSurvivors(const gpu::SieveCandidates& candidates, int k, bool odd_only, DeviceArray<uint64_t>* survivors,
                        uint32_t* survivor_count) {
   const uint64_t count = candidates.count;
-  uint64_t* keys[2] = {nullptr, nullptr};
-  uint32_t* values[2] = {nullptr, nullptr};
+  KeyValueSortBuffers sort;
   size_t sort_bytes = 0, select_bytes = 0;
   int sorted = 0;
-  CUDA_TRY(gpu::SortSieveKeys(nullptr, &sort_bytes, keys, values, count, k, &sorted, nullptr));
+  CUDA_TRY(gpu::SortSieveKeys(nullptr, &sort_bytes, sort.keys, sort.values, count, k, &sorted, nullptr));
   CUDA_TRY(gpu::SelectSieveSurvivors(nullptr, &select_bytes, candidates, nullptr, nullptr, nullptr, nullptr));
   const size_t temp_bytes = std::max(sort_bytes, select_bytes);
-  const size_t need = count * (2 * (sizeof(uint64_t) + sizeof(uint32_t)) + 1 + sizeof(uint64_t)) + temp_bytes;
+  const size_t need = KeyValueSortBuffers::Bytes(count, temp_bytes) + count;
   size_t free_bytes = 0, total_bytes = 0;
   CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
   if (need + (size_t{1} << 30) > free_bytes) {
     return Status::Unavailable("device sieve: " + std::to_string(need >> 20) + " MiB needed, " +
                                std::to_string(free_bytes >> 20) + " MiB free");
   }
-  DeviceArray<uint64_t> key_a, key_b, selected;
-  DeviceArray<uint32_t> value_a, value_b, selected_count;
+  DeviceArray<uint32_t> selected_count;
   DeviceArray<uint8_t> flags;
-  DeviceArray<unsigned char> temp;
-  STATUS_TRY(key_a.Allocate(count));
-  STATUS_TRY(key_b.Allocate(count));
-  STATUS_TRY(value_a.Allocate(count));
-  STATUS_TRY(value_b.Allocate(count));
+  STATUS_TRY(sort.Allocate(count, temp_bytes));
   STATUS_TRY(flags.Allocate(count));
-  STATUS_TRY(temp.Allocate(temp_bytes));
   STATUS_TRY(selected_count.Allocate(1));
-  keys[0] = key_a.get();
-  keys[1] = key_b.get();
-  values[0] = value_a.get();
-  values[1] = value_b.get();
+  uint64_t** keys = sort.keys;
+  uint32_t** values = sort.values;
   CUDA_TRY(gpu::LaunchSieveKeys(candidates, k, keys[0], values[0], nullptr));
   size_t bytes = temp_bytes;
-  CUDA_TRY(gpu::SortSieveKeys(temp.get(), &bytes, keys, values, count, k, &sorted, nullptr));
+  CUDA_TRY(gpu::SortSieveKeys(sort.temp.get(), &bytes, keys, values, count, k, &sorted, nullptr));
   CUDA_TRY(gpu::LaunchMarkSieveSurvivors(candidates, keys[sorted], values[sorted], odd_only, flags.get(), nullptr));
   // The survivors into the other key buffer (both are free once the runs are marked).
   uint64_t* found = keys[1 - sorted];
   bytes = temp_bytes;
-  CUDA_TRY(gpu::SelectSieveSurvivors(temp.get(), &bytes, candidates, flags.get(), found, selected_count.get(), nullptr));
+  CUDA_TRY(
+      gpu::SelectSieveSurvivors(sort.temp.get(), &bytes, candidates, flags.get(), found, selected_count.get(), nullptr));
   uint32_t n = 0;
   CUDA_TRY(cudaMemcpy(&n, selected_count.get(), sizeof n, cudaMemcpyDeviceToHost));
   STATUS_TRY(survivors->Allocate(n));

@@ -6,28 +6,10 @@
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
 
+#include "gpu/residue_steps.cuh"
+
 namespace collatz::gpu {
 namespace {
-
-int GridFor(uint64_t count) {
-  const uint64_t blocks = (count + 255) / 256;
-  return static_cast<int>(blocks < 65536 ? (blocks == 0 ? 1 : blocks) : 65536);
-}
-
-// (p, c) of residue i after k T-steps: c = T^k(i) < 3^p (i < 2^k), in 64 bits for k <= 40.
-__device__ __forceinline__ uint64_t TSteps(uint64_t v, int k, uint32_t* p) {
-  uint32_t odd = 0;
-  for (int j = 0; j < k; ++j) {
-    if (v & 1) {
-      v += (v >> 1) + 1;  // (3v + 1) / 2
-      ++odd;
-    } else {
-      v >>= 1;
-    }
-  }
-  *p = odd;
-  return v;
-}
 
 __device__ __forceinline__ uint64_t CandidateResidue(const SieveCandidates& c, uint64_t t) {
   if (c.base == nullptr) return t;
@@ -39,7 +21,7 @@ __global__ void SieveKeysKernel(SieveCandidates candidates, int k, int c_bits, u
   for (uint64_t t = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; t < candidates.count;
        t += uint64_t{gridDim.x} * blockDim.x) {
     uint32_t p;
-    const uint64_t c = TSteps(CandidateResidue(candidates, t), k, &p);
+    const uint64_t c = ResidueTSteps(CandidateResidue(candidates, t), k, &p);
     keys[t] = (uint64_t{p} << c_bits) | c;
     values[t] = static_cast<uint32_t>(t);
   }
@@ -66,7 +48,7 @@ __global__ void SieveStepsKernel(const uint64_t* survivors, uint32_t count, int 
   for (uint64_t j = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; j < count;
        j += uint64_t{gridDim.x} * blockDim.x) {
     uint32_t odd;
-    c[j] = TSteps(survivors[j], k, &odd);
+    c[j] = ResidueTSteps(survivors[j], k, &odd);
     p[j] = static_cast<uint8_t>(odd);
   }
 }
