@@ -226,7 +226,7 @@ int BenchCommand(const BenchArgs& args) {
   // The width `run` takes for such a unit (a wide sieve where no record table is near).
   const int sieve_bits = args.sieve_bits != 0 ? args.sieve_bits
                                               : engines::SieveBitsForRun(resolved, kinds, spec.records_complete_below,
-                                                                         spec.begin, numbers);
+                                                                         spec.begin, numbers, numbers);
   const auto t0 = std::chrono::steady_clock::now();
   std::shared_ptr<const SearchTables> tables;
   if (args.sieve_file.empty() && resolved == engines::Backend::kGpu && sieve_bits > 22 &&

@@ -202,10 +202,12 @@ int RunCommand(const RunArgs& args) {
   u128 searched = 0;
   if (!plan.empty()) {
     // 3. The engine and its tables, built only when there is work.
-    // Units without a record table near them (an empty database) take a wide sieve on the GPU.
+    // On the GPU, delay-only work without a record table near it (an empty database) and
+    // delay+class work in units of 2^46 take wider sieves (engines::SieveBitsForRun).
     const int sieve_bits = args.sieve_bits != 0 ? args.sieve_bits
                                                 : engines::SieveBitsForRun(resolved, kinds, merged.covered_prefix,
-                                                                           plan.front().begin, planned_numbers);
+                                                                           plan.front().begin, planned_numbers,
+                                                                           unit_size);
     const auto t0 = std::chrono::steady_clock::now();
     if (tables == nullptr && early_tables_built.valid()) {
       if (!(st = early_tables_built.get()).ok()) return Failure(cmd, st);

@@ -69,11 +69,14 @@ void PrepareProcessForGpu() {
 
 int DefaultSieveBits(Backend) { return kDefaultSieveBits; }
 
-int SieveBitsForRun(Backend resolved, Kinds kinds, u128 complete_below, u128 first_begin, u128 numbers) {
+int SieveBitsForRun(Backend resolved, Kinds kinds, u128 complete_below, u128 first_begin, u128 numbers,
+                    u128 unit_size) {
+  if (resolved != Backend::kGpu) return DefaultSieveBits(resolved);
   const bool far_below = complete_below < (first_begin >> 16);
-  if (resolved == Backend::kGpu && kinds == Kinds::kDelay && far_below && numbers >= Pow2(42)) {
-    return kFloorContextSieveBits;
-  }
+  if (kinds == Kinds::kDelay && far_below && numbers >= Pow2(42)) return kFloorContextSieveBits;
+  // Whole units only: a run from below the unit size starts with smaller cuts.
+  const bool wide_units = unit_size >= kWideClassUnitNumbers && numbers >= unit_size && first_begin >= unit_size;
+  if (kinds == Kinds::kDelayAndClass && wide_units) return kWideUnitClassSieveBits;
   return DefaultSieveBits(resolved);
 }
 

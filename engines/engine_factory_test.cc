@@ -32,17 +32,31 @@ TEST(EngineFactory, TheDefaultWidthIsCoresConstant) {
 }
 
 // The wide sieve goes only to GPU delay-only work of 2^42 numbers or more whose records are
-// complete 16 bits or more below it (an empty database); everything else keeps the default.
+// complete 16 bits or more below it (an empty database), and to GPU delay+class work in whole
+// units of 2^46; everything else keeps the default.
 TEST(EngineFactory, RunsWithoutANearRecordTableTakeTheWideSieveOnTheGpu) {
-  const u128 at = Pow2(66), lots = Pow2(44);
-  EXPECT_EQ(SieveBitsForRun(Backend::kGpu, Kinds::kDelay, 1, at, lots), kFloorContextSieveBits);
-  EXPECT_EQ(SieveBitsForRun(Backend::kGpu, Kinds::kDelay, Pow2(49), at, lots), kFloorContextSieveBits);
-  EXPECT_EQ(SieveBitsForRun(Backend::kGpu, Kinds::kDelay, Pow2(50), at, lots), kDefaultSieveBits);  // a near table
-  EXPECT_EQ(SieveBitsForRun(Backend::kGpu, Kinds::kDelay, 1, at, Pow2(42) - 1), kDefaultSieveBits);  // too little work
-  EXPECT_EQ(SieveBitsForRun(Backend::kGpu, Kinds::kDelayAndClass, 1, at, lots), kDefaultSieveBits);
-  EXPECT_EQ(SieveBitsForRun(Backend::kCpu, Kinds::kDelay, 1, at, lots), kDefaultSieveBits);
-  EXPECT_EQ(SieveBitsForRun(Backend::kGpu, Kinds::kDelay, 1, 1, lots), kDefaultSieveBits);  // a run from 1
+  const u128 at = Pow2(66), lots = Pow2(44), unit = Pow2(44);
+  EXPECT_EQ(SieveBitsForRun(Backend::kGpu, Kinds::kDelay, 1, at, lots, unit), kFloorContextSieveBits);
+  EXPECT_EQ(SieveBitsForRun(Backend::kGpu, Kinds::kDelay, Pow2(49), at, lots, unit), kFloorContextSieveBits);
+  EXPECT_EQ(SieveBitsForRun(Backend::kGpu, Kinds::kDelay, Pow2(50), at, lots, unit), kDefaultSieveBits);  // a near table
+  EXPECT_EQ(SieveBitsForRun(Backend::kGpu, Kinds::kDelay, 1, at, Pow2(42) - 1, unit), kDefaultSieveBits);  // too little
+  EXPECT_EQ(SieveBitsForRun(Backend::kGpu, Kinds::kDelayAndClass, 1, at, lots, unit), kDefaultSieveBits);
+  EXPECT_EQ(SieveBitsForRun(Backend::kCpu, Kinds::kDelay, 1, at, lots, unit), kDefaultSieveBits);
+  EXPECT_EQ(SieveBitsForRun(Backend::kGpu, Kinds::kDelay, 1, 1, lots, unit), kDefaultSieveBits);  // a run from 1
   EXPECT_LE(kFloorContextSieveBits, kMaxGpuBuiltSieveBits);
+}
+
+TEST(EngineFactory, ClassWorkInUnitsOf2p46TakesItsWiderSieveOnTheGpu) {
+  const u128 at = Pow2(66), unit = kWideClassUnitNumbers;
+  const u128 near = Pow2(64);  // records complete near the unit: it does not matter for classes
+  EXPECT_EQ(SieveBitsForRun(Backend::kGpu, Kinds::kDelayAndClass, near, at, unit, unit), kWideUnitClassSieveBits);
+  EXPECT_EQ(SieveBitsForRun(Backend::kGpu, Kinds::kDelayAndClass, 1, at, 4 * unit, unit), kWideUnitClassSieveBits);
+  EXPECT_EQ(SieveBitsForRun(Backend::kGpu, Kinds::kDelayAndClass, near, at, unit / 4, unit / 4), kDefaultSieveBits);
+  EXPECT_EQ(SieveBitsForRun(Backend::kGpu, Kinds::kDelayAndClass, near, at, unit / 2, unit), kDefaultSieveBits);
+  EXPECT_EQ(SieveBitsForRun(Backend::kGpu, Kinds::kDelayAndClass, 1, 1, 2 * unit, unit), kDefaultSieveBits);  // from 1
+  EXPECT_EQ(SieveBitsForRun(Backend::kCpu, Kinds::kDelayAndClass, near, at, unit, unit), kDefaultSieveBits);
+  EXPECT_EQ(SieveBitsForRun(Backend::kGpu, Kinds::kDelay, near, at, unit, unit), kDefaultSieveBits);
+  EXPECT_LE(kWideUnitClassSieveBits, kMaxGpuBuiltSieveBits);
 }
 
 TEST(EngineFactory, ASieveFileGivesTheSameTablesAsItsWidth) {
