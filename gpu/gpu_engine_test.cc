@@ -1052,6 +1052,10 @@ TEST(GpuEngineTest, DeviceBuiltWideSieveMatchesCpu) {
     ExpectSameOnTables(*cpu_tables, *gpu, spec);
     EXPECT_EQ(LastGpuSearchStats(*gpu).self_record_bits, 32) << ToDecimal(c);
     EXPECT_GT(LastGpuSearchStats(*gpu).group_launches, 0u) << ToDecimal(c);
+    // Delay+class units (every survivor, one variant), with their table and open classes near
+    // the floor, as `collatzctl run` searches them on a 25-bit sieve.
+    UnitSpec classes = SpecWithRecords(c - Pow2(28), c + Pow2(28), Kinds::kDelayAndClass, &rng);
+    ExpectSameOnTables(*cpu_tables, *gpu, HolesNearTheFloor(classes));
   }
   // The CPU engine cannot search delay-only units on these tables, and says so.
   CpuEngine cpu(wide, CpuEngineOptions{});
