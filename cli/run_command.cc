@@ -204,10 +204,9 @@ int RunCommand(const RunArgs& args) {
     // 3. The engine and its tables, built only when there is work.
     // On the GPU, delay-only work without a record table near it (an empty database) and
     // delay+class work in units of 2^46 take wider sieves (engines::SieveBitsForRun).
-    const int sieve_bits = args.sieve_bits != 0 ? args.sieve_bits
-                                                : engines::SieveBitsForRun(resolved, kinds, merged.covered_prefix,
-                                                                           plan.front().begin, planned_numbers,
-                                                                           unit_size);
+    int sieve_bits = args.sieve_bits != 0 ? args.sieve_bits
+                                          : engines::SieveBitsForRun(resolved, kinds, merged.covered_prefix,
+                                                                     plan.front().begin, planned_numbers, unit_size);
     const auto t0 = std::chrono::steady_clock::now();
     if (tables == nullptr && early_tables_built.valid()) {
       if (!(st = early_tables_built.get()).ok()) return Failure(cmd, st);
@@ -218,7 +217,15 @@ int RunCommand(const RunArgs& args) {
       // Seconds on the host, a fraction of one on the device; the step and tail tables are
       // the early ones'.
       st = engines::BuildGpuSearchTables(0, sieve_bits, early_tables != nullptr ? early_tables->delay : nullptr, &tables);
-      if (!st.ok()) return Failure(cmd, st);
+      if (st.code() == Status::Code::kUnavailable && args.sieve_bits == 0) {
+        // A width of our choosing that the device cannot hold: the default, slower, same records.
+        spdlog::warn("the {}-bit sieve does not fit on the GPU ({}); searching with {} bits", sieve_bits, st.message(),
+                     engines::DefaultSieveBits(resolved));
+        sieve_bits = engines::DefaultSieveBits(resolved);
+        if (sieve_bits == early_bits && early_tables != nullptr) tables = std::move(early_tables);
+      } else if (!st.ok()) {
+        return Failure(cmd, st);
+      }
     }
     if (tables == nullptr && !(st = engines::BuildSearchTables(args.sieve_file, sieve_bits, &tables)).ok()) {
       return Failure(cmd, st);
