@@ -166,8 +166,22 @@ int WorkerMain(int argc, char** argv, const WorkerSeams& seams) {
   }
   const bool use_gpu = !gpus.empty();
   std::shared_ptr<const SearchTables> tables;
-  if (Status st = engines::BuildSearchTables(sieve_file, sieve_bits, &tables); !st.ok()) {
-    spdlog::error("search tables: {}", st.ToString());
+  Status tables_st;
+  if (use_gpu && sieve_file.empty() && sieve_bits > 22 && sieve_bits <= engines::kMaxGpuBuiltSieveBits) {
+    // A wide sieve (a server's --sieve-bits) on the first GPU: seconds on the host otherwise.
+    // The CPU path (self-test, host finish) needs the host's offset table as well.
+    std::shared_ptr<const SearchTables> built;
+    tables_st = engines::BuildGpuSearchTables(gpus.front().index, sieve_bits, nullptr, &built);
+    if (tables_st.ok()) {
+      auto with_offsets = std::make_shared<SearchTables>(*built);
+      with_offsets->delay_offsets = std::make_shared<OffsetTable>(with_offsets->sieve, 9);
+      tables = std::move(with_offsets);
+    }
+  } else {
+    tables_st = engines::BuildSearchTables(sieve_file, sieve_bits, &tables);
+  }
+  if (!tables_st.ok()) {
+    spdlog::error("search tables: {}", tables_st.ToString());
     return finish(kExitFatal);
   }
   spdlog::info("sieve: {} bits, {} odd residues{}", tables->sieve->bits(), tables->sieve->size(),
