@@ -12,7 +12,6 @@
 #include "cli/stats_command.h"
 #include "core/unit_search.h"
 #include "engines/engine_factory.h"
-#include "engines/engine_factory.h"
 
 int main(int argc, char** argv) {
   collatz::engines::PrepareProcessForGpu();

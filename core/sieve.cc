@@ -1,13 +1,10 @@
 #include "core/sieve.h"
 
 #include <algorithm>
-#include <atomic>
-#include <functional>
 #include <stdexcept>
-#include <thread>
 #include <utility>
 
-#include "core/parallel_chunks.h"
+#include "core/parallel_tasks.h"
 #include "core/step_table.h"
 #include "core/thread_count.h"
 #include "core/u128.h"
@@ -21,26 +18,6 @@ struct LevelEntry {
   uint64_t c;
   uint64_t residue;
 };
-
-// Runs task(0 .. count - 1) on `threads` threads, each task once, in the order given by
-// `order` (largest first balances the threads).
-void RunTasks(const std::vector<size_t>& order, int threads, const std::function<void(size_t)>& task) {
-  std::atomic<size_t> next{0};
-  auto work = [&]() {
-    for (size_t i; (i = next.fetch_add(1)) < order.size();) task(order[i]);
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads && static_cast<size_t>(t) < order.size(); ++t) pool.emplace_back(work);
-  work();
-  for (auto& th : pool) th.join();
-}
-
-std::vector<size_t> LargestFirst(const std::vector<size_t>& sizes) {
-  std::vector<size_t> order(sizes.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return sizes[a] > sizes[b]; });
-  return order;
-}
 
 // The lifts of level j that land in bucket q of level j + 1: s + b 2^j of every survivor s
 // is 2 3^p h + (3^p b + c) after j steps; one more T-step keeps p when that is even (from

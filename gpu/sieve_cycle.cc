@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "core/parallel_chunks.h"
+#include "core/parallel_tasks.h"
 #include "core/thread_count.h"
 #include "core/u128.h"
 #include "gpu/sieve_kernels.h"
