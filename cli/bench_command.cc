@@ -112,12 +112,7 @@ Status CheckSlice(const std::shared_ptr<const SearchTables>& tables, SearchEngin
   prefix.end = spec.begin + std::min(slice, spec.end - spec.begin);
   CpuEngineOptions options;
   options.threads = threads;
-  std::shared_ptr<const SearchTables> cpu_tables = tables;
-  if (cpu_tables->delay_offsets == nullptr) {  // tables built for the GPU: add the CPU's offset table
-    Status built = SearchTables::FromSieve(tables->sieve, kDefaultStepBits, kDefaultTailBits, &cpu_tables);
-    if (!built.ok()) return built;
-  }
-  CpuEngine cpu(cpu_tables, options);
+  CpuEngine cpu(SearchTables::WithCpuOffsets(tables), options);
   UnitResult want, got;
   const auto t0 = std::chrono::steady_clock::now();
   Status st = cpu.Search(prefix, &want);
@@ -229,8 +224,7 @@ int BenchCommand(const BenchArgs& args) {
                                                                          spec.begin, numbers, numbers);
   const auto t0 = std::chrono::steady_clock::now();
   std::shared_ptr<const SearchTables> tables;
-  if (args.sieve_file.empty() && resolved == engines::Backend::kGpu && sieve_bits > 22 &&
-      sieve_bits <= engines::kMaxGpuBuiltSieveBits) {
+  if (engines::BuildsSieveOnGpu(resolved, args.sieve_file, sieve_bits)) {
     st = engines::BuildGpuSearchTables(0, sieve_bits, nullptr, &tables);
   } else {
     st = engines::BuildSearchTables(args.sieve_file, sieve_bits, &tables);

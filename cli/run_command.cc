@@ -212,8 +212,7 @@ int RunCommand(const RunArgs& args) {
       if (!(st = early_tables_built.get()).ok()) return Failure(cmd, st);
       if (sieve_bits == early_bits) tables = std::move(early_tables);
     }
-    if (tables == nullptr && resolved == engines::Backend::kGpu && sieve_bits > 22 &&
-        sieve_bits <= engines::kMaxGpuBuiltSieveBits) {
+    if (tables == nullptr && engines::BuildsSieveOnGpu(resolved, args.sieve_file, sieve_bits)) {
       // Seconds on the host, a fraction of one on the device; the step and tail tables are
       // the early ones'.
       st = engines::BuildGpuSearchTables(0, sieve_bits, early_tables != nullptr ? early_tables->delay : nullptr, &tables);

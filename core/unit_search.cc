@@ -19,6 +19,13 @@ Status SearchTables::FromSieve(std::shared_ptr<const Sieve> sieve, int step_bits
   return Status::Ok();
 }
 
+std::shared_ptr<const SearchTables> SearchTables::WithCpuOffsets(std::shared_ptr<const SearchTables> tables) {
+  if (tables->delay_offsets != nullptr) return tables;
+  auto with_offsets = std::make_shared<SearchTables>(*tables);
+  with_offsets->delay_offsets = std::make_shared<OffsetTable>(with_offsets->sieve, 9);
+  return with_offsets;
+}
+
 Status SearchTables::Build(int sieve_bits, int step_bits, int tail_bits, std::shared_ptr<const SearchTables>* out) {
   std::shared_ptr<const Sieve> sieve;
   Status st = Sieve::Generate(sieve_bits, &sieve);

@@ -33,6 +33,9 @@ struct SearchTables {
   static Status Build(int sieve_bits, int step_bits, int tail_bits, std::shared_ptr<const SearchTables>* out);
   static Status FromSieve(std::shared_ptr<const Sieve> sieve, int step_bits, int tail_bits,
                           std::shared_ptr<const SearchTables>* out);
+  // `tables` as the CPU engine needs them: a copy with the mod-9 offset table added when they
+  // lack it (tables built for the GPU), else the same tables.
+  static std::shared_ptr<const SearchTables> WithCpuOffsets(std::shared_ptr<const SearchTables> tables);
 };
 
 // What SearchRange skipped (for tests and profiles).

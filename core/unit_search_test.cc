@@ -48,6 +48,26 @@ class UnitSearchTest : public ::testing::Test {
 std::shared_ptr<const SearchTables> UnitSearchTest::tables19_, UnitSearchTest::tables8_;
 MergedRecords* UnitSearchTest::published_ = nullptr;
 
+// Tables without the offset table (as built for the GPU) are refused by the CPU engine for
+// delay-only units; WithCpuOffsets gives them back with it, sharing everything else, and
+// leaves complete tables as they are.
+TEST_F(UnitSearchTest, WithCpuOffsetsAddsTheOffsetTableOnly) {
+  auto bare = std::make_shared<SearchTables>(*tables8_);
+  bare->delay_offsets = nullptr;
+  const UnitSpec spec = SpecFromKnowledge(*published_, Pow2(30), Pow2(30) + 5000, Kinds::kDelay);
+  UnitResult refused, want, got;
+  EXPECT_EQ(CpuEngine(bare, CpuEngineOptions{}).Search(spec, &refused).code(), Status::Code::kFailedPrecondition);
+  const std::shared_ptr<const SearchTables> cpu = SearchTables::WithCpuOffsets(bare);
+  EXPECT_EQ(cpu->sieve, bare->sieve);
+  EXPECT_EQ(cpu->delay, bare->delay);
+  ASSERT_NE(cpu->delay_offsets, nullptr);
+  for (unsigned h = 0; h < 9; ++h) EXPECT_EQ(cpu->delay_offsets->Variant(h), tables8_->delay_offsets->Variant(h));
+  ASSERT_TRUE(CpuEngine(cpu, CpuEngineOptions{}).Search(spec, &got).ok());
+  ASSERT_TRUE(CpuEngine(tables8_, CpuEngineOptions{}).Search(spec, &want).ok());
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(SearchTables::WithCpuOffsets(tables8_), tables8_);
+}
+
 TEST_F(UnitSearchTest, FloorZeroInTheFirstBlockAndAcrossIt) {
   for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
     UnitSpec spec;

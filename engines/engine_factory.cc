@@ -80,6 +80,11 @@ int SieveBitsForRun(Backend resolved, Kinds kinds, u128 complete_below, u128 fir
   return DefaultSieveBits(resolved);
 }
 
+bool BuildsSieveOnGpu(Backend resolved, const std::string& sieve_file, int sieve_bits) {
+  return resolved == Backend::kGpu && sieve_file.empty() && sieve_bits >= kMinGpuBuiltSieveBits &&
+         sieve_bits <= kMaxGpuBuiltSieveBits;
+}
+
 Status BuildGpuSearchTables(int device, int sieve_bits, std::shared_ptr<const FastDelay> delay,
                             std::shared_ptr<const SearchTables>* out) {
 #if COLLATZ_WITH_GPU

@@ -64,10 +64,14 @@ int SieveBitsForRun(Backend resolved, Kinds kinds, u128 complete_below, u128 fir
 // tables.
 Status BuildSearchTables(const std::string& sieve_file, int sieve_bits, std::shared_ptr<const SearchTables>* out);
 
-// Tables for a GPU engine with a sieve of `sieve_bits` built on the device (more than 22:
-// seconds on the host), sharing `delay` (step and tail tables) when given. They lack the
-// host's mod-9 offset table, which only CPU engines read. FailedPrecondition without CUDA.
+// Tables for a GPU engine with a sieve of `sieve_bits` built on the device, sharing `delay`
+// (step and tail tables) when given. They lack the host's mod-9 offset table, which only CPU
+// engines read (SearchTables::WithCpuOffsets adds it). FailedPrecondition without CUDA.
+constexpr int kMinGpuBuiltSieveBits = 23;  // from here on seconds on the host
 constexpr int kMaxGpuBuiltSieveBits = 30;
+// Whether a `resolved` backend builds its tables with BuildGpuSearchTables: on the GPU, no
+// sieve file, a width from kMinGpuBuiltSieveBits to kMaxGpuBuiltSieveBits.
+bool BuildsSieveOnGpu(Backend resolved, const std::string& sieve_file, int sieve_bits);
 Status BuildGpuSearchTables(int device, int sieve_bits, std::shared_ptr<const FastDelay> delay,
                             std::shared_ptr<const SearchTables>* out);
 

@@ -46,6 +46,18 @@ TEST(EngineFactory, RunsWithoutANearRecordTableTakeTheWideSieveOnTheGpu) {
   EXPECT_LE(kFloorContextSieveBits, kMaxGpuBuiltSieveBits);
 }
 
+// Wide generated sieves of a GPU backend are built on the device; a sieve file, the CPU, and
+// widths the host builds in well under a second or the device cannot hold are not.
+TEST(EngineFactory, OnlyWideGeneratedGpuSievesAreBuiltOnTheGpu) {
+  EXPECT_TRUE(BuildsSieveOnGpu(Backend::kGpu, "", kFloorContextSieveBits));
+  EXPECT_TRUE(BuildsSieveOnGpu(Backend::kGpu, "", kMinGpuBuiltSieveBits));
+  EXPECT_TRUE(BuildsSieveOnGpu(Backend::kGpu, "", kMaxGpuBuiltSieveBits));
+  EXPECT_FALSE(BuildsSieveOnGpu(Backend::kGpu, "", kMinGpuBuiltSieveBits - 1));
+  EXPECT_FALSE(BuildsSieveOnGpu(Backend::kGpu, "", kMaxGpuBuiltSieveBits + 1));
+  EXPECT_FALSE(BuildsSieveOnGpu(Backend::kGpu, "sieve-28.bin", kFloorContextSieveBits));
+  EXPECT_FALSE(BuildsSieveOnGpu(Backend::kCpu, "", kFloorContextSieveBits));
+}
+
 TEST(EngineFactory, ClassWorkInUnitsOf2p46TakesItsWiderSieveOnTheGpu) {
   const u128 at = Pow2(66), unit = kWideClassUnitNumbers;
   const u128 near = Pow2(64);  // records complete near the unit: it does not matter for classes

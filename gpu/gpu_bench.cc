@@ -137,8 +137,11 @@ int Main(int argc, char** argv) {
   // Wide sieves are built on the device, as collatzctl builds them (--host-sieve: on the
   // host); their time is the sieve's alone (the context and the host's delay tables first).
   const bool device_sieve = a.sieve_bits > 22 && !a.host_sieve;
-  auto delay = std::make_shared<FastDelay>(std::make_shared<StepTable>(19), std::make_shared<TailTable>(20));
-  if (device_sieve) WarmGpuContext(a.gpu.device);
+  std::shared_ptr<const FastDelay> delay;
+  if (device_sieve) {
+    delay = std::make_shared<FastDelay>(std::make_shared<StepTable>(19), std::make_shared<TailTable>(20));
+    WarmGpuContext(a.gpu.device);
+  }
   auto t0 = std::chrono::steady_clock::now();
   std::shared_ptr<const SearchTables> tables;
   Status st;
@@ -183,12 +186,7 @@ int Main(int argc, char** argv) {
   if (verify_numbers > 0) {
     UnitSpec small = spec;
     small.end = spec.begin + verify_numbers;
-    std::shared_ptr<const SearchTables> cpu_tables = tables;
-    if (cpu_tables->delay_offsets == nullptr) {  // device-built: the CPU engine's offset table too
-      st = SearchTables::FromSieve(tables->sieve, 19, 20, &cpu_tables);
-      if (!st.ok()) return Fail(st.ToString());
-    }
-    CpuEngine cpu(cpu_tables, CpuEngineOptions{});
+    CpuEngine cpu(SearchTables::WithCpuOffsets(tables), CpuEngineOptions{});
     UnitResult want, got;
     auto v0 = std::chrono::steady_clock::now();
     st = cpu.Search(small, &want);

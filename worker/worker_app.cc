@@ -167,16 +167,12 @@ int WorkerMain(int argc, char** argv, const WorkerSeams& seams) {
   const bool use_gpu = !gpus.empty();
   std::shared_ptr<const SearchTables> tables;
   Status tables_st;
-  if (use_gpu && sieve_file.empty() && sieve_bits > 22 && sieve_bits <= engines::kMaxGpuBuiltSieveBits) {
+  if (engines::BuildsSieveOnGpu(use_gpu ? engines::Backend::kGpu : engines::Backend::kCpu, sieve_file, sieve_bits)) {
     // A wide sieve (a server's --sieve-bits) on the first GPU: seconds on the host otherwise.
     // The CPU path (self-test, host finish) needs the host's offset table as well.
     std::shared_ptr<const SearchTables> built;
     tables_st = engines::BuildGpuSearchTables(gpus.front().index, sieve_bits, nullptr, &built);
-    if (tables_st.ok()) {
-      auto with_offsets = std::make_shared<SearchTables>(*built);
-      with_offsets->delay_offsets = std::make_shared<OffsetTable>(with_offsets->sieve, 9);
-      tables = std::move(with_offsets);
-    }
+    if (tables_st.ok()) tables = SearchTables::WithCpuOffsets(std::move(built));
   } else {
     tables_st = engines::BuildSearchTables(sieve_file, sieve_bits, &tables);
   }
