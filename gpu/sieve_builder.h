@@ -22,7 +22,7 @@ Status BuildSieveOnDevice(int bits, std::shared_ptr<const Sieve>* out,
 
 // Search tables for the GPU engine with such a sieve, built on `device`: `delay` (the step
 // and tail tables) shared when given, else core's defaults; without the host's mod-9 offset
-// table (only the CPU engine reads it; SearchTables::FromSieve adds it), with the device's
+// table (only the CPU engine reads it; SearchTables::WithCpuOffsets adds it), with the device's
 // copy of the sieve (SearchTables::device_sieve) for the engine's entries.
 Status BuildDeviceSearchTables(int device, int sieve_bits, std::shared_ptr<const FastDelay> delay,
                                std::shared_ptr<const SearchTables>* out);
