@@ -7,6 +7,8 @@
 #           and [1, 2^44) both kinds
 #   fleet   collatz-server + one GPU worker at 2^66 (2^46 numbers, one default unit) after
 #           import --published, next to collatzctl bench --numbers 2^46 in the same call
+#   fleet-class  the same with --kinds delay,class (the server cuts such units at its
+#           --class-sieve-bits, 25 by default; the bench picks the same width)
 set -u
 cd "$(dirname "$0")"
 export LD_LIBRARY_PATH=$PWD/lib
@@ -42,21 +44,22 @@ for mode in $modes; do
     echo "run [1, 2^44) both kinds, empty db (rc $?, $(python3 -c "print(round($(date +%s.%N) - $s, 1))") s): $(grep -E '^# searched' "$OUT/run_from1.txt")"
     grep -E "^# " "$OUT/run_from1.txt" | head -8
     ;;
-  fleet)
-    ./collatz-server --db "$W/server.db" --listen 127.0.0.1:50071 --unit-size 2^46 --lease-seconds 600 > "$OUT/server.log" 2>&1 &
+  fleet|fleet-class)
+    kinds=delay; [[ $mode == fleet-class ]] && kinds=delay,class
+    ./collatz-server --db "$W/server_$mode.db" --listen 127.0.0.1:50071 --unit-size 2^46 --lease-seconds 600 > "$OUT/server_$mode.log" 2>&1 &
     srv=$!
-    for _ in $(seq 100); do grep -q listening "$OUT/server.log" && break; sleep 0.1; done
+    for _ in $(seq 100); do grep -q listening "$OUT/server_$mode.log" && break; sleep 0.1; done
     ctl import --server 127.0.0.1:50071 --published > "$OUT/fleet_import.txt" 2>&1 || echo "fleet import failed: $(cat "$OUT/fleet_import.txt")"
-    ctl submit --server 127.0.0.1:50071 --from 2^66 --to 2^66+2^46 --kinds delay > "$OUT/submit.txt" 2>&1
+    ctl submit --server 127.0.0.1:50071 --from 2^66 --to 2^66+2^46 --kinds $kinds > "$OUT/submit_$mode.txt" 2>&1
     s=$(date +%s.%N)
-    ./collatz-worker --server 127.0.0.1:50071 --backend gpu --spool "$W/spool" --max-idle-seconds 2 > "$OUT/worker.log" 2>&1
+    ./collatz-worker --server 127.0.0.1:50071 --backend gpu --spool "$W/spool_$mode" --max-idle-seconds 2 > "$OUT/worker_$mode.log" 2>&1
     e=$(date +%s.%N)
-    echo "fleet: server + 1 GPU worker, [2^66, 2^66 + 2^46) delay after import --published: worker rc $?, $(python3 -c "print(round($e - $s, 1))") s wall, $(python3 -c "print('%.3e' % (2**46 / ($e - $s)))") numbers/s wall (self-test, tables and idle exit included)"
-    grep -E "done in|self-test" "$OUT/worker.log" | cut -c1-240 | head -4
-    ctl server-records --server 127.0.0.1:50071 --kind delay --format csv > "$OUT/fleet_delay.csv" 2>&1
+    echo "$mode: server + 1 GPU worker, [2^66, 2^66 + 2^46) $kinds after import --published: worker rc $?, $(python3 -c "print(round($e - $s, 1))") s wall, $(python3 -c "print('%.3e' % (2**46 / ($e - $s)))") numbers/s wall (self-test, tables and idle exit included)"
+    grep -E "done in|self-test|sieve" "$OUT/worker_$mode.log" | cut -c1-240 | head -6
+    ctl server-records --server 127.0.0.1:50071 --kind delay --format csv > "$OUT/${mode}_delay.csv" 2>&1
     kill $srv; wait $srv 2>/dev/null
-    ctl bench --backend gpu --at 2^66 --numbers 2^46 --kinds delay --baseline-numbers 0 > "$OUT/bench_2p46.txt" 2>&1
-    echo "  same call: bench 2^66 --numbers 2^46 trusted: $(grep -E 'numbers/s' "$OUT/bench_2p46.txt" | head -1)"
+    ctl bench --backend gpu --at 2^66 --numbers 2^46 --kinds $kinds --baseline-numbers 0 > "$OUT/bench_2p46_$mode.txt" 2>&1
+    echo "  same call: bench 2^66 --numbers 2^46 --kinds $kinds trusted: $(grep -E 'numbers/s' "$OUT/bench_2p46_$mode.txt" | head -1)"
     ;;
   esac
 done
