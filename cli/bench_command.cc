@@ -22,10 +22,10 @@
 #include "core/cpu_engine.h"
 #include "core/published_points.h"
 #include "core/records_csv.h"
+#include "core/thread_count.h"
 
 #if COLLATZ_WITH_GPU
 #include "gpu/gpu_baseline.h"
-#include "core/thread_count.h"
 #endif
 
 namespace collatz::cli {
