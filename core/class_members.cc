@@ -1,7 +1,10 @@
 #include "core/class_members.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
+#include <memory>
+#include <utility>
 
 #include "core/delay.h"
 
@@ -17,6 +20,92 @@ bool Step(u128* v) {
   if (*v > (kU128Max - 1) / 3) return false;
   *v = 3 * *v + 1;
   return true;
+}
+
+inline unsigned Mod3(u128 n) { return static_cast<unsigned>((Hi64(n) % 3 + Lo64(n) % 3) % 3); }  // 2^64 = 1 (mod 3)
+
+// 3 * kInverseOf3 = 1 (mod 2^128): multiplying by it divides a multiple of 3 by 3 exactly.
+constexpr u128 kInverseOf3 = MakeU128(0xAAAAAAAAAAAAAAAAull, 0xAAAAAAAAAAAAAAABull);
+static_assert(static_cast<u128>(3) * kInverseOf3 == 1);
+
+// How promising a number is to climb through: its ancestor weight W_r(x), the sum of x / y
+// over the numbers y of x's inverse tree within r levels (x itself included), a doubling
+// counting 1/2 and an (y - 1) / 3 step 3 (the -1 ignored). log2 x - log2 W_r(x) =
+// -log2 (sum of 1/y) is the level's sort key: of two numbers of one size, the one with more
+// (y - 1) / 3 steps ahead, and so more and smaller ancestors, comes first. Whether an
+// (y - 1) / 3 step exists is decided by y = 4 (mod 6): for x even it depends on x mod 3, for
+// its later ancestors on x mod 3^j, so W_r(x) is a function of the parity and of x mod 3^9 as
+// long as the path has taken at most 9 such steps; past that, a third of the even numbers
+// are taken to have one (their average). Selecting by this key instead of by size makes the
+// beam keep numbers whose climb goes far above the bound before it falls below it; the
+// members are exact either way (each is a number of the inverse tree, and re-verified).
+class AncestorWeight {
+ public:
+  static constexpr int kDigits = 9;
+  static constexpr uint64_t kModulus = 19683;  // 3^9
+
+  explicit AncestorWeight(unsigned levels) {
+    // even[j][res], odd[j][res]: W of an even / odd x with x = res (mod 3^j), one level at a time.
+    std::vector<uint64_t> pow3(kDigits + 1, 1);
+    for (int j = 1; j <= kDigits; ++j) pow3[j] = 3 * pow3[j - 1];
+    std::vector<std::vector<double>> even(kDigits + 1), odd(kDigits + 1);
+    for (int j = 0; j <= kDigits; ++j) {
+      even[j].assign(pow3[j], 1.0);
+      odd[j].assign(pow3[j], 1.0);
+    }
+    auto next_even = even, next_odd = odd;
+    for (unsigned r = 1; r <= levels; ++r) {
+      for (int j = 0; j <= kDigits; ++j) {
+        for (uint64_t res = 0; res < pow3[j]; ++res) {
+          const double doubled = even[j][(2 * res) % pow3[j]];
+          next_odd[j][res] = 1 + doubled / 2;
+          double w = 1 + doubled / 2;
+          if (j == 0) {
+            w += odd[0][0];  // a third of them have (x - 1) / 3, worth 3 each
+          } else if (res % 3 == 1) {
+            w += 3 * odd[j - 1][((res - 1) / 3) % pow3[j - 1]];
+          }
+          next_even[j][res] = w;
+        }
+      }
+      even.swap(next_even);
+      odd.swap(next_odd);
+    }
+    log2_even_.resize(kModulus);
+    log2_odd_.resize(kModulus);
+    for (uint64_t res = 0; res < kModulus; ++res) {
+      log2_even_[res] = std::log2(even[kDigits][res]);
+      log2_odd_[res] = std::log2(odd[kDigits][res]);
+    }
+  }
+
+  // log2 x - log2 W(x): smaller is more promising.
+  double Key(u128 x) const {
+    const uint64_t res = (Hi64(x) % kModulus * kTwoTo64Mod + Lo64(x) % kModulus) % kModulus;  // x mod 3^9
+    return std::log2(static_cast<double>(x)) - ((x & 1) ? log2_odd_[res] : log2_even_[res]);
+  }
+
+ private:
+  static constexpr uint64_t kTwoTo64Mod = static_cast<uint64_t>((static_cast<u128>(1) << 64) % kModulus);
+  std::vector<double> log2_even_, log2_odd_;
+};
+
+// Keeps the `width` entries of `level` that come first: by AncestorWeight's key when given,
+// else by size. Ties go to the smaller number, so the result does not depend on the order.
+void KeepBest(size_t width, const AncestorWeight* weight, std::vector<u128>* level,
+              std::vector<std::pair<double, u128>>* scratch) {
+  if (level->size() <= width) return;
+  const auto cut = static_cast<std::ptrdiff_t>(width);
+  if (weight == nullptr) {
+    std::nth_element(level->begin(), level->begin() + cut, level->end());
+    level->resize(width);
+    return;
+  }
+  scratch->clear();
+  for (u128 x : *level) scratch->emplace_back(weight->Key(x), x);
+  std::nth_element(scratch->begin(), scratch->begin() + cut, scratch->end());
+  level->clear();
+  for (size_t i = 0; i < width; ++i) level->push_back((*scratch)[i].second);
 }
 
 }  // namespace
@@ -45,26 +134,37 @@ Status FindClassMembers(const std::vector<Record>& seeds, const ClassMemberSearc
     }
   }
 
-  // Climb level by level, keeping the smallest numbers of each delay (small numbers have the
-  // most predecessors below the bound). Distinct numbers of one level have distinct
-  // predecessors, so a level never holds a number twice except through the seeds.
+  // Climb level by level, keeping beam_width numbers of each delay: the most promising ones
+  // (AncestorWeight) or the smallest. Distinct numbers of one level have distinct
+  // predecessors, so a level never holds a number twice except through the seeds. A multiple
+  // of 3 has only doublings above it, so one at or above the bound is dropped.
+  std::unique_ptr<AncestorWeight> weight;
+  if (search.lookahead_levels > 0) weight = std::make_unique<AncestorWeight>(search.lookahead_levels);
   std::vector<u128> level, next;
+  std::vector<std::pair<double, u128>> scratch;
+  u128 smallest_made = 0;  // the smallest number the last level made, kept or not (0: none)
   for (uint32_t d = 0; d <= search.max_delay; ++d) {
+    u128 smallest = smallest_made;
     auto seeded = points.find(d);
-    if (seeded != points.end()) level.insert(level.end(), seeded->second.begin(), seeded->second.end());
-    std::sort(level.begin(), level.end());
-    level.erase(std::unique(level.begin(), level.end()), level.end());
-    if (!level.empty() && level.front() < search.below) members->push_back(Record{level.front(), d});
+    if (seeded != points.end()) {
+      level.insert(level.end(), seeded->second.begin(), seeded->second.end());
+      std::sort(level.begin(), level.end());
+      level.erase(std::unique(level.begin(), level.end()), level.end());
+      if (smallest == 0 || level.front() < smallest) smallest = level.front();
+    }
+    if (smallest != 0 && smallest < search.below) members->push_back(Record{smallest, d});
 
     next.clear();
     for (u128 n : level) {
-      if (n < climb_below - n) next.push_back(2 * n);  // 2n < climb_below
-      if (n % 6 == 4 && n > 4) next.push_back((n - 1) / 3);
+      const unsigned r3 = Mod3(n);
+      if (n < climb_below - n && (r3 != 0 || n < search.below)) next.push_back(2 * n);  // 2n < climb_below
+      if ((n & 1) == 0 && r3 == 1 && n > 4) {                                              // n = 4 (mod 6)
+        const u128 m = (n - 1) * kInverseOf3;                                              // (n - 1) / 3, exact
+        if (m < search.below || Mod3(m) != 0) next.push_back(m);
+      }
     }
-    if (next.size() > search.beam_width) {
-      std::nth_element(next.begin(), next.begin() + static_cast<std::ptrdiff_t>(search.beam_width), next.end());
-      next.resize(search.beam_width);
-    }
+    smallest_made = next.empty() ? 0 : *std::min_element(next.begin(), next.end());
+    KeepBest(search.beam_width, weight.get(), &next, &scratch);
     level.swap(next);
   }
 
