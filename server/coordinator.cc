@@ -219,7 +219,9 @@ grpc::Status Coordinator::Register(const WorkerDescription& d, int64_t* worker_i
   if (d.sieve_bits != sieve_bits()) {
     return grpc::Status(StatusCode::FAILED_PRECONDITION,
                         "worker sieve width " + std::to_string(d.sieve_bits) + " differs from the server's " +
-                            std::to_string(sieve_bits()) + " (results of different sieves cannot be audited)");
+                            std::to_string(sieve_bits()) +
+                            " (its base width, which every worker registers with: results of different sieves "
+                            "cannot be audited)");
   }
   if (d.work_hash_version != kWorkHashVersion) {
     return grpc::Status(StatusCode::FAILED_PRECONDITION,
