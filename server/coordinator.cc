@@ -7,7 +7,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <set>
 
 #include "core/work_hash.h"
 #include "server/coordinator_util.h"

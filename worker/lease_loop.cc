@@ -247,22 +247,22 @@ void LeaseLoop::RunUnit(const client::Lease& lease) {
     }
   });
 
+  // A search unit's engine is that of its width: built and self-tested at the first unit of a
+  // new one (heartbeats going meanwhile, the time not counted as the unit's); a width it
+  // refuses fails the unit.
+  SearchEngine* engine = nullptr;
+  Status st = lease.stats ? Status::Ok() : engines_->EngineFor(lease.sieve_bits, &engine);
   const int64_t t0 = clock_->NowMs();
   UnitResult result;
   StatsFile stats_file;
-  SearchEngine* engine = nullptr;
-  Status st;
-  if (lease.stats) {
+  if (st.ok() && lease.stats) {
     stats_file.from = lease.spec.begin;
     stats_file.batch = lease.stats_batch;
     st = stats_ != nullptr ? stats_->Compute(lease.spec.begin, lease.spec.end, lease.stats_batch, &stats_file.batches,
                                              &done, &cancel)
                            : Status::FailedPrecondition("this lane has no stats engine");
-  } else {
-    // The engine of the unit's width (built and self-tested on the first unit of a new one,
-    // heartbeats going meanwhile); a width it refuses fails the unit.
-    st = engines_->EngineFor(lease.sieve_bits, &engine);
-    if (st.ok()) st = engine->Search(lease.spec, &result, [&](uint64_t d, uint64_t) { done = d; }, &cancel);
+  } else if (st.ok()) {
+    st = engine->Search(lease.spec, &result, [&](uint64_t d, uint64_t) { done = d; }, &cancel);
   }
   const double seconds = static_cast<double>(clock_->NowMs() - t0) / 1000.0;
   {
