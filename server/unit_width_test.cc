@@ -132,6 +132,41 @@ TEST_F(UnitWidthTest, AResultSearchedWithAnotherWidthIsRefused) {
   EXPECT_FALSE(Flagged(honest));
 }
 
+// The same with the server's default widths: a class unit cut with 25 bits (base 19), searched
+// by a worker with its 19-bit engine, is refused; its 25-bit result is accepted. (A unit of
+// 2^22 numbers stands in for the 2^46 of the default threshold.)
+TEST_F(UnitWidthTest, A25BitUnitSearchedWith19BitsIsRefused) {
+  RemoveDatabase();
+  options_.class_sieve_bits = 25;
+  options_.class_sieve_min_numbers = Pow2(22);
+  std::unique_ptr<CoordinatorStore> store;
+  ASSERT_TRUE(CoordinatorStore::Open(db_, &store).ok());
+  ASSERT_TRUE(Coordinator::Open(std::move(store), TablesOfWidth(19), &clock_, options_, &c_).ok());
+  SubmitOutcome out;
+  ASSERT_TRUE(c_->Submit(Pow2(40), Pow2(40) + Pow2(22), Kinds::kDelayAndClass, Pow2(22), 0, &out).ok());
+  WorkerDescription d;
+  d.sieve_bits = 19;
+  d.work_hash_version = kWorkHashVersion;
+  d.unit_sieve_bits = true;
+  int64_t wrong = 0, honest = 0;
+  d.host = "wrong";
+  ASSERT_TRUE(c_->Register(d, &wrong).ok());
+  d.host = "honest";
+  ASSERT_TRUE(c_->Register(d, &honest).ok());
+  LeaseGrant g = LeaseOne(wrong);
+  ASSERT_EQ(g.sieve_bits, 25);
+  Disposition disposition;
+  grpc::Status st = c_->Complete(wrong, g.unit_id, g.token, Search(g.spec, 19), 1, "cpu", &disposition);
+  EXPECT_EQ(st.error_code(), StatusCode::PERMISSION_DENIED);
+  EXPECT_NE(st.error_message().find("25-bit sieve"), std::string::npos) << st.error_message();
+  EXPECT_TRUE(Flagged(wrong));
+  g = LeaseOne(honest);
+  ASSERT_EQ(g.sieve_bits, 25);
+  st = c_->Complete(honest, g.unit_id, g.token, Search(g.spec, 25), 1, "cpu", &disposition);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  EXPECT_EQ(disposition, Disposition::kAccepted);
+}
+
 // An audit mismatch on a small unit is settled by the server's re-run with the unit's own
 // width (a re-run with the base sieve would agree with neither result).
 TEST_F(UnitWidthTest, TheServersReRunUsesTheUnitsWidth) {
