@@ -1,6 +1,6 @@
 // A sieve width per unit (collatz-server --class-sieve-bits): the fixture's base sieve is
-// 12 bits, class units of at least 2^13 numbers get 14 here (the server's 19 and 25 for
-// 2^46 are in end_to_end_test.cc). The width is fixed when a unit is cut, leased with it,
+// 12 bits, class units of at least 2^13 numbers get 14 here (one test has 19 and 25 bits; the
+// server binary's defaults for 2^46 are in end_to_end_test.cc). The width is fixed when a unit is cut, leased with it,
 // verified, audited and re-run with it, kept across restarts with other options; a result
 // searched with another width is refused, and workers that do not honour Unit.sieve_bits
 // are refused while units have several widths.
