@@ -82,6 +82,7 @@ grpc::Status WorkerClient::Register(Registration* out) {
   req.set_sieve_bits(static_cast<uint32_t>(identity_.sieve_bits));
   req.set_work_hash_version(kWorkHashVersion);
   req.set_instance_id(identity_.instance_id);
+  req.set_unit_sieve_bits(identity_.unit_sieve_bits);
   v1::RegisterResponse resp;
   grpc::Status st = stub_->Register(&ctx, req, &resp);
   if (!st.ok()) return st;
@@ -98,6 +99,7 @@ grpc::Status WorkerClient::Register(Registration* out) {
   if (out == nullptr) return st;
   out->worker_id = resp.worker_id();
   out->server_sieve_bits = static_cast<int>(resp.sieve_bits());
+  out->server_class_sieve_bits = static_cast<int>(resp.class_sieve_bits());
   out->lease_duration_ms = lease_duration_ms_;
   return st;
 }
@@ -145,6 +147,8 @@ grpc::Status WorkerClient::LeaseUnit(Lease* out, bool* has_unit, uint64_t* retry
   if (!cs.ok()) return grpc::Status(grpc::StatusCode::INTERNAL, "server sent a bad unit: " + cs.message());
   out->worker_id = id;
   out->unit_id = resp.unit().unit_id();
+  // Kept as sent (clamped into an int): a width the worker cannot build is its to refuse.
+  out->sieve_bits = static_cast<int>(std::min<uint32_t>(resp.unit().sieve_bits(), 1000));
   out->token = resp.lease_token();
   out->deadline_ms = resp.deadline_unix_ms();
   out->audit = resp.purpose() == v1::LEASE_PURPOSE_AUDIT;

@@ -29,11 +29,15 @@ struct WorkerIdentity {
   std::string driver, binary_version = "dev", backend = "cpu";
   int sieve_bits = kDefaultSieveBits;
   std::string instance_id;  // Spool::InstanceId: a flag stays with it (docs/PROTOCOL.md)
+  // Whether the worker searches each unit with the width its lease names (Lease::sieve_bits);
+  // a server whose units have several widths refuses workers that do not.
+  bool unit_sieve_bits = false;
 };
 
 struct Registration {
   uint64_t worker_id = 0;
   int server_sieve_bits = 0;
+  int server_class_sieve_bits = 0;  // the width of wide delay+class units; 0 from older servers
   uint64_t lease_duration_ms = 0;
 };
 

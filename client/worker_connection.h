@@ -18,6 +18,9 @@ struct Lease {
   uint64_t worker_id = 0;  // the id the lease was granted to
   uint64_t unit_id = 0;
   UnitSpec spec;           // for a stats unit: begin and end only
+  // The sieve width to search the unit with (Unit.sieve_bits); 0 (servers before it): the
+  // width the worker registered with.
+  int sieve_bits = 0;
   std::string token;
   uint64_t deadline_ms = 0;  // Unix milliseconds when the server lets the lease expire
   bool audit = false;

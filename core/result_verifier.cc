@@ -27,13 +27,23 @@ Status CheckEntry(const Sieve* sieve, const UnitSpec& spec, const Record& r, con
 
 }  // namespace
 
-Status VerifyUnitResult(const Sieve* sieve, const UnitSpec& spec, const UnitResult& result) {
+Status VerifyUnitResult(const Sieve* sieve, const UnitSpec& spec, const UnitResult& result,
+                        const OffsetTable* delay_offsets) {
   if (result.ladder.size() > kMaxResultEntries || result.class_minima.size() > kMaxResultEntries) {
     return Status::InvalidArgument("result has implausibly many entries");
   }
   const u128 size = spec.end - spec.begin;
   if (static_cast<u128>(result.candidates) > size / 2 + 1) {
     return Status::InvalidArgument("candidates exceed the odd numbers of the unit");
+  }
+  if (sieve != nullptr) {
+    // A count of residues, the same on every engine: cheap to check exactly.
+    const u128 examined = CountExamined(*sieve, spec.kinds, spec.begin, spec.end, delay_offsets);
+    if (static_cast<u128>(result.candidates) != examined) {
+      return Status::InvalidArgument("candidates: the unit holds " + ToDecimal(examined) + " numbers that the " +
+                                     std::to_string(sieve->bits()) + "-bit sieve and the mod rule keep, the result " +
+                                     std::to_string(result.candidates) + " (searched with another sieve width?)");
+    }
   }
   if (result.tally_count > result.candidates) return Status::InvalidArgument("tally_count exceeds candidates");
   if (result.ladder.size() > result.candidates || result.class_minima.size() > result.candidates) {

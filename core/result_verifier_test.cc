@@ -27,8 +27,8 @@ TEST(VerifyUnitResult, AcceptsExactEntries) {
   UnitResult r;
   r.ladder = {{25, 23}, {27, 111}};
   r.class_minima = {{25, 23}, {27, 111}};
-  r.candidates = 30;
-  r.tally_count = 30;
+  r.candidates = static_cast<uint64_t>(CountExamined(*Tables()->sieve, Kinds::kDelayAndClass, 20, 100));
+  r.tally_count = r.candidates;
   EXPECT_TRUE(VerifyUnitResult(nullptr, Spec(20, 100), r).ok());
   Status st = VerifyUnitResult(*Tables(), Spec(20, 100), r);
   EXPECT_TRUE(st.ok()) << st.ToString();
@@ -67,7 +67,7 @@ TEST(VerifyUnitResult, RefusesNumbersTheSieveDrops) {
   ASSERT_NE(dropped, 0u);
   ASSERT_NE(kept, 0u);
   UnitResult r;
-  r.candidates = r.tally_count = 8;
+  r.candidates = r.tally_count = sieve.size();  // a whole block
   r.class_minima = {{dropped, SlowDelay(dropped)}};
   Status st = VerifyUnitResult(*Tables(), Spec(3 * block, 4 * block), r);
   EXPECT_EQ(st.code(), Status::Code::kInvalidArgument);
@@ -75,6 +75,32 @@ TEST(VerifyUnitResult, RefusesNumbersTheSieveDrops) {
   EXPECT_TRUE(VerifyUnitResult(nullptr, Spec(3 * block, 4 * block), r).ok());  // without the sieve
   r.class_minima = {{kept, SlowDelay(kept)}};
   EXPECT_TRUE(VerifyUnitResult(*Tables(), Spec(3 * block, 4 * block), r).ok());
+}
+
+// Candidates are a count of residues (CountExamined): a result of the right entries searched
+// with another sieve width reports another count and is refused, with the sieve or without
+// its offset tables alike.
+TEST(VerifyUnitResult, RefusesTheCandidatesOfAnotherSieveWidth) {
+  std::shared_ptr<const SearchTables> wider;
+  ASSERT_TRUE(SearchTables::Build(8, 12, 16, &wider).ok());
+  for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
+    UnitSpec spec = Spec(Pow2(12), Pow2(14));
+    spec.kinds = kinds;
+    spec.floor = 200;
+    UnitResult narrow = SearchRangeSimple(*Tables(), spec, spec.begin, spec.end);
+    const UnitResult wide = SearchRangeSimple(*wider, spec, spec.begin, spec.end);
+    ASSERT_NE(narrow.candidates, wide.candidates);
+    EXPECT_EQ(narrow.ladder, wide.ladder);  // the sieve is exact: the same records either way
+    EXPECT_TRUE(VerifyUnitResult(*Tables(), spec, narrow).ok());
+    EXPECT_TRUE(VerifyUnitResult(*wider, spec, wide).ok());
+    EXPECT_TRUE(VerifyUnitResult(wider->sieve.get(), spec, wide).ok());
+    Status st = VerifyUnitResult(*wider, spec, narrow);
+    EXPECT_EQ(st.code(), Status::Code::kInvalidArgument);
+    EXPECT_NE(st.message().find("another sieve width"), std::string::npos) << st.ToString();
+    EXPECT_FALSE(VerifyUnitResult(*Tables(), spec, wide).ok());
+    narrow.candidates -= 1;  // one number skipped
+    EXPECT_FALSE(VerifyUnitResult(*Tables(), spec, narrow).ok());
+  }
 }
 
 TEST(VerifyUnitResult, RefusesImpossibleCounts) {

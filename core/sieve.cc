@@ -264,6 +264,73 @@ bool IsExamined(const Sieve& sieve, Kinds kinds, u128 n) {
   return std::binary_search(sieve.residues().begin(), sieve.residues().end(), residue);
 }
 
+namespace {
+
+// Odd n in [0, x) that the kind's mod-9 rule keeps (by n mod 18).
+u128 OddKeptBelow(u128 x, Kinds kinds) {
+  u128 count = 0;
+  for (unsigned r = 1; r < 18; r += 2) {
+    if (OddNumberIsComputed(r % 9, kinds, 9)) count += x / 18 + (x % 18 > r ? 1 : 0);
+  }
+  return count;
+}
+
+// h in [0, x) with h = m (mod 9).
+u128 Mod9Below(u128 x, unsigned m) { return x / 9 + (x % 9 > m ? 1 : 0); }
+
+}  // namespace
+
+u128 CountExamined(const Sieve& sieve, Kinds kinds, u128 begin, u128 end, const OffsetTable* delay_offsets) {
+  if (end <= begin) return 0;
+  const unsigned k = static_cast<unsigned>(sieve.bits());
+  const u128 block = Pow2(k);
+  u128 count = 0;
+  if (begin < block) {  // the first block is computed without the sieve
+    const u128 first_end = std::min(end, block);
+    count += OddKeptBelow(first_end, kinds) - OddKeptBelow(begin, kinds);
+    begin = first_end;
+    if (begin >= end) return count;
+  }
+  const std::vector<uint64_t>& residues = sieve.residues();
+  const unsigned block_mod9 = static_cast<unsigned>(block % 9);
+  // The residues in [lo, hi) of block h that are examined.
+  auto partial = [&](u128 h, uint64_t lo, uint64_t hi) -> u128 {
+    auto first = std::lower_bound(residues.begin(), residues.end(), lo);
+    auto last = std::lower_bound(first, residues.end(), hi);
+    if (kinds == Kinds::kDelayAndClass) return static_cast<u128>(last - first);
+    const unsigned base = block_mod9 * static_cast<unsigned>(h % 9) % 9;
+    u128 c = 0;
+    for (auto it = first; it != last; ++it) c += OddNumberIsComputed((base + *it % 9) % 9, kinds, 9) ? 1 : 0;
+    return c;
+  };
+  const uint64_t mask = static_cast<uint64_t>(block - 1);
+  u128 h0 = begin >> k;
+  const u128 h1 = end >> k;
+  const uint64_t begin_off = static_cast<uint64_t>(begin) & mask, end_off = static_cast<uint64_t>(end) & mask;
+  if (h0 == h1) return count + partial(h0, begin_off, end_off);
+  if (begin_off != 0) count += partial(h0++, begin_off, static_cast<uint64_t>(block));
+  if (kinds == Kinds::kDelayAndClass) {
+    count += (h1 - h0) * residues.size();
+  } else {
+    // Blocks h = m (mod 9) examine the residues of mod-9 variant m.
+    u128 variant[9] = {};
+    if (delay_offsets != nullptr && delay_offsets->modulus() == 9 && &delay_offsets->sieve() == &sieve) {
+      for (unsigned m = 0; m < 9; ++m) variant[m] = delay_offsets->Variant(m).size();
+    } else {
+      u128 by_mod9[9] = {};
+      for (uint64_t r : residues) ++by_mod9[r % 9];
+      for (unsigned m = 0; m < 9; ++m) {
+        for (unsigned r = 0; r < 9; ++r) {
+          if (OddNumberIsComputed((block_mod9 * m + r) % 9, kinds, 9)) variant[m] += by_mod9[r];
+        }
+      }
+    }
+    for (unsigned m = 0; m < 9; ++m) count += (Mod9Below(h1, m) - Mod9Below(h0, m)) * variant[m];
+  }
+  if (end_off != 0) count += partial(h1, 0, end_off);
+  return count;
+}
+
 OffsetTable::OffsetTable(std::shared_ptr<const Sieve> sieve, unsigned modulus)
     : sieve_(std::move(sieve)), modulus_(modulus) {
   if (modulus != 1 && modulus != 3 && modulus != 9) throw std::invalid_argument("offset table modulus must be 1, 3 or 9");

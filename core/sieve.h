@@ -93,4 +93,11 @@ bool OddNumberIsComputed(unsigned n_mod9, Kinds kinds, unsigned modulus);
 // that the sieve keeps. SearchRangeSimple and the result verifier use it.
 bool IsExamined(const Sieve& sieve, Kinds kinds, u128 n);
 
+// How many N of [begin, end) IsExamined keeps: the `candidates` every engine reports for a
+// unit of `kinds` searched with `sieve`, so a result searched with another sieve (or one
+// that skipped numbers) shows. Whole blocks in closed form (delay-only: the sizes of the
+// mod-9 variants, from `delay_offsets` when it is that sieve's, else counted here in one pass
+// over the residues), partial blocks by binary search and, delay-only, a pass over their residues.
+u128 CountExamined(const Sieve& sieve, Kinds kinds, u128 begin, u128 end, const OffsetTable* delay_offsets = nullptr);
+
 }  // namespace collatz

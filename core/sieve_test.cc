@@ -115,6 +115,39 @@ TEST(SieveTest, OffsetVariantsHoldExactlyTheComputedNumbers) {
 
 // Every skip rule keeps every record of [1, 2^24): odd records survive the sieve (when
 // >= 2^k) and delay records pass the mod rules; even records are doublings of records.
+// CountExamined is the count of IsExamined over the range, for ranges inside the first
+// block, across it, with partial blocks at either end and many whole blocks (every h mod 9),
+// with and without the offset table.
+TEST(SieveTest, CountExaminedCountsWhatIsExamined) {
+  for (int bits : {3, 6, 8}) {
+    std::shared_ptr<const Sieve> sieve;
+    ASSERT_TRUE(Sieve::Generate(bits, &sieve).ok());
+    const OffsetTable offsets(sieve, 9);
+    const u128 block = Pow2(static_cast<unsigned>(bits));
+    const std::vector<std::pair<u128, u128>> ranges = {
+        {1, 2},         {1, block},         {3, block - 1},      {1, 5 * block + 7},        {block, 2 * block},
+        {block + 5, 2 * block - 3}, {2 * block + 9, 31 * block + 1}, {7 * block, 27 * block}, {40 * block + 3, 40 * block + 4},
+        {5, 5}};
+    for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
+      for (const auto& [a, b] : ranges) {
+        uint64_t want = 0;
+        for (u128 n = a; n < b; ++n) want += IsExamined(*sieve, kinds, n) ? 1 : 0;
+        EXPECT_EQ(CountExamined(*sieve, kinds, a, b), static_cast<u128>(want)) << bits << " [" << ToDecimal(a) << ", " << ToDecimal(b) << ")";
+        EXPECT_EQ(CountExamined(*sieve, kinds, a, b, &offsets), static_cast<u128>(want)) << bits;
+      }
+    }
+  }
+  // Far up, whole blocks in closed form: 9 consecutive blocks hold every variant once.
+  std::shared_ptr<const Sieve> sieve;
+  ASSERT_TRUE(Sieve::Generate(12, &sieve).ok());
+  const OffsetTable offsets(sieve, 9);
+  const u128 at = Pow2(100) * 9;
+  size_t nine = 0;
+  for (unsigned m = 0; m < 9; ++m) nine += offsets.Variant(m).size();
+  EXPECT_EQ(CountExamined(*sieve, Kinds::kDelay, at, at + 9 * Pow2(12)), static_cast<u128>(nine));
+  EXPECT_EQ(CountExamined(*sieve, Kinds::kDelayAndClass, at, at + Pow2(40)), Pow2(28) * sieve->size());
+}
+
 TEST(SieveTest, SkipRulesKeepEveryRecordBelow2p24) {
   TailTable exact(24);  // exact delays of every n < 2^24
   std::vector<uint64_t> delay_records;

@@ -19,6 +19,17 @@ Status SearchTables::FromSieve(std::shared_ptr<const Sieve> sieve, int step_bits
   return Status::Ok();
 }
 
+Status SearchTables::FromSieve(std::shared_ptr<const Sieve> sieve, std::shared_ptr<const FastDelay> delay,
+                               std::shared_ptr<const SearchTables>* out) {
+  if (sieve == nullptr || delay == nullptr) return Status::InvalidArgument("FromSieve: no sieve or no delay tables");
+  auto t = std::make_shared<SearchTables>();
+  t->sieve = std::move(sieve);
+  t->delay_offsets = std::make_shared<OffsetTable>(t->sieve, 9);
+  t->delay = std::move(delay);
+  *out = std::move(t);
+  return Status::Ok();
+}
+
 std::shared_ptr<const SearchTables> SearchTables::WithCpuOffsets(std::shared_ptr<const SearchTables> tables) {
   if (tables->delay_offsets != nullptr) return tables;
   auto with_offsets = std::make_shared<SearchTables>(*tables);

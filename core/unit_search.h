@@ -33,6 +33,10 @@ struct SearchTables {
   static Status Build(int sieve_bits, int step_bits, int tail_bits, std::shared_ptr<const SearchTables>* out);
   static Status FromSieve(std::shared_ptr<const Sieve> sieve, int step_bits, int tail_bits,
                           std::shared_ptr<const SearchTables>* out);
+  // With the step and tail tables of other tables (`delay`): tables of several sieve widths
+  // share them (a coordinator's or a worker's unit widths).
+  static Status FromSieve(std::shared_ptr<const Sieve> sieve, std::shared_ptr<const FastDelay> delay,
+                          std::shared_ptr<const SearchTables>* out);
   // `tables` as the CPU engine needs them: a copy with the mod-9 offset table added when they
   // lack it (tables built for the GPU), else the same tables.
   static std::shared_ptr<const SearchTables> WithCpuOffsets(std::shared_ptr<const SearchTables> tables);

@@ -68,6 +68,27 @@ TEST_F(UnitSearchTest, WithCpuOffsetsAddsTheOffsetTableOnly) {
   EXPECT_EQ(SearchTables::WithCpuOffsets(tables8_), tables8_);
 }
 
+// Tables of another sieve width sharing the step and tail tables search as tables built
+// whole with that width.
+TEST_F(UnitSearchTest, TablesOfAnotherWidthShareTheDelayTables) {
+  std::shared_ptr<const Sieve> sieve;
+  ASSERT_TRUE(Sieve::Generate(10, &sieve).ok());
+  std::shared_ptr<const SearchTables> shared, whole;
+  ASSERT_TRUE(SearchTables::FromSieve(sieve, tables8_->delay, &shared).ok());
+  ASSERT_TRUE(SearchTables::Build(10, 11, 14, &whole).ok());
+  EXPECT_EQ(shared->delay, tables8_->delay);
+  EXPECT_EQ(shared->sieve->bits(), 10);
+  ASSERT_NE(shared->delay_offsets, nullptr);
+  for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
+    const UnitSpec spec = SpecFromKnowledge(*published_, Pow2(30), Pow2(30) + 50000, kinds);
+    UnitResult a, b;
+    ASSERT_TRUE(CpuEngine(shared, CpuEngineOptions{}).Search(spec, &a).ok());
+    ASSERT_TRUE(CpuEngine(whole, CpuEngineOptions{}).Search(spec, &b).ok());
+    EXPECT_EQ(a, b);
+  }
+  EXPECT_FALSE(SearchTables::FromSieve(sieve, nullptr, &shared).ok());
+}
+
 TEST_F(UnitSearchTest, FloorZeroInTheFirstBlockAndAcrossIt) {
   for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
     UnitSpec spec;
@@ -231,6 +252,7 @@ TEST_F(UnitSearchTest, TalliesCountEveryExaminedNumberOfOpenDelay) {
       }
     }
     EXPECT_EQ(r.candidates, examined);
+    EXPECT_EQ(static_cast<u128>(r.candidates), CountExamined(sieve, kinds, spec.begin, spec.end));
     EXPECT_GE(count, 1u);
     EXPECT_EQ(r.tally_count, count);
     EXPECT_EQ(r.tally_sum, sum);
@@ -248,6 +270,8 @@ uint64_t ExpectEntryStopAgreement(const SearchTables& tables, const UnitSpec& sp
                        << ", " << stats.entry_stopped << " entry-stopped\nsearch: " << DescribeUnitResult(got)
                        << "\nsimple: " << DescribeUnitResult(want);
   EXPECT_LE(stats.entry_stopped, got.candidates);
+  // Entry-stopped numbers are candidates too: the count is the sieve's (the verifier's check).
+  EXPECT_EQ(static_cast<u128>(got.candidates), CountExamined(*tables.sieve, spec.kinds, spec.begin, spec.end));
   return stats.entry_stopped;
 }
 

@@ -74,9 +74,10 @@ int SieveBitsForRun(Backend resolved, Kinds kinds, u128 complete_below, u128 fir
   if (resolved != Backend::kGpu) return DefaultSieveBits(resolved);
   const bool far_below = complete_below < (first_begin >> 16);
   if (kinds == Kinds::kDelay && far_below && numbers >= Pow2(42)) return kFloorContextSieveBits;
-  // Whole units only: a run from below the unit size starts with smaller cuts.
-  const bool wide_units = unit_size >= kWideClassUnitNumbers && numbers >= unit_size && first_begin >= unit_size;
-  if (kinds == Kinds::kDelayAndClass && wide_units) return kWideUnitClassSieveBits;
+  // Whole units only: a run from below the unit size starts with smaller cuts. Those get the
+  // width a coordinator cuts them with by default.
+  const bool whole_units = numbers >= unit_size && first_begin >= unit_size;
+  if (whole_units) return UnitSieveBits(kinds, unit_size, DefaultSieveBits(resolved), kWideUnitClassSieveBits);
   return DefaultSieveBits(resolved);
 }
 
@@ -98,11 +99,13 @@ Status BuildGpuSearchTables(int device, int sieve_bits, std::shared_ptr<const Fa
 #endif
 }
 
-Status BuildSearchTables(const std::string& sieve_file, int sieve_bits, std::shared_ptr<const SearchTables>* out) {
-  if (sieve_file.empty()) return SearchTables::Build(sieve_bits, kDefaultStepBits, kDefaultTailBits, out);
+Status BuildSearchTables(const std::string& sieve_file, int sieve_bits, std::shared_ptr<const SearchTables>* out,
+                         std::shared_ptr<const FastDelay> delay) {
+  if (sieve_file.empty() && delay == nullptr) return SearchTables::Build(sieve_bits, kDefaultStepBits, kDefaultTailBits, out);
   std::shared_ptr<const Sieve> sieve;
-  Status st = LoadSieveFile(sieve_file, &sieve);
+  Status st = sieve_file.empty() ? Sieve::Generate(sieve_bits, &sieve) : LoadSieveFile(sieve_file, &sieve);
   if (!st.ok()) return st;
+  if (delay != nullptr) return SearchTables::FromSieve(std::move(sieve), std::move(delay), out);
   return SearchTables::FromSieve(std::move(sieve), kDefaultStepBits, kDefaultTailBits, out);
 }
 

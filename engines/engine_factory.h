@@ -12,6 +12,7 @@
 #include "core/status.h"
 #include "core/u128.h"
 #include "core/unit_search.h"
+#include "engines/sieve_width.h"
 
 namespace collatz::engines {
 
@@ -44,31 +45,27 @@ int DefaultSieveBits(Backend resolved);
 // wider sieve pays there: 2^66, 2^44 delay-only numbers on an H200, 1.211e12 numbers/s with
 // 19 bits, 1.341e12 with 28 (docs/PERFORMANCE.md, lever 90). Built on the device.
 constexpr int kFloorContextSieveBits = 28;
-// Delay+class units of 2^46 numbers (a coordinator's default unit) have the cycles for a wider
-// sieve's residue groups: H200, 2^46 numbers, 19 / 25 bits: 3.366 / 3.983e12 numbers/s at
-// 2^66, 2.417 / 2.752e12 at 2^60 (with 2^44 numbers 25 bits are slower: 3.116 / 3.365e12 at
-// 2^66; docs/PERFORMANCE.md, session 21).
-constexpr int kWideUnitClassSieveBits = 25;
-constexpr u128 kWideClassUnitNumbers = static_cast<u128>(1) << 46;
-
 // The sieve width of a run when --sieve-bits is not given, for work of `numbers` numbers in
 // units of `unit_size` from `first_begin`, whose records are complete below `complete_below`:
 // on the GPU, kFloorContextSieveBits for delay-only work of at least 2^42 numbers whose
-// records end 16 bits or more below it; kWideUnitClassSieveBits for delay+class work in units
-// of at least kWideClassUnitNumbers (from there on); else DefaultSieveBits.
+// records end 16 bits or more below it; for work in whole units (from there on), the width
+// a coordinator gives such units by default (UnitSieveBits with kWideUnitClassSieveBits:
+// delay+class units of at least kWideClassUnitNumbers); else DefaultSieveBits.
 int SieveBitsForRun(Backend resolved, Kinds kinds, u128 complete_below, u128 first_begin, u128 numbers,
                     u128 unit_size);
 
 // The search tables: from a sieve file (collatz-sieve) when `sieve_file` is not empty
 // (its width wins), else a generated sieve of `sieve_bits`; core's default step and tail
-// tables.
-Status BuildSearchTables(const std::string& sieve_file, int sieve_bits, std::shared_ptr<const SearchTables>* out);
+// tables, or `delay`'s when given (tables of several widths share them).
+Status BuildSearchTables(const std::string& sieve_file, int sieve_bits, std::shared_ptr<const SearchTables>* out,
+                         std::shared_ptr<const FastDelay> delay = nullptr);
 
 // Tables for a GPU engine with a sieve of `sieve_bits` built on the device, sharing `delay`
 // (step and tail tables) when given. They lack the host's mod-9 offset table, which only CPU
 // engines read (SearchTables::WithCpuOffsets adds it). FailedPrecondition without CUDA.
 constexpr int kMinGpuBuiltSieveBits = 23;  // from here on seconds on the host
 constexpr int kMaxGpuBuiltSieveBits = 30;
+static_assert(kMaxUnitSieveBits <= kMaxGpuBuiltSieveBits, "every unit width can be built on a GPU");
 // Whether a `resolved` backend builds its tables with BuildGpuSearchTables: on the GPU, no
 // sieve file, a width from kMinGpuBuiltSieveBits to kMaxGpuBuiltSieveBits.
 bool BuildsSieveOnGpu(Backend resolved, const std::string& sieve_file, int sieve_bits);

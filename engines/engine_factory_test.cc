@@ -99,6 +99,18 @@ TEST(EngineFactory, TheOwnTableGrowsWithTheWork) {
   EXPECT_EQ(OwnTableBitsForWork(kU128Max), kDaemonOwnTableBits);
 }
 
+// Tables of a second width share the first's step and tail tables (a coordinator's or a
+// worker's unit widths), from a generated sieve or a file alike.
+TEST(EngineFactory, TablesOfAnotherWidthShareTheDelayTables) {
+  std::shared_ptr<const SearchTables> base, other;
+  ASSERT_TRUE(BuildSearchTables("", 10, &base).ok());
+  ASSERT_TRUE(BuildSearchTables("", 12, &other, base->delay).ok());
+  EXPECT_EQ(other->sieve->bits(), 12);
+  EXPECT_EQ(other->delay, base->delay);
+  EXPECT_NE(other->delay_offsets, nullptr);
+  EXPECT_FALSE(BuildSearchTables("", 0, &other, base->delay).ok());
+}
+
 TEST(EngineFactory, MakesTheCpuEngineAndRefusesAGpuWithoutCuda) {
   std::shared_ptr<const SearchTables> tables;
   ASSERT_TRUE(BuildSearchTables("", 10, &tables).ok());

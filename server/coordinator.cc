@@ -52,6 +52,8 @@ grpc::Status Coordinator::Load() {
     static_cast<StoredUnit&>(m) = u;
     units_[u.id] = m;
   }
+  grpc::Status wst = BuildWidthTables();
+  if (!wst.ok()) return wst;
   std::vector<std::pair<int64_t, FinishedUnit>> finished;
   RETURN_IF_DB_ERROR(store_->LoadFinishedUnits(&finished), "loading finished units");
   for (auto& [id, f] : finished) finished_[id] = std::move(f);
@@ -89,6 +91,59 @@ grpc::Status Coordinator::Load() {
                submissions_.size(), units_.size(), queue_.size(), workers_.size(), leases_.size(), imports_.size(),
                ToDecimal(merged_.covered_prefix));
   return grpc::Status::OK;
+}
+
+grpc::Status Coordinator::BuildWidthTables() {
+  base_bits_ = tables_->sieve->bits();
+  class_bits_ = options_.class_sieve_bits == 0 ? base_bits_ : options_.class_sieve_bits;
+  tables_by_bits_[base_bits_] = tables_;
+  // Each width other than the base with why it is needed: the class width, or a unit cut
+  // with it (by a run with other options; it keeps its width).
+  std::map<int, std::string> needed;
+  if (class_bits_ != base_bits_) needed.emplace(class_bits_, "the class units' width (--class-sieve-bits)");
+  for (const auto& [id, u] : units_) {
+    if (UnitBits(u) != base_bits_) needed.emplace(UnitBits(u), "unit " + std::to_string(id) + " was cut with it");
+  }
+  several_widths_ = !needed.empty();
+  const auto start = std::chrono::steady_clock::now();
+  for (const auto& [bits, why] : needed) {
+    const std::string what = "the tables of a " + std::to_string(bits) + "-bit sieve (" + why + ")";
+    if (!engines::IsUnitSieveBits(bits)) {
+      return grpc::Status(StatusCode::FAILED_PRECONDITION,
+                          what + ": not a unit width (1 to " + std::to_string(engines::kMaxUnitSieveBits) + " bits)");
+    }
+    if (!options_.build_tables) return grpc::Status(StatusCode::FAILED_PRECONDITION, what + ": no way to build them");
+    std::shared_ptr<const SearchTables> t;
+    const Status st = options_.build_tables(bits, &t);
+    if (!st.ok()) return grpc::Status(StatusCode::FAILED_PRECONDITION, "cannot build " + what + ": " + st.ToString());
+    if (t == nullptr || t->sieve->bits() != bits) {
+      return grpc::Status(StatusCode::INTERNAL, "building " + what + " gave another width");
+    }
+    tables_by_bits_[bits] = std::move(t);
+  }
+  if (several_widths_) {
+    spdlog::info("sieve widths {}: delay+class units of at least {} numbers are cut with {} bits, others with {} "
+                 "(tables built in {:.2f} s)",
+                 WidthsText(), ToDecimal(options_.class_sieve_min_numbers), class_bits_, base_bits_,
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return grpc::Status::OK;
+}
+
+const std::shared_ptr<const SearchTables>& Coordinator::TablesOf(const StoredUnit& u) const {
+  // Every width a unit can have was built by BuildWidthTables (units are cut with the base
+  // or the class width, and stored widths are built at start).
+  return tables_by_bits_.at(UnitBits(u));
+}
+
+std::string Coordinator::WidthsText() const {
+  std::string out;
+  size_t i = 0;
+  for (const auto& [bits, t] : tables_by_bits_) {
+    out += (i == 0 ? "" : i + 1 == tables_by_bits_.size() ? " and " : ", ") + std::to_string(bits);
+    ++i;
+  }
+  return out + " bits";
 }
 
 void Coordinator::Remerge() { merged_dirty_ = true; }
@@ -163,13 +218,21 @@ grpc::Status Coordinator::Register(const WorkerDescription& d, int64_t* worker_i
   if (d.sieve_bits != sieve_bits()) {
     return grpc::Status(StatusCode::FAILED_PRECONDITION,
                         "worker sieve width " + std::to_string(d.sieve_bits) + " differs from the server's " +
-                            std::to_string(sieve_bits()) + " (results of different sieves cannot be audited)");
+                            std::to_string(sieve_bits()) +
+                            " (its base width, which every worker registers with: results of different sieves "
+                            "cannot be audited)");
   }
   if (d.work_hash_version != kWorkHashVersion) {
     return grpc::Status(StatusCode::FAILED_PRECONDITION,
                         "worker computes work hash version " + std::to_string(d.work_hash_version) + ", the server version " +
                             std::to_string(kWorkHashVersion) +
                             " (results could not be audited against each other): upgrade the worker");
+  }
+  if (!d.unit_sieve_bits && several_widths_) {
+    return grpc::Status(StatusCode::FAILED_PRECONDITION,
+                        "worker searches every unit with its one sieve width (it does not honour Unit.sieve_bits), "
+                        "and this server's units have sieve widths of " + WidthsText() +
+                            " (results of another width are refused): upgrade the worker");
   }
   if (d.host.empty() || d.host.size() > 256) return grpc::Status(StatusCode::INVALID_ARGUMENT, "host name missing or too long");
   WriteLock lock(this);
@@ -182,6 +245,7 @@ grpc::Status Coordinator::Register(const WorkerDescription& d, int64_t* worker_i
   w.sieve_bits = d.sieve_bits;
   w.work_hash_version = d.work_hash_version;
   w.instance_id = d.instance_id.substr(0, 64);
+  w.unit_sieve_bits = d.unit_sieve_bits;
   // A flag stays with the machine: a worker registering from a flagged GPU or host is
   // flagged from the start (its leases get PERMISSION_DENIED with the reason).
   w.flag_reason = InheritedFlag(w);
@@ -194,8 +258,9 @@ grpc::Status Coordinator::Register(const WorkerDescription& d, int64_t* worker_i
   w.last_seen_ms = clock_->NowMs();
   workers_[w.id] = w;
   *worker_id = w.id;
-  spdlog::info("worker={} registered: host {} backend {} gpus {} version {}{}", w.id, w.host, w.backend, w.gpus.size(),
-               w.binary_version, w.flagged ? " FLAGGED: " + w.flag_reason : "");
+  spdlog::info("worker={} registered: host {} backend {} gpus {} version {}{}{}", w.id, w.host, w.backend, w.gpus.size(),
+               w.binary_version, w.unit_sieve_bits ? "" : " (one sieve width)",
+               w.flagged ? " FLAGGED: " + w.flag_reason : "");
   return grpc::Status::OK;
 }
 

@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -26,6 +27,7 @@
 #include "core/status.h"
 #include "core/unit.h"
 #include "core/unit_search.h"
+#include "engines/sieve_width.h"
 #include "server/clock.h"
 #include "storage/coordinator_store.h"
 
@@ -54,6 +56,16 @@ struct CoordinatorOptions {
   u128 default_stats_unit_size = Pow2(30);
   uint64_t max_stats_batches_per_unit = uint64_t{1} << 20;
   int stats_audit_batches = 4;
+  // Sieve widths (docs/OPERATIONS.md): units are cut with the base width (that of the tables
+  // given to Open: --sieve-bits / --sieve), except delay+class units of at least
+  // class_sieve_min_numbers numbers, cut with class_sieve_bits (0: the base width), by
+  // engines::UnitSieveBits. The width is stored with the unit and fixed from then on.
+  int class_sieve_bits = 0;
+  u128 class_sieve_min_numbers = engines::kWideClassUnitNumbers;
+  // Builds the search tables of a width other than the base one (the class width, and
+  // widths stored with units by a run with other options); the server: a generated sieve
+  // sharing the base tables' step and tail tables. Needed only when there is such a width.
+  std::function<Status(int sieve_bits, std::shared_ptr<const SearchTables>* out)> build_tables;
 };
 
 struct WorkerDescription {
@@ -65,6 +77,9 @@ struct WorkerDescription {
   // equal the server's.
   uint32_t work_hash_version = 0;
   std::string instance_id;  // stable id of the worker's installation; "" from older binaries
+  // It searches each unit with the width its lease names (LeaseGrant::sieve_bits); false
+  // from older binaries, which the server refuses while its units have several widths.
+  bool unit_sieve_bits = false;
 };
 
 // A unit of a stats job as a worker computes it: every batch of [begin, end).
@@ -80,6 +95,7 @@ struct LeaseGrant {
   bool stats = false;        // a stats unit (stats_spec) instead of a search unit (spec)
   StatsUnitSpec stats_spec;
   UnitSpec spec;
+  int sieve_bits = 0;        // the width the search unit must be searched with (never 0)
   std::string token;
   int64_t deadline_ms = 0;
   LeasePurpose purpose = LeasePurpose::kSearch;
@@ -147,7 +163,9 @@ struct WorkerReport {
 class Coordinator {
  public:
   // Loads the state from `store`; active leases get a fresh deadline (their workers may
-  // still be running). `tables` supply the sieve every worker must use and FastDelay.
+  // still be running). `tables` supply the base sieve (the width every worker registers
+  // with) and FastDelay; the tables of every other width in use (the class width, widths
+  // stored with units) are built here with options.build_tables, or Open fails.
   static grpc::Status Open(std::unique_ptr<CoordinatorStore> store, std::shared_ptr<const SearchTables> tables,
                            const Clock* clock, CoordinatorOptions options, std::unique_ptr<Coordinator>* out);
 
@@ -206,17 +224,24 @@ class Coordinator {
   // Graceful shutdown: no new leases from now on.
   void StopLeasing();
   grpc::Status IntegrityCheck(std::string* result);
-  int sieve_bits() const { return tables_->sieve->bits(); }
+  int sieve_bits() const { return base_bits_; }  // the base width
+  int class_sieve_bits() const { return class_bits_; }  // the class units' width (the base: none)
   int64_t lease_duration_ms() const { return options_.lease_duration_ms; }
   int64_t retry_after_ms() const { return options_.retry_after_ms; }
 
  private:
   grpc::Status LeaseImpl(int64_t worker_id, bool accepts_stats, LeaseGrant* out);
+  // The server's re-run of a unit that settles an audit: its spec and the tables of its
+  // width (null: none wanted).
+  struct RefereeRun {
+    UnitSpec spec;
+    std::shared_ptr<const SearchTables> tables;
+  };
   // With truth == nullptr an audit mismatch on a unit small enough for the server's CPU
-  // asks for it (*referee_spec set, nothing changed); the caller runs it without the lock
-  // and calls again with the truth.
+  // asks for it (*referee set, nothing changed); the caller runs it without the lock and
+  // calls again with the truth.
   grpc::Status CompleteImpl(int64_t worker_id, int64_t unit_id, const std::string& token, const UnitResult& result,
-                            double seconds, const std::string& engine, const UnitResult* truth, UnitSpec* referee_spec,
+                            double seconds, const std::string& engine, const UnitResult* truth, RefereeRun* referee,
                             Disposition* disposition);
   grpc::Status CompleteStatsImpl(int64_t worker_id, int64_t unit_id, const std::string& token,
                                     const std::string& stats_file, double seconds, const std::string& engine,
@@ -260,6 +285,14 @@ class Coordinator {
               CoordinatorOptions options);
   grpc::Status Load();
   grpc::Status LoadStats();  // coordinator_stats.cc
+  // The tables of every width in use: the base, the class width, the widths stored with
+  // units (with Load's lock held, before anything reads them; fixed from then on).
+  grpc::Status BuildWidthTables();
+  // A unit's width (its stored one; 0: the base) and the tables it is verified with.
+  int UnitBits(const StoredUnit& u) const { return u.sieve_bits == 0 ? base_bits_ : u.sieve_bits; }
+  const std::shared_ptr<const SearchTables>& TablesOf(const StoredUnit& u) const;
+  // "19 and 25 bits": the widths in use, for messages.
+  std::string WidthsText() const;
 
   // Everything below runs with mu_ held.
   // One lease lifecycle for both unit kinds (coordinator_leases.cc): SearchKind and
@@ -324,7 +357,7 @@ class Coordinator {
   // the entries (server/audit_settlement.h), by `truth` (the server's re-run) or by a third
   // worker's audit, and only the workers shown wrong are flagged.
   grpc::Status CompleteAuditLocked(int64_t worker_id, UnitMem* unit, StoredLease* lease, const UnitSpec& spec,
-                                   const UnitResult& result, const UnitResult* truth, UnitSpec* referee_spec,
+                                   const UnitResult& result, const UnitResult* truth, RefereeRun* referee,
                                    int64_t now, Disposition* disposition);
   // 'gpu:UUID' for each GPU with a UUID, else 'worker:HOST/INSTANCE_ID', else 'host:HOST'.
   static std::vector<std::string> WorkerIdentities(const StoredWorker& w);
@@ -358,9 +391,15 @@ class Coordinator {
   std::string NewToken();
 
   std::unique_ptr<CoordinatorStore> store_;
-  std::shared_ptr<const SearchTables> tables_;
+  std::shared_ptr<const SearchTables> tables_;  // the base width's
   const Clock* clock_;
   CoordinatorOptions options_;
+  // Set by BuildWidthTables and fixed from then on (read without mu_): the base and class
+  // widths, the tables of every width in use, and whether units have several widths (then
+  // workers that do not honour Unit.sieve_bits are refused).
+  int base_bits_ = 0, class_bits_ = 0;
+  std::map<int, std::shared_ptr<const SearchTables>> tables_by_bits_;
+  bool several_widths_ = false;
 
   std::mutex mu_;
   std::condition_variable durable_cv_;

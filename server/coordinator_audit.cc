@@ -82,7 +82,7 @@ std::vector<FinishedUnit> Coordinator::MergeInputs() const {
 
 grpc::Status Coordinator::CompleteAuditLocked(int64_t worker_id, UnitMem* unit, StoredLease* lease,
                                               const UnitSpec& spec, const UnitResult& result, const UnitResult* truth,
-                                              UnitSpec* referee_spec, int64_t now, Disposition* disposition) {
+                                              RefereeRun* referee, int64_t now, Disposition* disposition) {
   const int64_t unit_id = unit->id;
   const std::string token = lease->token;
   if (unit->state != StoredUnitState::kFinished || unit->audit != AuditState::kWanted) {
@@ -95,7 +95,7 @@ grpc::Status Coordinator::CompleteAuditLocked(int64_t worker_id, UnitMem* unit, 
   // other workers). operator== compares work hashes only between equal versions: every
   // other field is defined by the mathematics alone and must still agree.
   const bool matched = stored.result == result;
-  const Status verify = matched ? Status::Ok() : VerifyUnitResult(*tables_, spec, result);
+  const Status verify = matched ? Status::Ok() : VerifyUnitResult(*TablesOf(*unit), spec, result);
   grpc::Status st;
   if (!verify.ok()) {
     // The auditor itself reported something false.
@@ -115,10 +115,11 @@ grpc::Status Coordinator::CompleteAuditLocked(int64_t worker_id, UnitMem* unit, 
     return grpc::Status(StatusCode::PERMISSION_DENIED, "audit result rejected: " + verify.message() + "; worker " +
                                                            std::to_string(worker_id) + " is flagged");
   }
-  if (!matched && truth == nullptr && referee_spec != nullptr && options_.referee_max_numbers > 0 &&
+  if (!matched && truth == nullptr && referee != nullptr && options_.referee_max_numbers > 0 &&
       unit->end - unit->begin <= options_.referee_max_numbers) {
-    *referee_spec = spec;  // the caller re-runs the unit on the server's CPU and comes back
-    AddRecordTable(referee_spec);  // early termination changes no field of the result, only the time
+    referee->spec = spec;  // the caller re-runs the unit on the server's CPU and comes back
+    AddRecordTable(&referee->spec);  // early termination changes no field of the result, only the time
+    referee->tables = TablesOf(*unit);
     return grpc::Status::OK;
   }
 

@@ -163,7 +163,7 @@ int main(int argc, char** argv) {
       grpc::ChannelArguments args;
       args.SetInt("grpc.channel_id", i);  // one connection per simulated worker
       client::WorkerClient client(grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args),
-                                  "bench-token", client::WorkerIdentity{"bench-" + std::to_string(i), {}, "", "", "cpu", 16});
+                                  "bench-token", client::WorkerIdentity{"bench-" + std::to_string(i), {}, "", "", "cpu", 16, "", true});
       client.set_accepts_stats(false);
       if (!client.Register().ok()) {
         ++failures;

@@ -61,6 +61,14 @@ grpc::Status Coordinator::LeaseImpl(int64_t worker_id, bool accepts_stats, Lease
   grpc::Status wst = FindUsableWorker(worker_id, &worker);
   if (!wst.ok()) return wst;
   if (draining_) return grpc::Status(StatusCode::UNAVAILABLE, "server is shutting down; no new leases");
+  if (!worker->unit_sieve_bits && (several_widths_ || worker->sieve_bits != base_bits_)) {
+    // Registered by an older binary (or before a restart with other widths): it would search
+    // a unit of another width with its own sieve, and that result is refused.
+    return grpc::Status(StatusCode::FAILED_PRECONDITION,
+                        "worker " + std::to_string(worker_id) + " searches every unit with a " +
+                            std::to_string(worker->sieve_bits) + "-bit sieve (it does not honour Unit.sieve_bits), "
+                            "and this server's units have sieve widths of " + WidthsText() + ": upgrade the worker");
+  }
   const int64_t now = clock_->NowMs();
   worker->last_seen_ms = now;
   int expired = 0;
@@ -141,12 +149,13 @@ grpc::Status Coordinator::LeaseImpl(int64_t worker_id, bool accepts_stats, Lease
   out->has_unit = true;
   out->unit_id = unit->id;
   out->spec = std::move(spec);
+  out->sieve_bits = UnitBits(*unit);
   out->token = lease.token;
   out->deadline_ms = lease.deadline_ms;
   out->purpose = purpose;
-  spdlog::info("worker={} unit={} lease={} {}: [{}, {}) floor {} holes {}", worker_id, unit->id, ShortToken(lease.token),
-               purpose == LeasePurpose::kAudit ? "audit" : "search", ToDecimal(unit->begin), ToDecimal(unit->end),
-               lease.floor, lease.open_holes.size());
+  spdlog::info("worker={} unit={} lease={} {}: [{}, {}) floor {} holes {} sieve {} bits", worker_id, unit->id,
+               ShortToken(lease.token), purpose == LeasePurpose::kAudit ? "audit" : "search", ToDecimal(unit->begin),
+               ToDecimal(unit->end), lease.floor, lease.open_holes.size(), out->sieve_bits);
   return grpc::Status::OK;
 }
 

@@ -20,11 +20,9 @@ using grpc::StatusCode;
 grpc::Status Coordinator::Complete(int64_t worker_id, int64_t unit_id, const std::string& token,
                                    const UnitResult& result, double seconds, const std::string& engine,
                                    Disposition* disposition) {
-  UnitSpec referee_spec;
-  referee_spec.end = 0;  // set when an audit mismatch asks for the server's re-run
-  grpc::Status st = CompleteImpl(worker_id, unit_id, token, result, seconds, engine, nullptr, &referee_spec,
-                                 disposition);
-  if (st.ok() && referee_spec.end != 0) {
+  RefereeRun referee;  // set when an audit mismatch asks for the server's re-run
+  grpc::Status st = CompleteImpl(worker_id, unit_id, token, result, seconds, engine, nullptr, &referee, disposition);
+  if (st.ok() && referee.tables != nullptr) {
     // The third opinion, on the server's CPU and without the lock (bounded by
     // referee_max_numbers); CompleteImpl checks the lease and the unit again. A retry of the
     // same call meanwhile is told to come back rather than start a second re-run.
@@ -39,9 +37,9 @@ grpc::Status Coordinator::Complete(int64_t worker_id, int64_t unit_id, const std
     }
     CpuEngineOptions eo;
     eo.threads = std::max(1, options_.referee_threads);
-    CpuEngine referee(tables_, eo);
+    CpuEngine referee_engine(referee.tables, eo);  // the tables of the unit's width
     UnitResult truth;
-    const Status es = referee.Search(referee_spec, &truth);
+    const Status es = referee_engine.Search(referee.spec, &truth);
     if (!es.ok()) spdlog::error("unit={} server re-run for an audit failed: {}", unit_id, es.ToString());
     st = CompleteImpl(worker_id, unit_id, token, result, seconds, engine, es.ok() ? &truth : nullptr,
                       nullptr, disposition);
@@ -179,7 +177,7 @@ grpc::Status Coordinator::FlagWorker(int64_t worker_id, const std::string& reaso
 
 grpc::Status Coordinator::CompleteImpl(int64_t worker_id, int64_t unit_id, const std::string& token,
                                        const UnitResult& result, double seconds, const std::string& engine,
-                                       const UnitResult* truth, UnitSpec* referee_spec, Disposition* disposition) {
+                                       const UnitResult* truth, RefereeRun* referee, Disposition* disposition) {
   WriteLock lock(this);
   UnitMem* unit;
   StoredLease* lease;
@@ -191,14 +189,15 @@ grpc::Status Coordinator::CompleteImpl(int64_t worker_id, int64_t unit_id, const
   const UnitSpec spec = SpecFor(*unit, lease->floor, lease->open_holes);
 
   if (lease->purpose == LeasePurpose::kAudit) {
-    return CompleteAuditLocked(worker_id, unit, lease, spec, result, truth, referee_spec, now, disposition);
+    return CompleteAuditLocked(worker_id, unit, lease, spec, result, truth, referee, now, disposition);
   }
 
   if (unit->state == StoredUnitState::kFinished) {
     return DuplicateResultLocked(worker_id, unit_id, token, lease, disposition);
   }
 
-  Status verify = VerifyUnitResult(*tables_, spec, result);
+  // With the unit's own width: a result searched with another sieve has other candidates.
+  Status verify = VerifyUnitResult(*TablesOf(*unit), spec, result);
   if (!verify.ok()) return RejectResultKindLocked<SearchKind>(worker_id, unit_id, token, verify, now, unit, lease);
 
   // Accept: the unit is finished by this lease; any other active lease of it is superseded.

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "server/coordinator.h"
@@ -79,6 +80,9 @@ grpc::Status Coordinator::Submit(u128 begin, u128 end, Kinds kinds, u128 unit_si
       u.kinds = kinds;
       u.submission_id = sub.id;
       u.priority = priority;
+      // Fixed from now on: the unit is searched, verified and audited with this width.
+      u.sieve_bits = engines::UnitSieveBits(kinds, u.end - u.begin, base_bits_, class_bits_,
+                                            options_.class_sieve_min_numbers);
       RETURN_IF_DB_ERROR(store_->InsertUnit(u, &u.id), "submit");
       made.push_back(u);
       x = u.end;
@@ -93,8 +97,12 @@ grpc::Status Coordinator::Submit(u128 begin, u128 end, Kinds kinds, u128 unit_si
   out->submission_id = sub.id;
   out->accepted = pieces;
   out->units = made.size();
-  spdlog::info("submission={} [{}, {}) {} priority {}: {} pieces, {} units", sub.id, ToDecimal(begin), ToDecimal(end),
-               kinds == Kinds::kDelay ? "delay" : "delay,class", priority, pieces.size(), made.size());
+  std::map<int, uint64_t> by_width;
+  for (const UnitMem& u : made) ++by_width[u.sieve_bits];
+  std::string widths;
+  for (const auto& [bits, n] : by_width) widths += (widths.empty() ? "" : ", ") + std::to_string(n) + " of " + std::to_string(bits) + " bits";
+  spdlog::info("submission={} [{}, {}) {} priority {}: {} pieces, {} units ({})", sub.id, ToDecimal(begin), ToDecimal(end),
+               kinds == Kinds::kDelay ? "delay" : "delay,class", priority, pieces.size(), made.size(), widths);
   return grpc::Status::OK;
 }
 

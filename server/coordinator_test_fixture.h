@@ -1,6 +1,7 @@
 // The fixture the coordinator's tests share (server/coordinator_test.cc and
-// server/stats_coordinator_test.cc): a coordinator on a fresh database in a temp
-// directory, a fake clock, small search tables, an integrity check at the end.
+// server/stats_coordinator_test.cc, server/unit_width_test.cc): a coordinator on a fresh
+// database in a temp directory, a fake clock, small search tables (12 bits; other widths
+// generated on demand, sharing their step and tail tables), an integrity check at the end.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -36,6 +38,10 @@ class CoordinatorFixture : public ::testing::Test {
     db_ = (dir_ / "c.db").string();
     options_.lease_duration_ms = 60'000;
     options_.max_failures = 3;
+    options_.build_tables = [](int bits, std::shared_ptr<const SearchTables>* out) {
+      *out = TablesOfWidth(bits);
+      return *out != nullptr ? Status::Ok() : Status::InvalidArgument("no sieve of " + std::to_string(bits) + " bits");
+    };
     Reopen();
   }
   void TearDown() override {
@@ -55,27 +61,45 @@ class CoordinatorFixture : public ::testing::Test {
     ASSERT_TRUE(Coordinator::Open(std::move(store), tables_, &clock_, options_, &c_).ok());
   }
 
-  // An honest result: the unit searched with the CPU engine.
-  UnitResult Search(const UnitSpec& spec) {
+  // The tables of a sieve width: the fixture's (12 bits) or generated, sharing their delay
+  // tables; null for a width that cannot be generated.
+  static std::shared_ptr<const SearchTables> TablesOfWidth(int bits) {
+    static std::map<int, std::shared_ptr<const SearchTables>> built;
+    if (bits == tables_->sieve->bits()) return tables_;
+    auto it = built.find(bits);
+    if (it == built.end()) {
+      std::shared_ptr<const Sieve> sieve;
+      std::shared_ptr<const SearchTables> t;
+      if (!Sieve::Generate(bits, &sieve).ok() || !SearchTables::FromSieve(sieve, tables_->delay, &t).ok()) return nullptr;
+      it = built.emplace(bits, t).first;
+    }
+    return it->second;
+  }
+
+  // An honest result: the unit searched with the CPU engine, with the sieve of `bits` (0:
+  // the fixture's 12 bits).
+  UnitResult Search(const UnitSpec& spec, int bits = 0) {
     CpuEngineOptions eo;
     eo.threads = 1;
-    CpuEngine engine(tables_, eo);
+    CpuEngine engine(bits == 0 ? tables_ : TablesOfWidth(bits), eo);
     UnitResult r;
     EXPECT_TRUE(engine.Search(spec, &r).ok());
     return r;
   }
 
   // A worker on a host of its own (flags stay with GPUs, installations or hosts), unless
-  // `host` is given.
+  // `host` is given; it honours each unit's sieve width unless `unit_sieve_bits` is false
+  // (an older binary).
   int64_t NewWorker(const std::string& host = "",
                     const std::vector<std::pair<std::string, std::string>>& gpus = {},
-                    const std::string& instance_id = "") {
+                    const std::string& instance_id = "", bool unit_sieve_bits = true) {
     WorkerDescription d;
     d.host = host.empty() ? "w" + std::to_string(++hosts_) : host;
     d.gpus = gpus;
     d.instance_id = instance_id;
     d.sieve_bits = 12;
     d.work_hash_version = kWorkHashVersion;
+    d.unit_sieve_bits = unit_sieve_bits;
     int64_t id = 0;
     EXPECT_TRUE(c_->Register(d, &id).ok());
     return id;

@@ -9,12 +9,15 @@
 
 #include <chrono>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <memory>
 #include <regex>
 #include <thread>
 
 #include "core/records_csv.h"
 #include "core/test_support.h"
+#include "core/work_hash.h"
 #include "proto/wire.h"
 #include "client/channel.h"
 #include "client/worker_client.h"
@@ -109,7 +112,7 @@ TEST(EndToEnd, SearchWithWorkerLossAndServerKillEqualsReference) {
   ASSERT_TRUE(SearchTables::Build(16, 16, 18, &tables).ok());
   // A worker that dies mid-unit: it leases and never comes back; its lease expires.
   {
-    client::WorkerClient lost(channel, kToken, client::WorkerIdentity{"lost", {}, "", "", "cpu", 16});
+    client::WorkerClient lost(channel, kToken, client::WorkerIdentity{"lost", {}, "", "", "cpu", 16, "", true});
     lost.set_accepts_stats(false);
     ASSERT_TRUE(lost.Register().ok());
     client::Lease lease;
@@ -326,6 +329,112 @@ TEST(EndToEnd, EmptyServerAt2p60LeasesAFloorAndFindsThePublishedRecord) {
     if (unit_begin <= record.n) EXPECT_EQ(floor, std::prev(it)->delay) << (*m)[0].str();
   }
   EXPECT_EQ(leases, st.units_finished()) << log;
+}
+
+// The server's default widths (--sieve-bits 19; --class-sieve-bits 25 for delay+class units
+// of at least 2^46 numbers, the default unit size) on the wire: leases name each unit's
+// width, an older worker (no RegisterRequest.unit_sieve_bits) is refused with "upgrade the
+// worker", and a restart with --class-sieve-bits 0 keeps the widths the units were cut with
+// while new class units get 19 bits. Nothing is searched: 2^46 numbers are too many here.
+TEST(EndToEnd, DefaultSieveWidthsReachTheWireAndSurviveARestartWithOtherOptions) {
+  test_support::TempDir dir;
+  std::ofstream(dir.File("token")) << kToken << "\n";
+  const int port = test_support::FreeTcpPort();
+  ASSERT_GT(port, 0);
+  const std::string address = "127.0.0.1:" + std::to_string(port);
+  const u128 unit = Pow2(46);
+
+  // One server run: started with `flags`, driven by `body` over a channel of its own (closed
+  // before the server is stopped, which then stops at once), stopped with SIGTERM.
+  auto run_server = [&](const std::vector<std::string>& flags, const char* log,
+                        const std::function<void(const std::shared_ptr<grpc::Channel>&, v1::Admin::Stub*)>& body) {
+    std::vector<std::string> args = {"--listen", address, "--db", dir.File("widths.db"), "--token-file",
+                                     dir.File("token"), "--log-level", "info"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    ChildProcess server(COLLATZ_SERVER_BINARY, args, dir.File(log));
+    {
+      // The server builds its tables first: retry the connection often meanwhile.
+      grpc::ChannelArguments ca;
+      ca.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+      ca.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+      ca.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 200);
+      std::shared_ptr<grpc::Channel> channel = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), ca);
+      auto admin = v1::Admin::NewStub(channel);
+      v1::StatusResponse s;
+      for (int i = 0; i < 300 && !GetStatus(admin.get(), &s).ok(); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+      ASSERT_TRUE(GetStatus(admin.get(), &s).ok()) << "server did not come up";
+      body(channel, admin.get());
+    }
+    server.Signal(SIGTERM);
+    EXPECT_EQ(server.Wait(), 0);
+  };
+  auto submit = [](v1::Admin::Stub* admin, u128 begin, u128 end, v1::Kinds kinds) {
+    grpc::ClientContext ctx;
+    AddToken(&ctx, kToken);
+    v1::SubmitRequest req;
+    wire::ToWire(begin, req.mutable_begin());
+    wire::ToWire(end, req.mutable_end());
+    req.set_kinds(kinds);
+    v1::SubmitResponse resp;
+    EXPECT_TRUE(admin->Submit(&ctx, req, &resp).ok());
+    return resp.units();
+  };
+  // A worker binary from before the field: one width for every unit.
+  auto old_worker_refused = [](const std::shared_ptr<grpc::Channel>& channel) {
+    auto stub = v1::Worker::NewStub(channel);
+    v1::RegisterRequest req;
+    req.set_host("old");
+    req.set_backend("cpu");
+    req.set_sieve_bits(19);
+    req.set_work_hash_version(kWorkHashVersion);
+    v1::RegisterResponse resp;
+    grpc::ClientContext ctx;
+    AddToken(&ctx, kToken);
+    const grpc::Status st = stub->Register(&ctx, req, &resp);
+    EXPECT_NE(st.error_message().find("upgrade the worker"), std::string::npos) << st.error_message();
+    return st.error_code() == grpc::StatusCode::FAILED_PRECONDITION;
+  };
+  // Every unit leased until none is left (or `want` units are seen: expired leases come back),
+  // by begin, with the width its lease names.
+  auto lease_all = [](const std::shared_ptr<grpc::Channel>& channel, size_t want, client::Registration* reg) {
+    client::WorkerClient worker(channel, kToken,
+                                client::WorkerIdentity{"new", {}, "", "", "cpu", 19, "", true});
+    worker.set_accepts_stats(false);
+    EXPECT_TRUE(worker.Register(reg).ok());
+    std::map<u128, int> widths;
+    for (int i = 0; i < 100 && widths.size() < want; ++i) {
+      client::Lease lease;
+      bool has_unit = false;
+      uint64_t retry_after_ms = 0;
+      EXPECT_TRUE(worker.LeaseUnit(&lease, &has_unit, &retry_after_ms).ok());
+      if (has_unit) widths[lease.spec.begin] = lease.sieve_bits;
+      else std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return widths;
+  };
+
+  run_server({}, "server1.log", [&](const std::shared_ptr<grpc::Channel>& channel, v1::Admin::Stub* admin) {
+    EXPECT_EQ(submit(admin, Pow2(50), Pow2(50) + 2 * unit, v1::KINDS_DELAY_AND_CLASS), 2u);
+    EXPECT_EQ(submit(admin, Pow2(60), Pow2(60) + unit, v1::KINDS_DELAY), 1u);
+    EXPECT_TRUE(old_worker_refused(channel));
+    client::Registration reg;
+    EXPECT_EQ(lease_all(channel, 3, &reg),
+              (std::map<u128, int>{{Pow2(50), 25}, {Pow2(50) + unit, 25}, {Pow2(60), 19}}));
+    EXPECT_EQ(reg.server_sieve_bits, 19);
+    EXPECT_EQ(reg.server_class_sieve_bits, 25);
+  });
+  // The leases above get a second from the restart, then their units are leased again.
+  run_server({"--class-sieve-bits", "0", "--lease-seconds", "1"}, "server2.log",
+             [&](const std::shared_ptr<grpc::Channel>& channel, v1::Admin::Stub* admin) {
+               EXPECT_TRUE(old_worker_refused(channel));  // units of 25 bits remain
+               EXPECT_EQ(submit(admin, Pow2(52), Pow2(52) + unit, v1::KINDS_DELAY_AND_CLASS), 1u);
+               client::Registration reg;
+               EXPECT_EQ(lease_all(channel, 4, &reg), (std::map<u128, int>{{Pow2(50), 25}, {Pow2(50) + unit, 25},
+                                                                             {Pow2(52), 19}, {Pow2(60), 19}}));
+               EXPECT_EQ(reg.server_class_sieve_bits, 19);
+             });
 }
 
 }  // namespace

@@ -16,7 +16,9 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <queue>
 #include <sstream>
 #include <thread>
@@ -24,6 +26,7 @@
 
 #include "client/worker_client.h"
 #include "core/merge.h"
+#include "core/sieve.h"
 
 extern char** environ;
 
@@ -82,13 +85,45 @@ struct SimGpu {
   SteadyTime due;
 };
 
+// The sieve of each width the leases name (generated on first use; the client threads
+// share them), for the candidate count of a unit.
+class SimSieves {
+ public:
+  // The registered width's sieve is made now, before anything is measured.
+  explicit SimSieves(int registered_bits) : registered_bits_(registered_bits) {
+    std::lock_guard<std::mutex> lock(mu_);
+    Find(registered_bits);
+  }
+  u128 CountExamined(const client::Lease& lease) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto* s = Find(lease.sieve_bits == 0 ? registered_bits_ : lease.sieve_bits);
+    if (s == nullptr) return 0;  // the server then refuses the result
+    return collatz::CountExamined(*s->first, lease.spec.kinds, lease.spec.begin, lease.spec.end, s->second.get());
+  }
+
+ private:
+  using Entry = std::pair<std::shared_ptr<const Sieve>, std::unique_ptr<OffsetTable>>;
+  const Entry* Find(int bits) {
+    auto it = sieves_.find(bits);
+    if (it == sieves_.end()) {
+      std::shared_ptr<const Sieve> sieve;
+      if (!Sieve::Generate(bits, &sieve).ok()) return nullptr;
+      it = sieves_.emplace(bits, Entry(sieve, std::make_unique<OffsetTable>(sieve, 9))).first;
+    }
+    return &it->second;
+  }
+
+  const int registered_bits_;
+  std::mutex mu_;
+  std::map<int, Entry> sieves_;
+};
+
 // What a real worker reports for a delay-only unit whose numbers all stay at or below the
-// floor: no ladder, no open tallies. The candidate count is a plausible one (the server
-// only bounds it); the work hash is not computed (nothing audits it in this simulation).
-UnitResult EmptyLadderResult(const client::Lease& lease) {
+// floor: no ladder, no open tallies, and the candidates of the unit's sieve (the server
+// checks them exactly); the work hash is not computed (nothing audits it in this simulation).
+UnitResult EmptyLadderResult(const client::Lease& lease, SimSieves* sieves) {
   UnitResult r;
-  const u128 size = lease.spec.end - lease.spec.begin;
-  r.candidates = static_cast<uint64_t>(std::min<u128>(size / 64, UINT64_MAX));
+  r.candidates = static_cast<uint64_t>(std::min<u128>(sieves->CountExamined(lease), UINT64_MAX));
   r.work_hash = Mix64(static_cast<uint64_t>(lease.spec.begin));
   return r;
 }
@@ -114,7 +149,8 @@ bool LeaseFirst(std::vector<SimGpu>& gpus, Counters* c) {
 }
 
 // Until `end`: at each GPU's due time, complete its unit and lease the next.
-void DriveGpus(std::vector<SimGpu>& gpus, SteadyTime end, std::chrono::microseconds interval, Counters* c) {
+void DriveGpus(std::vector<SimGpu>& gpus, SteadyTime end, std::chrono::microseconds interval, SimSieves* sieves,
+               Counters* c) {
   auto later = [&](size_t a, size_t b) { return gpus[a].due > gpus[b].due; };
   std::priority_queue<size_t, std::vector<size_t>, decltype(later)> heap(later);
   for (size_t i = 0; i < gpus.size(); ++i) heap.push(i);
@@ -130,7 +166,7 @@ void DriveGpus(std::vector<SimGpu>& gpus, SteadyTime end, std::chrono::microseco
     }
     if (g.has_lease) {
       v1::Disposition d;
-      if (g.worker->Complete(g.lease, EmptyLadderResult(g.lease), interval.count() / 1e6, "simulated", &d).ok()) {
+      if (g.worker->Complete(g.lease, EmptyLadderResult(g.lease, sieves), interval.count() / 1e6, "simulated", &d).ok()) {
         ++c->completed;
         if (d == v1::DISPOSITION_ACCEPTED) ++c->accepted;
       } else {
@@ -153,11 +189,11 @@ void DriveGpus(std::vector<SimGpu>& gpus, SteadyTime end, std::chrono::microseco
 
 // After the measured window: completes the units still leased, so that the database holds
 // whole units only (its growth per completion is then exact).
-void CompleteOutstanding(std::vector<SimGpu>& gpus, Counters* c) {
+void CompleteOutstanding(std::vector<SimGpu>& gpus, SimSieves* sieves, Counters* c) {
   for (SimGpu& g : gpus) {
     if (!g.has_lease) continue;
     v1::Disposition d;
-    if (g.worker->Complete(g.lease, EmptyLadderResult(g.lease), 1, "simulated", &d).ok() &&
+    if (g.worker->Complete(g.lease, EmptyLadderResult(g.lease, sieves), 1, "simulated", &d).ok() &&
         d == v1::DISPOSITION_ACCEPTED) {
       ++c->drained;
     } else {
@@ -213,6 +249,7 @@ int RunFleetSimulation(const FleetOptions& o) {
     id.backend = "gpu";
     id.binary_version = "coordinator_bench --simulate-gpus";
     id.sieve_bits = o.sieve_bits;
+    id.unit_sieve_bits = true;  // each result counts the candidates of its unit's width
     char instance[40];
     std::snprintf(instance, sizeof instance, "%032x", w + 1);
     id.instance_id = instance;
@@ -247,6 +284,7 @@ int RunFleetSimulation(const FleetOptions& o) {
     by_thread[(g / o.gpus_per_worker) % o.threads].push_back(s);
   }
   Counters counters;
+  SimSieves sieves(o.sieve_bits);
   auto run_threads = [&](auto body) {
     std::vector<std::thread> threads;
     for (int t = 0; t < o.threads; ++t) threads.emplace_back([&, t] { body(t); });
@@ -270,10 +308,10 @@ int RunFleetSimulation(const FleetOptions& o) {
   ProcUsage before{}, after{};
   ReadProcUsage(pid, &before);
   const auto end = start + std::chrono::microseconds(static_cast<int64_t>(o.duration_s * 1e6));
-  run_threads([&](int t) { DriveGpus(by_thread[t], end, interval, &counters); });
+  run_threads([&](int t) { DriveGpus(by_thread[t], end, interval, &sieves, &counters); });
   const double wall = Seconds(start, std::chrono::steady_clock::now());
   const bool alive = ReadProcUsage(pid, &after);
-  run_threads([&](int t) { CompleteOutstanding(by_thread[t], &counters); });
+  run_threads([&](int t) { CompleteOutstanding(by_thread[t], &sieves, &counters); });
   const int status = stop_server();
   const uint64_t db_bytes = std::filesystem::exists(o.db) ? std::filesystem::file_size(o.db) : 0;
 

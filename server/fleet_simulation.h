@@ -4,8 +4,9 @@
 // seconds (staggered) and leases the next; eight GPUs share one registered worker, as
 // one `collatz-worker --gpus all` on an 8-GPU host does. The results are delay-only units
 // high above the imported published records (--at 2^66): an empty ladder, which is what
-// real workers report there for all but a vanishing few units; their work hash is not a
-// real one (nothing audits it here). Reported: the server process's CPU seconds per wall
+// real workers report there for all but a vanishing few units, with the exact candidate
+// count of the unit's sieve (the server checks it); their work hash is not a real one
+// (nothing audits it here). Reported: the server process's CPU seconds per wall
 // second (/proc/PID/stat) and per result, the results/s it sustained, its RSS, the
 // database bytes per unit and per 10^20 numbers, and the time of one merge of the
 // finished units of 10^20 numbers (the server re-merges them while results come in).

@@ -50,12 +50,14 @@ grpc::Status WorkerService::Register(grpc::ServerContext* ctx, const v1::Registe
   d.sieve_bits = static_cast<int>(req->sieve_bits());
   d.work_hash_version = req->work_hash_version();
   d.instance_id = req->instance_id();
+  d.unit_sieve_bits = req->unit_sieve_bits();
   int64_t id = 0;
   grpc::Status st = c_->Register(d, &id);
   if (!st.ok()) return st;
   resp->set_worker_id(static_cast<uint64_t>(id));
   resp->set_sieve_bits(static_cast<uint32_t>(c_->sieve_bits()));
   resp->set_work_hash_version(kWorkHashVersion);
+  resp->set_class_sieve_bits(static_cast<uint32_t>(c_->class_sieve_bits()));
   resp->set_lease_duration_ms(static_cast<uint64_t>(c_->lease_duration_ms()));
   return grpc::Status::OK;
 }
@@ -84,6 +86,7 @@ grpc::Status WorkerService::Lease(grpc::ServerContext* ctx, const v1::LeaseReque
   v1::Unit* u = resp->mutable_unit();
   wire::SpecToWire(g.spec, u);
   u->set_unit_id(static_cast<uint64_t>(g.unit_id));
+  u->set_sieve_bits(static_cast<uint32_t>(g.sieve_bits));
   resp->set_lease_token(g.token);
   resp->set_deadline_unix_ms(static_cast<uint64_t>(g.deadline_ms));
   resp->set_purpose(g.purpose == LeasePurpose::kAudit ? v1::LEASE_PURPOSE_AUDIT : v1::LEASE_PURPOSE_SEARCH);

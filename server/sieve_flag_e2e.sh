@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # collatz-server --sieve FILE: the join sieve of a collatz-sieve file, whose width wins over
-# --sieve-bits (the width every worker must then use); a damaged or missing file stops the
-# server at start with exit 1 before it listens. A few seconds.
+# --sieve-bits (the width every worker must then use), beside a generated class width; a
+# damaged or missing file stops the server at start with exit 1 before it listens, and a class
+# width no unit may have (--class-sieve-bits 31) with exit 2. A few seconds.
 #   server/sieve_flag_e2e.sh COLLATZ_SERVER COLLATZ_SIEVE
 set -euo pipefail
 SERVER=${1:?usage: $0 COLLATZ_SERVER COLLATZ_SIEVE}
@@ -11,10 +12,11 @@ trap 'kill -KILL $(cat "$W"/server.pid 2>/dev/null) 2>/dev/null || true; rm -rf 
 cd "$W"
 "$SIEVE" generate --bits 12 --out sieve-12.bin --threads 1 --quiet
 
-"$SERVER" --listen 127.0.0.1:0 --db good.db --sieve sieve-12.bin --sieve-bits 19 2>good.log &
+"$SERVER" --listen 127.0.0.1:0 --db good.db --sieve sieve-12.bin --sieve-bits 19 --class-sieve-bits 14 2>good.log &
 echo $! > server.pid
 for _ in $(seq 100); do grep -q "listening on" good.log && break; sleep 0.1; done
 grep -q "sieve 12 bits" good.log || { echo "FAIL: the server did not take the file's width"; cat good.log; exit 1; }
+grep -q "sieve widths 12 and 14 bits" good.log || { echo "FAIL: no class width beside the file's"; cat good.log; exit 1; }
 kill -TERM "$(cat server.pid)"
 wait "$(cat server.pid)" || true
 rm server.pid
@@ -27,4 +29,8 @@ for f in damaged.bin missing.bin; do
   grep -q "building tables" bad.log || { echo "FAIL: --sieve $f: no clear error"; cat bad.log; exit 1; }
   ! grep -q "listening on" bad.log || { echo "FAIL: --sieve $f: the server listened"; exit 1; }
 done
-echo "ok: the file's width wins; damaged and missing files exit 1 before listening"
+rc=0
+timeout 30 "$SERVER" --listen 127.0.0.1:0 --db bad.db --class-sieve-bits 31 2>bad.log || rc=$?
+[ "$rc" = 2 ] || { echo "FAIL: --class-sieve-bits 31 exited $rc, want 2"; cat bad.log; exit 1; }
+grep -q "class-sieve-bits must be" bad.log || { echo "FAIL: --class-sieve-bits 31: no clear error"; cat bad.log; exit 1; }
+echo "ok: the file's width wins beside the class width; damaged and missing files exit 1 before listening; a bad class width exits 2"

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <random>
 #include <thread>
 
@@ -24,11 +25,27 @@ TestWorkerStats RunTestWorker(const TestWorkerOptions& options, std::shared_ptr<
     id.instance_id = buf;
   }
   id.sieve_bits = tables->sieve->bits();
+  id.unit_sieve_bits = !options.one_width;
   client::WorkerClient client(channel, options.token, id, 10000);
   client.set_accepts_stats(false);  // searches only
   CpuEngineOptions eo;
   eo.threads = options.threads;
-  CpuEngine engine(tables, eo);
+  std::map<int, std::unique_ptr<CpuEngine>> engines;  // by sieve width
+  engines[id.sieve_bits] = std::make_unique<CpuEngine>(tables, eo);
+  auto engine_for = [&](int bits, CpuEngine** out) -> Status {
+    if (bits == 0 || options.one_width) bits = id.sieve_bits;
+    auto it = engines.find(bits);
+    if (it == engines.end()) {
+      std::shared_ptr<const Sieve> sieve;
+      Status st = Sieve::Generate(bits, &sieve);
+      std::shared_ptr<const SearchTables> t;
+      if (st.ok()) st = SearchTables::FromSieve(std::move(sieve), tables->delay, &t);
+      if (!st.ok()) return st;
+      it = engines.emplace(bits, std::make_unique<CpuEngine>(std::move(t), eo)).first;
+    }
+    *out = it->second.get();
+    return Status::Ok();
+  };
   auto now_ms = [] {
     return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
   };
@@ -67,7 +84,9 @@ TestWorkerStats RunTestWorker(const TestWorkerOptions& options, std::shared_ptr<
     }
     const auto t0 = std::chrono::steady_clock::now();
     UnitResult result;
-    Status ss = engine.Search(lease.spec, &result);
+    CpuEngine* engine = nullptr;
+    Status ss = engine_for(lease.sieve_bits, &engine);
+    if (ss.ok()) ss = engine->Search(lease.spec, &result);
     if (!ss.ok()) {
       client.Release(lease, true, ss.message());
       ++stats.errors;
@@ -79,7 +98,7 @@ TestWorkerStats RunTestWorker(const TestWorkerOptions& options, std::shared_ptr<
     // Retry the completion across a server restart: the same token stays valid.
     for (int attempt = 0; attempt < 600; ++attempt) {
       v1::Disposition d = v1::DISPOSITION_UNSPECIFIED;
-      st = client.Complete(lease, result, secs, engine.Describe(), &d);
+      st = client.Complete(lease, result, secs, engine->Describe(), &d);
       if (st.error_code() == grpc::StatusCode::UNAVAILABLE || st.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
         ++stats.reconnects;
         std::this_thread::sleep_for(std::chrono::milliseconds(100));

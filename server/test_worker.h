@@ -1,5 +1,7 @@
-// A minimal but real worker for tests: leases over gRPC, searches with collatz::CpuEngine,
-// heartbeats, completes. Test code only; the product worker is issue 4's collatz-worker.
+// A minimal but real worker for tests: leases over gRPC, searches with collatz::CpuEngine
+// (one per sieve width its leases name, the first from the tables it is given, others
+// generated sharing their step and tail tables), completes. Test code only; the product
+// worker is issue 4's collatz-worker.
 #pragma once
 
 #include <atomic>
@@ -22,6 +24,9 @@ struct TestWorkerOptions {
   int threads = 1;
   // Applied to every result before it is sent (to simulate a lying worker).
   std::function<void(UnitResult*)> tamper;
+  // Searches each unit with the tables of the registration width whatever its lease names
+  // (a misconfigured or older worker); such a worker does not declare unit_sieve_bits.
+  bool one_width = false;
   // Stop after this many completions (0: until `stop` or no work).
   int max_units = 0;
   // Return when the server has no work for this long.

@@ -188,7 +188,7 @@ Status CoordinatorStore::LoadUnits(std::vector<StoredUnit>* out) {
   SqliteStatement q;
   Status st = q.Prepare(db_,
                         "SELECT u.id, u.begin_n, u.end_n, u.kinds, u.state, w.submission_id, w.priority, w.failures, "
-                        "w.quarantined, w.last_error, w.finished_by, w.finished_token, w.audit_state "
+                        "w.quarantined, w.last_error, w.finished_by, w.finished_token, w.audit_state, u.sieve_bits "
                         "FROM units u LEFT JOIN unit_work w ON w.unit_id = u.id ORDER BY u.begin_n, u.id");
   if (!st.ok()) return st;
   for (bool row; (st = q.Step(&row)).ok() && row;) {
@@ -198,6 +198,7 @@ Status CoordinatorStore::LoadUnits(std::vector<StoredUnit>* out) {
     if (!(st = Decode(q.ColumnText(2), &u.end)).ok()) return st;
     u.kinds = KindsOf(q.ColumnText(3));
     u.state = UnitStateOf(q.ColumnText(4));
+    u.sieve_bits = static_cast<int32_t>(q.ColumnInt64(13));
     if (!q.ColumnIsNull(5)) {
       u.submission_id = q.ColumnInt64(5);
       u.priority = static_cast<int32_t>(q.ColumnInt64(6));
@@ -218,7 +219,7 @@ Status CoordinatorStore::LoadWorkers(std::vector<StoredWorker>* out) {
   SqliteStatement q;
   Status st = q.Prepare(db_,
                         "SELECT id, host, gpus, driver, binary_version, backend, sieve_bits, flagged, flag_reason, "
-                        "units_finished, numbers_finished, seconds, work_hash_version, instance_id FROM workers ORDER BY id");
+                        "units_finished, numbers_finished, seconds, work_hash_version, instance_id, unit_sieve_bits FROM workers ORDER BY id");
   if (!st.ok()) return st;
   for (bool row; (st = q.Step(&row)).ok() && row;) {
     StoredWorker w;
@@ -236,6 +237,7 @@ Status CoordinatorStore::LoadWorkers(std::vector<StoredWorker>* out) {
     w.seconds = q.ColumnDouble(11);
     w.work_hash_version = static_cast<uint32_t>(q.ColumnInt64(12));
     w.instance_id = q.ColumnText(13);
+    w.unit_sieve_bits = q.ColumnInt64(14) != 0;
     out->push_back(std::move(w));
   }
   return st;
@@ -311,12 +313,13 @@ Status CoordinatorStore::SetSubmissionCancelled(int64_t id) {
 
 Status CoordinatorStore::InsertUnit(const StoredUnit& u, int64_t* id) {
   SqliteStatement* q;
-  Status st = Prepared("INSERT INTO units (begin_n, end_n, kinds, state) VALUES (?1, ?2, ?3, ?4)", &q);
+  Status st = Prepared("INSERT INTO units (begin_n, end_n, kinds, state, sieve_bits) VALUES (?1, ?2, ?3, ?4, ?5)", &q);
   if (!st.ok()) return st;
   q->BindText(1, EncodeNText(u.begin));
   q->BindText(2, EncodeNText(u.end));
   q->BindText(3, KindsText(u.kinds));
   q->BindText(4, UnitStateText(u.state));
+  q->BindInt64(5, u.sieve_bits);
   if (!(st = q->Run()).ok()) return st;
   *id = sqlite3_last_insert_rowid(db_);
   SqliteStatement* w;
@@ -366,8 +369,8 @@ Status CoordinatorStore::DeleteUnit(int64_t id) {
 Status CoordinatorStore::InsertWorker(const StoredWorker& w, int64_t* id) {
   SqliteStatement* q;
   Status st = Prepared(
-      "INSERT INTO workers (host, gpus, driver, binary_version, backend, sieve_bits, work_hash_version, instance_id) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+      "INSERT INTO workers (host, gpus, driver, binary_version, backend, sieve_bits, work_hash_version, instance_id, "
+      "unit_sieve_bits) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
       &q);
   if (!st.ok()) return st;
   q->BindText(1, w.host);
@@ -378,6 +381,7 @@ Status CoordinatorStore::InsertWorker(const StoredWorker& w, int64_t* id) {
   q->BindInt64(6, w.sieve_bits);
   q->BindInt64(7, w.work_hash_version);
   q->BindText(8, w.instance_id);
+  q->BindInt64(9, w.unit_sieve_bits ? 1 : 0);
   if (!(st = q->Run()).ok()) return st;
   *id = sqlite3_last_insert_rowid(db_);
   return Status::Ok();

@@ -44,6 +44,9 @@ struct StoredUnit {
   int64_t finished_by = 0;  // worker id, 0 if none
   std::string finished_token;
   AuditState audit = AuditState::kNone;
+  // The join-sieve width the unit is searched, verified and audited with, fixed when it is
+  // cut (schema v8); 0: the coordinator's base width (rows from before v8).
+  int32_t sieve_bits = 0;
 };
 
 struct StoredWorker {
@@ -57,6 +60,9 @@ struct StoredWorker {
   uint32_t work_hash_version = 0;
   // The worker's installation id (RegisterRequest.instance_id, schema v5); "" if none.
   std::string instance_id;
+  // Whether it searches each unit with the width its lease names (RegisterRequest.
+  // unit_sieve_bits, schema v8); false for workers registered before.
+  bool unit_sieve_bits = false;
   bool flagged = false;
   std::string flag_reason;
   uint64_t units_finished = 0;

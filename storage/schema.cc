@@ -5,6 +5,7 @@
 #include "storage/dashboard_schema.h"
 #include "storage/sqlite_statement.h"
 #include "storage/stats_schema.h"
+#include "storage/unit_sieve_schema.h"
 #include "storage/work_hash_schema.h"
 
 namespace collatz {
@@ -127,6 +128,7 @@ const std::vector<SchemaMigration>& SchemaMigrations() {
       {5, "flagged worker identities; audits keep the audited token, the auditor's result and a verdict", kAuditSchemaV5},
       {6, "dashboard: finished work per minute, events", kDashboardSchemaV6},
       {7, "dashboard: finished stats work per minute", kDashboardSchemaV7},
+      {8, "the sieve width of each unit; workers that search each unit with its width", kUnitSieveSchemaV8},
   };
   return kMigrations;
 }

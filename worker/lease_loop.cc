@@ -10,10 +10,10 @@
 
 namespace collatz::worker {
 
-LeaseLoop::LeaseLoop(SearchEngine* engine, StatsEngine* stats, client::WorkerConnection* connection,
+LeaseLoop::LeaseLoop(UnitEngines* engines, StatsEngine* stats, client::WorkerConnection* connection,
                      SpoolWriter* spool, ResultSender* sender, WorkerMetrics* metrics, ShutdownState* shutdown,
                      LeaseLoopOptions options, const Clock* clock)
-    : engine_(engine),
+    : engines_(engines),
       stats_(stats),
       connection_(connection),
       spool_(spool),
@@ -44,7 +44,7 @@ std::string LeaseLoop::Name(const client::Lease& lease) const {
 }
 
 void LeaseLoop::Run() {
-  spdlog::info("{}: lease loop started on {}", options_.device, engine_->Describe());
+  spdlog::info("{}: lease loop started on {}", options_.device, engines_->startup()->Describe());
   while (!shutdown_->stop_taking_work.load() && !shutdown_->fatal.load()) {
     client::Lease lease;
     {
@@ -158,7 +158,8 @@ void LeaseLoop::RunUnit(const client::Lease& lease) {
   if (lease.stats) {
     spdlog::info("{} started (stats job {}, batch {})", Name(lease), lease.stats_job_id, lease.stats_batch);
   } else {
-    spdlog::info("{} started (floor {}, {} known records)", Name(lease), lease.spec.floor, lease.spec.known_records.size());
+    spdlog::info("{} started (floor {}, {} known records, {}-bit sieve)", Name(lease), lease.spec.floor,
+                 lease.spec.known_records.size(), lease.sieve_bits == 0 ? engines_->startup_bits() : lease.sieve_bits);
   }
   std::atomic<uint64_t> done{0};
   std::atomic<bool> cancel{false};
@@ -246,19 +247,22 @@ void LeaseLoop::RunUnit(const client::Lease& lease) {
     }
   });
 
+  // A search unit's engine is that of its width: built and self-tested at the first unit of a
+  // new one (heartbeats going meanwhile, the time not counted as the unit's); a width it
+  // refuses fails the unit.
+  SearchEngine* engine = nullptr;
+  Status st = lease.stats ? Status::Ok() : engines_->EngineFor(lease.sieve_bits, &engine);
   const int64_t t0 = clock_->NowMs();
   UnitResult result;
   StatsFile stats_file;
-  Status st;
-  if (lease.stats) {
+  if (st.ok() && lease.stats) {
     stats_file.from = lease.spec.begin;
     stats_file.batch = lease.stats_batch;
     st = stats_ != nullptr ? stats_->Compute(lease.spec.begin, lease.spec.end, lease.stats_batch, &stats_file.batches,
                                              &done, &cancel)
                            : Status::FailedPrecondition("this lane has no stats engine");
-  } else {
-    st = engine_->Search(
-        lease.spec, &result, [&](uint64_t d, uint64_t) { done = d; }, &cancel);
+  } else if (st.ok()) {
+    st = engine->Search(lease.spec, &result, [&](uint64_t d, uint64_t) { done = d; }, &cancel);
   }
   const double seconds = static_cast<double>(clock_->NowMs() - t0) / 1000.0;
   {
@@ -277,7 +281,7 @@ void LeaseLoop::RunUnit(const client::Lease& lease) {
       request.set_engine(stats_->Describe());
     } else {
       wire::ResultToWire(result, request.mutable_result());
-      request.set_engine(engine_->Describe());
+      request.set_engine(engine->Describe());
     }
     request.set_seconds(seconds);
     std::string name;

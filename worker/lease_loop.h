@@ -1,6 +1,7 @@
-// One lease loop per device (each GPU, or the CPU engine): lease a unit, search it while
-// a monitor thread heartbeats the lease (extending it) and prefetches the next lease
-// before the unit ends, spool the result, hand it to the sender, repeat. On shutdown it
+// One lease loop per device (each GPU, or the CPU engine): lease a unit, search it with the
+// device's engine of the unit's sieve width (UnitEngines) while a monitor thread heartbeats
+// the lease (extending it) and prefetches the next lease before the unit ends, spool the
+// result, hand it to the sender, repeat. On shutdown it
 // takes no new work, releases the prefetched lease at once and the current one when the
 // grace period runs out.
 //
@@ -25,6 +26,7 @@
 #include "worker/result_sender.h"
 #include "worker/spool.h"
 #include "worker/stats_engines.h"
+#include "worker/unit_engines.h"
 
 namespace collatz::worker {
 
@@ -49,10 +51,11 @@ struct LeaseLoopOptions {
 
 class LeaseLoop {
  public:
-  // `stats` computes the units of stats jobs (docs/PROTOCOL.md); the server only leases
-  // them to workers that accept them, which every lane does. `sender` (may be null) is
-  // told of each spooled result; `clock` null means the steady clock.
-  LeaseLoop(SearchEngine* engine, StatsEngine* stats, client::WorkerConnection* connection, SpoolWriter* spool,
+  // `engines` searches each unit with the engine of its width (a unit whose width it refuses
+  // is released as failed); `stats` computes the units of stats jobs (docs/PROTOCOL.md); the
+  // server only leases them to workers that accept them, which every lane does. `sender`
+  // (may be null) is told of each spooled result; `clock` null means the steady clock.
+  LeaseLoop(UnitEngines* engines, StatsEngine* stats, client::WorkerConnection* connection, SpoolWriter* spool,
             ResultSender* sender, WorkerMetrics* metrics, ShutdownState* shutdown, LeaseLoopOptions options,
             const Clock* clock = nullptr);
   ~LeaseLoop();
@@ -81,7 +84,7 @@ class LeaseLoop {
   std::chrono::milliseconds HeartbeatInterval() const;
   std::string Name(const client::Lease& lease) const;
 
-  SearchEngine* engine_;
+  UnitEngines* engines_;
   StatsEngine* stats_;
   client::WorkerConnection* connection_;
   SpoolWriter* spool_;

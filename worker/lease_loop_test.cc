@@ -1,6 +1,7 @@
 // RunUnit without processes or a server: the coordinator, the spool and the clock are fakes
 // behind the lease loop's seams, and faults (a lying stats engine, a spool that fails, a
-// lost lease, a server that stops the unit, a shutdown) come in through them.
+// lost lease, a server that stops the unit, a shutdown, a unit of another sieve width whose
+// engine fails its self-test or cannot be built) come in through them.
 #include "worker/lease_loop.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "core/cpu_engine.h"
+#include "core/result_verifier.h"
 #include "core/stats_file.h"
 #include "proto/wire.h"
 #include "worker/test_faults.h"
@@ -133,15 +135,28 @@ client::Lease SearchLease(uint64_t unit_id, u128 begin, u128 end) {
 
 class RunUnitTest : public ::testing::Test {
  protected:
-  std::unique_ptr<LeaseLoop> Loop(SearchEngine* engine, StatsEngine* stats = nullptr) {
+  // `engine` searches units of the startup width (10 bits, or those that name none); other
+  // widths are built with `build` and checked with `self_test` (none given: no other width
+  // can be built; every self-test passes).
+  std::unique_ptr<LeaseLoop> Loop(SearchEngine* engine, StatsEngine* stats = nullptr, UnitEngines::Build build = nullptr,
+                                  UnitEngines::SelfTest self_test = nullptr) {
+    if (!build) {
+      build = [](int, std::unique_ptr<SearchEngine>*, std::shared_ptr<const SearchTables>*) {
+        return Status::FailedPrecondition("no other width in this test");
+      };
+    }
+    if (!self_test) self_test = [](SearchEngine&, const SearchTables&, std::string*) { return Status::Ok(); };
+    engines_ = std::make_unique<UnitEngines>("test", kStartupBits, engine, build, self_test);
     LeaseLoopOptions o;
     o.device = "test";
     o.heartbeat_interval = 1000ms;
     o.poll_interval = 1ms;
-    return std::make_unique<LeaseLoop>(engine, stats, &connection_, &spool_, nullptr, &metrics_, &shutdown_, o,
+    return std::make_unique<LeaseLoop>(engines_.get(), stats, &connection_, &spool_, nullptr, &metrics_, &shutdown_, o,
                                        &clock_);
   }
 
+  static constexpr int kStartupBits = 10;
+  std::unique_ptr<UnitEngines> engines_;
   ManualClock clock_;
   FakeConnection connection_;
   FakeSpool spool_;
@@ -288,6 +303,131 @@ TEST_F(RunUnitTest, ALyingStatsEngineSpoolsAWrongLastSum) {
   ASSERT_EQ(file.batches.size(), honest.size());
   for (size_t i = 0; i + 1 < honest.size(); ++i) EXPECT_EQ(file.batches[i], honest[i]);
   EXPECT_EQ(file.batches.back().sum, honest.back().sum + 1);
+}
+
+// A lease names a sieve width other than the startup one: the unit is searched with an engine
+// of that width, built (and self-tested) on the first such unit and reused, the build not
+// counted in the unit's seconds; the spooled result is the one the server verifies with that
+// width. Units that name the startup width,
+// or none (older servers), keep the startup engine.
+TEST_F(RunUnitTest, AUnitOfAnotherWidthIsSearchedWithAnEngineOfThatWidth) {
+  std::shared_ptr<const SearchTables> startup_tables;
+  ASSERT_TRUE(SearchTables::Build(kStartupBits, 12, 16, &startup_tables).ok());
+  CpuEngine startup(startup_tables, CpuEngineOptions{});
+  int builds = 0, self_tests = 0;
+  std::shared_ptr<const SearchTables> built;
+  auto build = [&](int bits, std::unique_ptr<SearchEngine>* engine, std::shared_ptr<const SearchTables>* t) {
+    ++builds;
+    clock_.Advance(5000);  // building takes time, which is not the unit's
+    std::shared_ptr<const Sieve> sieve;
+    Status st = Sieve::Generate(bits, &sieve);
+    if (st.ok()) st = SearchTables::FromSieve(sieve, startup_tables->delay, t);
+    if (st.ok()) engine->reset(new CpuEngine(*t, CpuEngineOptions{}));
+    built = *t;
+    return st;
+  };
+  auto self_test = [&](SearchEngine&, const SearchTables& t, std::string* summary) {
+    ++self_tests;
+    EXPECT_EQ(t.sieve->bits(), 12);
+    *summary = "ok";
+    return Status::Ok();
+  };
+  auto loop = Loop(&startup, nullptr, build, self_test);
+  client::Lease wide = SearchLease(21, Pow2(16), Pow2(16) + Pow2(14));
+  wide.sieve_bits = 12;
+  loop->RunUnit(wide);
+  wide.unit_id = 22;
+  loop->RunUnit(wide);
+  client::Lease narrow = SearchLease(23, Pow2(16), Pow2(16) + Pow2(14));
+  narrow.sieve_bits = kStartupBits;
+  loop->RunUnit(narrow);
+  client::Lease unnamed = SearchLease(24, Pow2(16), Pow2(16) + Pow2(14));  // sieve_bits 0: an older server
+  loop->RunUnit(unnamed);
+
+  EXPECT_EQ(builds, 1);
+  EXPECT_EQ(self_tests, 1);
+  EXPECT_TRUE(connection_.released.empty());
+  ASSERT_EQ(spool_.written.size(), 4u);
+  ASSERT_NE(built, nullptr);
+  for (size_t i = 0; i < 4; ++i) {
+    const UnitResult r = wire::ResultFromWire(spool_.written[i].result());
+    const SearchTables& t = i < 2 ? *built : *startup_tables;
+    EXPECT_TRUE(VerifyUnitResult(t, wide.spec, r).ok()) << i;
+    EXPECT_NE(spool_.written[i].engine().find(i < 2 ? "12-bit" : "10-bit"), std::string::npos)
+        << spool_.written[i].engine();
+  }
+  EXPECT_DOUBLE_EQ(spool_.written[0].seconds(), 0.0);
+  EXPECT_NE(wire::ResultFromWire(spool_.written[0].result()).candidates,
+            wire::ResultFromWire(spool_.written[2].result()).candidates);
+}
+
+// The engine of a new width fails its self-test: the unit is released as failed with the
+// reason, never searched with another width, and that width is refused from then on without
+// building again; units of the startup width go on.
+TEST_F(RunUnitTest, AWidthWhoseEngineFailsItsSelfTestIsRefusedFromThenOn) {
+  int builds = 0, searches = 0;
+  ScriptedEngine startup([&](const UnitSpec&, UnitResult*, const ProgressFn&, const std::atomic<bool>*) {
+    ++searches;
+    return Status::Ok();
+  });
+  std::shared_ptr<const SearchTables> tables;
+  ASSERT_TRUE(SearchTables::Build(12, 12, 16, &tables).ok());
+  auto build = [&](int, std::unique_ptr<SearchEngine>* engine, std::shared_ptr<const SearchTables>* t) {
+    ++builds;
+    *t = tables;
+    engine->reset(new ScriptedEngine([](const UnitSpec&, UnitResult*, const ProgressFn&, const std::atomic<bool>*) {
+      ADD_FAILURE() << "an engine that failed its self-test searched a unit";
+      return Status::Ok();
+    }));
+    return Status::Ok();
+  };
+  auto self_test = [](SearchEngine&, const SearchTables&, std::string*) {
+    return Status::Internal("self-test [1, 2^20): engine returned ...");
+  };
+  auto loop = Loop(&startup, nullptr, build, self_test);
+  client::Lease wide = SearchLease(31, 0, 1000);
+  wide.sieve_bits = 12;
+  loop->RunUnit(wide);
+  wide.unit_id = 32;
+  loop->RunUnit(wide);
+  loop->RunUnit(SearchLease(33, 0, 1000));
+
+  EXPECT_EQ(builds, 1);
+  EXPECT_EQ(searches, 1);
+  ASSERT_EQ(spool_.written.size(), 1u);
+  EXPECT_EQ(spool_.written[0].unit_id(), 33u);
+  ASSERT_EQ(connection_.released.size(), 2u);
+  for (const auto& r : connection_.released) {
+    EXPECT_TRUE(r.failed);
+    EXPECT_NE(r.reason.find("12-bit sieve"), std::string::npos) << r.reason;
+    EXPECT_NE(r.reason.find("self-test FAILED"), std::string::npos) << r.reason;
+  }
+}
+
+// A width no worker builds (the server is newer, or wrong): released as failed, nothing built.
+TEST_F(RunUnitTest, AWidthTheWorkerCannotBuildIsReleasedAsFailed) {
+  ScriptedEngine startup([](const UnitSpec&, UnitResult*, const ProgressFn&, const std::atomic<bool>*) {
+    ADD_FAILURE() << "searched with the startup width";
+    return Status::Ok();
+  });
+  int builds = 0;
+  auto build = [&](int, std::unique_ptr<SearchEngine>*, std::shared_ptr<const SearchTables>*) {
+    ++builds;
+    return Status::Internal("not here");
+  };
+  auto loop = Loop(&startup, nullptr, build);
+  for (int bits : {31, 64, -3}) {
+    client::Lease lease = SearchLease(40, 0, 1000);
+    lease.sieve_bits = bits;
+    loop->RunUnit(lease);
+  }
+  EXPECT_EQ(builds, 0);
+  EXPECT_TRUE(spool_.written.empty());
+  ASSERT_EQ(connection_.released.size(), 3u);
+  for (const auto& r : connection_.released) {
+    EXPECT_TRUE(r.failed);
+    EXPECT_NE(r.reason.find("1 to 30 bits"), std::string::npos) << r.reason;
+  }
 }
 
 }  // namespace

@@ -6,7 +6,9 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -22,6 +24,7 @@
 #include "worker/self_test.h"
 #include "worker/spool.h"
 #include "worker/stats_engines.h"
+#include "worker/unit_engines.h"
 
 namespace collatz::worker {
 
@@ -43,8 +46,43 @@ std::unique_ptr<StatsEngine> WrapStats(const WorkerSeams& seams, std::unique_ptr
 struct Device {
   std::string label;  // "cpu", "gpu0"
   std::string description;
-  std::unique_ptr<SearchEngine> engine;
-  std::unique_ptr<StatsEngine> stats;  // units of stats jobs
+  std::unique_ptr<SearchEngine> engine;  // the startup width's
+  std::unique_ptr<UnitEngines> engines;  // this one and one per other unit width
+  std::unique_ptr<StatsEngine> stats;    // units of stats jobs
+};
+
+// The tables of unit widths other than the startup one (Unit.sieve_bits), shared by the
+// devices: the first device that needs a width builds them (on its GPU when that width is
+// built there, with the host's offset table for the CPU path, as the startup tables; else
+// on the host), sharing the startup tables' step and tail tables.
+class WidthTables {
+ public:
+  explicit WidthTables(std::shared_ptr<const FastDelay> delay) : delay_(std::move(delay)) {}
+
+  // gpu: the device asking (null: the CPU).
+  Status Get(int bits, const GpuInfo* gpu, std::shared_ptr<const SearchTables>* out) {
+    std::lock_guard<std::mutex> lock(mu_);  // another device waits rather than build it twice
+    auto it = by_bits_.find(bits);
+    if (it != by_bits_.end()) {
+      *out = it->second;
+      return Status::Ok();
+    }
+    Status st;
+    if (gpu != nullptr && engines::BuildsSieveOnGpu(engines::Backend::kGpu, "", bits)) {
+      std::shared_ptr<const SearchTables> built;
+      st = engines::BuildGpuSearchTables(gpu->index, bits, delay_, &built);
+      if (st.ok()) *out = SearchTables::WithCpuOffsets(std::move(built));
+    } else {
+      st = engines::BuildSearchTables("", bits, out, delay_);
+    }
+    if (st.ok()) by_bits_[bits] = *out;
+    return st;
+  }
+
+ private:
+  const std::shared_ptr<const FastDelay> delay_;
+  std::mutex mu_;
+  std::map<int, std::shared_ptr<const SearchTables>> by_bits_;
 };
 
 }  // namespace
@@ -182,11 +220,24 @@ int WorkerMain(int argc, char** argv, const WorkerSeams& seams) {
   }
   spdlog::info("sieve: {} bits, {} odd residues{}", tables->sieve->bits(), tables->sieve->size(),
                sieve_file.empty() ? " (generated)" : " from " + sieve_file);
+  // Units of another width (Unit.sieve_bits) get an engine of their own on each device, built
+  // at the first such unit and self-tested like these.
+  WidthTables width_tables(tables->delay);
+  auto self_test = [skip_self_test](bool gpu) -> UnitEngines::SelfTest {
+    return [skip_self_test, gpu](SearchEngine& engine, const SearchTables& t, std::string* summary) {
+      if (skip_self_test) {
+        *summary = "skipped (--skip-self-test)";
+        return Status::Ok();
+      }
+      // As the startup engines' below: a GPU's production-kind case takes 2^40 numbers.
+      return gpu ? RunSelfTest(engine, t, summary, Pow2(40)) : RunSelfTest(engine, t, summary);
+    };
+  };
 
   // The CPU path is always tested: it is the CPU engine, and the GPU engine's host finish.
   std::vector<Device> devices;
   {
-    Device cpu{"cpu", "", nullptr, WrapStats(seams, MakeCpuStatsEngine(tables->delay, threads))};
+    Device cpu{"cpu", "", nullptr, nullptr, WrapStats(seams, MakeCpuStatsEngine(tables->delay, threads))};
     (void)engines::MakeEngine(engines::Backend::kCpu, tables, threads, &cpu.engine);
     cpu.description = cpu.engine->Describe();
     std::string summary;
@@ -196,11 +247,22 @@ int WorkerMain(int argc, char** argv, const WorkerSeams& seams) {
       return finish(kExitFatal);
     }
     if (!skip_self_test) spdlog::info("self-test passed on the CPU path ({}): {}", cpu.description, summary);
-    if (!use_gpu) devices.push_back(std::move(cpu));
+    if (!use_gpu) {
+      cpu.engines = std::make_unique<UnitEngines>(
+          "cpu", tables->sieve->bits(), cpu.engine.get(),
+          [&width_tables, threads](int bits, std::unique_ptr<SearchEngine>* engine,
+                                   std::shared_ptr<const SearchTables>* t) {
+            Status st = width_tables.Get(bits, nullptr, t);
+            if (st.ok()) st = engines::MakeEngine(engines::Backend::kCpu, *t, threads, engine);
+            return st;
+          },
+          self_test(false));
+      devices.push_back(std::move(cpu));
+    }
   }
   client::WorkerIdentity identity;
   for (const GpuInfo& g : gpus) {
-    Device d{"gpu" + std::to_string(g.index), g.model + " " + g.uuid, nullptr, nullptr};
+    Device d{"gpu" + std::to_string(g.index), g.model + " " + g.uuid, nullptr, nullptr, nullptr};
     // Stats units on this GPU when the build has the GPU stats engine, else on the CPU.
     if (!MakeGpuStatsEngine(g.index, tables->delay, threads, &d.stats).ok()) d.stats = MakeCpuStatsEngine(tables->delay, threads);
     d.stats = WrapStats(seams, std::move(d.stats));
@@ -214,6 +276,15 @@ int WorkerMain(int argc, char** argv, const WorkerSeams& seams) {
       continue;
     }
     if (!skip_self_test) spdlog::info("self-test passed on GPU {} ({}): {}", g.index, d.description, summary);
+    d.engines = std::make_unique<UnitEngines>(
+        d.label, tables->sieve->bits(), d.engine.get(),
+        [&width_tables, threads, own_table_bits, g](int bits, std::unique_ptr<SearchEngine>* engine,
+                                                    std::shared_ptr<const SearchTables>* t) {
+          Status st = width_tables.Get(bits, &g, t);
+          if (st.ok()) st = engines::MakeEngine(engines::Backend::kGpu, *t, threads, engine, g.index, own_table_bits);
+          return st;
+        },
+        self_test(true));
     identity.gpus.emplace_back(g.model, g.uuid);
     devices.push_back(std::move(d));
   }
@@ -250,6 +321,7 @@ int WorkerMain(int argc, char** argv, const WorkerSeams& seams) {
   identity.binary_version = std::string("collatz-worker ") + COLLATZ_WORKER_VERSION_STRING;
   identity.backend = use_gpu ? "gpu" : "cpu";
   identity.sieve_bits = tables->sieve->bits();
+  identity.unit_sieve_bits = true;  // each lane searches a unit with the engine of its width
   client::WorkerClient connection(channel, token, identity);
 
   BackoffOptions backoff;
@@ -261,8 +333,13 @@ int WorkerMain(int argc, char** argv, const WorkerSeams& seams) {
       client::Registration reg;
       grpc::Status st = connection.Register(&reg);
       if (st.ok()) {
-        spdlog::info("registered with {} as worker {} ({} on {}, {} device(s)); lease {} ms", server_address,
-                     reg.worker_id, identity.backend, identity.host, devices.size(), reg.lease_duration_ms);
+        spdlog::info("registered with {} as worker {} ({} on {}, {} device(s)); lease {} ms; units of {} bits{}",
+                     server_address, reg.worker_id, identity.backend, identity.host, devices.size(),
+                     reg.lease_duration_ms, reg.server_sieve_bits,
+                     reg.server_class_sieve_bits != 0 && reg.server_class_sieve_bits != reg.server_sieve_bits
+                         ? ", wide class units of " + std::to_string(reg.server_class_sieve_bits) +
+                               " bits (an engine of that width is built at the first)"
+                         : "");
         (void)platform::NotifyReady("registered with " + server_address + " as worker " + std::to_string(reg.worker_id));
         break;
       }
@@ -296,8 +373,8 @@ int WorkerMain(int argc, char** argv, const WorkerSeams& seams) {
     o.heartbeat_interval = std::chrono::milliseconds(static_cast<int64_t>(heartbeat_seconds * 1000));
     o.max_idle_seconds = max_idle_seconds;
     o.backoff = backoff;
-    loops.push_back(std::make_unique<LeaseLoop>(d.engine.get(), d.stats.get(), &connection, spool_writer, &sender, &metrics,
-                                                &shutdown, o));
+    loops.push_back(std::make_unique<LeaseLoop>(d.engines.get(), d.stats.get(), &connection, spool_writer, &sender,
+                                                &metrics, &shutdown, o));
   }
   for (auto& loop : loops) loop->Start();
   for (auto& loop : loops) loop->Join();

@@ -198,7 +198,7 @@ TEST(WorkerEndToEnd, SigtermMidUnitReleasesTheLeaseAndLosesNothing) {
   ASSERT_EQ(server.Submit(Pow2(27), Pow2(29), Pow2(27)).units(), 3u);
   {
     Child worker(COLLATZ_WORKER_BINARY, WorkerArgs(server, dir, {"--grace-seconds", "0"}), dir.File("worker1.log"));
-    ASSERT_TRUE(worker.WaitForOutput("unit 1 [134217728, 268435456) started (floor 950, 0 known records)", 60000)) << worker.output();
+    ASSERT_TRUE(worker.WaitForOutput("unit 1 [134217728, 268435456) started (floor 950, 0 known records, 19-bit sieve)", 60000)) << worker.output();
     worker.Signal(SIGTERM);
     ASSERT_EQ(worker.Wait(20000), 0) << worker.output();
     const std::string log = worker.output();
@@ -238,6 +238,33 @@ TEST(WorkerEndToEnd, SigtermMidUnitReleasesTheLeaseAndLosesNothing) {
   ASSERT_EQ(worker.Wait(240000), 0) << worker.output();
   ASSERT_TRUE(server.WaitAllFinished(10000));
   ExpectRecordsEqualReference(server, Pow2(29));
+}
+
+// A server that cuts its delay+class units of 2^21 numbers with a 21-bit sieve (its base is
+// 19: --class-sieve-bits 21 --class-sieve-min-numbers 2^21, as 25 bits for 2^46 by default):
+// the worker builds and self-tests a 21-bit engine at the first such unit, searches those
+// units with it and the smaller first units with its 19-bit one; the server accepts every
+// result (it verifies each with the unit's width) and the records are exact.
+TEST(WorkerEndToEnd, SearchesEachUnitWithTheSieveWidthItWasCutWith) {
+  TempDir dir;
+  Server server(dir.path(), 0, "server.log",
+                {"--unit-size", "2^21", "--class-sieve-bits", "21", "--class-sieve-min-numbers", "2^21"});
+  ASSERT_TRUE(server.ok()) << server.child().output();
+  // [1, 2^20) and [2^20, 2^21) at 19 bits, then 7 units of 2^21 at 21 bits.
+  ASSERT_EQ(server.Submit(1, Pow2(24), Pow2(21)).units(), 9u);
+  Child worker(COLLATZ_WORKER_BINARY, WorkerArgs(server, dir, {"--max-idle-seconds", "3"}), dir.File("worker.log"));
+  ASSERT_TRUE(server.WaitAllFinished(120000)) << worker.output();
+  ASSERT_EQ(worker.Wait(30000), 0) << worker.output();
+  ExpectRecordsEqualReference(server, Pow2(24));
+  const std::string log = worker.output(), server_log = server.child().output();
+  EXPECT_NE(log.find("wide class units of 21 bits"), std::string::npos) << log;
+  EXPECT_EQ(CountOccurrences(log, "building the engine of a 21-bit sieve"), 1u) << log;
+  EXPECT_EQ(CountOccurrences(log, "self-test passed on the 21-bit sieve engine"), 1u) << log;
+  EXPECT_EQ(CountOccurrences(log, "known records, 21-bit sieve)"), 7u) << log;
+  EXPECT_EQ(CountOccurrences(log, "known records, 19-bit sieve)"), 2u) << log;
+  EXPECT_EQ(CountOccurrences(log, "result sent: accepted"), 9u) << log;
+  EXPECT_EQ(CountOccurrences(server_log, "sieve 21 bits"), 7u) << server_log;
+  EXPECT_EQ(CountOccurrences(server_log, "REJECTED"), 0u) << server_log;
 }
 
 TEST(WorkerEndToEnd, RefusesAServerWithAnotherSieve) {

@@ -1,0 +1,31 @@
+// The sieve width of each unit, in one place: the rule the coordinator cuts its units by
+// (collatz-server --class-sieve-bits) and collatzctl run picks its width by
+// (engines::SieveBitsForRun). No engine here, so the coordinator links it without the GPU.
+#pragma once
+
+#include "core/sieve.h"
+#include "core/u128.h"
+
+namespace collatz::engines {
+
+// Delay+class units of 2^46 numbers (a coordinator's default unit) have the cycles for a wider
+// sieve's residue groups: H200, 2^46 numbers, 19 / 25 bits: 3.366 / 3.983e12 numbers/s at
+// 2^66, 2.417 / 2.752e12 at 2^60 (with 2^44 numbers 25 bits are slower: 3.116 / 3.365e12 at
+// 2^66; docs/PERFORMANCE.md, session 21). Delay-only units are fastest at 19 bits.
+constexpr int kWideUnitClassSieveBits = 25;
+constexpr u128 kWideClassUnitNumbers = static_cast<u128>(1) << 46;
+
+// The widest sieve a unit may ask for: what a GPU builds on the device
+// (engines::kMaxGpuBuiltSieveBits); a host builds it too, in tens of seconds.
+constexpr int kMaxUnitSieveBits = 30;
+
+// The sieve width of a unit of `kinds` and `unit_numbers` numbers: `class_bits` for
+// delay+class units of at least `class_min_numbers` numbers, else `base_bits`; class_bits 0
+// means base_bits for every unit.
+int UnitSieveBits(Kinds kinds, u128 unit_numbers, int base_bits, int class_bits,
+                  u128 class_min_numbers = kWideClassUnitNumbers);
+
+// Whether a unit may ask for a sieve of `bits` (1 .. kMaxUnitSieveBits).
+inline bool IsUnitSieveBits(int bits) { return bits >= 1 && bits <= kMaxUnitSieveBits; }
+
+}  // namespace collatz::engines

@@ -1,0 +1,53 @@
+#include "engines/sieve_width.h"
+
+#include <gtest/gtest.h>
+
+#include "engines/engine_factory.h"
+
+namespace collatz::engines {
+namespace {
+
+// The coordinator's defaults: delay+class units of 2^46 numbers get 25 bits, delay-only
+// units and smaller class units (a submission's first cuts, a short last unit) the base.
+TEST(UnitSieveBits, WideClassUnitsGetTheClassWidth) {
+  const int base = kDefaultSieveBits, wide = kWideUnitClassSieveBits;
+  const u128 unit = kWideClassUnitNumbers;
+  EXPECT_EQ(UnitSieveBits(Kinds::kDelayAndClass, unit, base, wide), 25);
+  EXPECT_EQ(UnitSieveBits(Kinds::kDelayAndClass, 4 * unit, base, wide), 25);
+  EXPECT_EQ(UnitSieveBits(Kinds::kDelay, unit, base, wide), 19);
+  EXPECT_EQ(UnitSieveBits(Kinds::kDelayAndClass, unit - 1, base, wide), 19);
+  EXPECT_EQ(UnitSieveBits(Kinds::kDelayAndClass, Pow2(20), base, wide), 19);
+}
+
+TEST(UnitSieveBits, ClassWidthZeroMeansOneWidthAndTheThresholdIsAnArgument) {
+  EXPECT_EQ(UnitSieveBits(Kinds::kDelayAndClass, kWideClassUnitNumbers, 19, 0), 19);
+  EXPECT_EQ(UnitSieveBits(Kinds::kDelayAndClass, Pow2(22), 16, 18, Pow2(22)), 18);
+  EXPECT_EQ(UnitSieveBits(Kinds::kDelayAndClass, Pow2(22) - 1, 16, 18, Pow2(22)), 16);
+  EXPECT_EQ(UnitSieveBits(Kinds::kDelay, Pow2(30), 16, 18, Pow2(22)), 16);
+}
+
+// collatzctl run and the coordinator agree where they overlap: a GPU run of delay+class work
+// in whole units takes the width the coordinator cuts those units with.
+TEST(UnitSieveBits, SieveBitsForRunAgreesWithTheCoordinatorsDefault) {
+  const u128 at = Pow2(66);
+  for (u128 unit : {Pow2(40), Pow2(44), kWideClassUnitNumbers, Pow2(48)}) {
+    for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
+      // Records complete near the unit: the floor-context rule of delay-only runs stays out.
+      const int run = SieveBitsForRun(Backend::kGpu, kinds, Pow2(64), at, 4 * unit, unit);
+      EXPECT_EQ(run, UnitSieveBits(kinds, unit, DefaultSieveBits(Backend::kGpu), kWideUnitClassSieveBits))
+          << ToDecimal(unit);
+    }
+  }
+}
+
+TEST(UnitSieveBits, UnitWidthsAreOneToThirty) {
+  EXPECT_FALSE(IsUnitSieveBits(0));
+  EXPECT_TRUE(IsUnitSieveBits(1));
+  EXPECT_TRUE(IsUnitSieveBits(kWideUnitClassSieveBits));
+  EXPECT_TRUE(IsUnitSieveBits(kMaxUnitSieveBits));
+  EXPECT_FALSE(IsUnitSieveBits(kMaxUnitSieveBits + 1));
+  EXPECT_LE(kWideUnitClassSieveBits, kMaxUnitSieveBits);
+}
+
+}  // namespace
+}  // namespace collatz::engines
