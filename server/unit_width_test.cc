@@ -49,6 +49,14 @@ class UnitWidthTest : public CoordinatorFixture {
     for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db_ + suffix);
   }
 
+  // Every finished unit audited; one delay+class unit of the class width queued.
+  void SubmitOneAuditedClassUnit() {
+    options_.audit_fraction = 1.0;
+    Reopen();
+    SubmitOutcome out;
+    ASSERT_TRUE(c_->Submit(Pow2(16), Pow2(16) + kClassMin, Kinds::kDelayAndClass, kClassMin, 0, &out).ok());
+  }
+
   bool Flagged(int64_t worker) {
     for (const WorkerReport& w : c_->ListWorkers()) {
       if (w.w.id == worker) return w.w.flagged;
@@ -73,10 +81,7 @@ TEST_F(UnitWidthTest, ClassUnitsOfTheThresholdGetTheClassWidthOthersTheBase) {
 // An honest worker searches each unit with the width its lease names; the audit lease names
 // the same width, and the auditor's equal result matches.
 TEST_F(UnitWidthTest, AClassUnitIsSearchedVerifiedAndAuditedWithItsWidth) {
-  options_.audit_fraction = 1.0;
-  Reopen();
-  SubmitOutcome out;
-  ASSERT_TRUE(c_->Submit(Pow2(16), Pow2(16) + kClassMin, Kinds::kDelayAndClass, kClassMin, 0, &out).ok());
+  ASSERT_NO_FATAL_FAILURE(SubmitOneAuditedClassUnit());
   const int64_t a = NewWorker(), b = NewWorker();
   LeaseGrant g = LeaseOne(a);
   ASSERT_TRUE(g.has_unit);
@@ -170,10 +175,7 @@ TEST_F(UnitWidthTest, A25BitUnitSearchedWith19BitsIsRefused) {
 // An audit mismatch on a small unit is settled by the server's re-run with the unit's own
 // width (a re-run with the base sieve would agree with neither result).
 TEST_F(UnitWidthTest, TheServersReRunUsesTheUnitsWidth) {
-  options_.audit_fraction = 1.0;
-  Reopen();
-  SubmitOutcome out;
-  ASSERT_TRUE(c_->Submit(Pow2(16), Pow2(16) + kClassMin, Kinds::kDelayAndClass, kClassMin, 0, &out).ok());
+  ASSERT_NO_FATAL_FAILURE(SubmitOneAuditedClassUnit());
   const int64_t a = NewWorker(), b = NewWorker();
   LeaseGrant g = LeaseOne(a);
   Disposition d;
