@@ -104,7 +104,6 @@ grpc::Status Coordinator::BuildWidthTables() {
   for (const auto& [id, u] : units_) {
     if (UnitBits(u) != base_bits_) needed.emplace(UnitBits(u), "unit " + std::to_string(id) + " was cut with it");
   }
-  several_widths_ = !needed.empty();
   const auto start = std::chrono::steady_clock::now();
   for (const auto& [bits, why] : needed) {
     const std::string what = "the tables of a " + std::to_string(bits) + "-bit sieve (" + why + ")";
@@ -121,7 +120,7 @@ grpc::Status Coordinator::BuildWidthTables() {
     }
     tables_by_bits_[bits] = std::move(t);
   }
-  if (several_widths_) {
+  if (SeveralWidths()) {
     spdlog::info("sieve widths {}: delay+class units of at least {} numbers are cut with {} bits, others with {} "
                  "(tables built in {:.2f} s)",
                  WidthsText(), ToDecimal(options_.class_sieve_min_numbers), class_bits_, base_bits_,
@@ -134,6 +133,15 @@ const std::shared_ptr<const SearchTables>& Coordinator::TablesOf(const StoredUni
   // Every width a unit can have was built by BuildWidthTables (units are cut with the base
   // or the class width, and stored widths are built at start).
   return tables_by_bits_.at(UnitBits(u));
+}
+
+grpc::Status Coordinator::RefuseOneWidthWorker(bool unit_sieve_bits, int sieve_bits, const std::string& who) const {
+  if (unit_sieve_bits || (!SeveralWidths() && sieve_bits == base_bits_)) return grpc::Status::OK;
+  // It would search a unit of another width with its own sieve, and that result is refused.
+  return grpc::Status(StatusCode::FAILED_PRECONDITION,
+                      who + " searches every unit with a " + std::to_string(sieve_bits) +
+                          "-bit sieve (it does not honour Unit.sieve_bits), and this server's units have sieve widths "
+                          "of " + WidthsText() + " (results of another width are refused): upgrade the worker");
 }
 
 std::string Coordinator::WidthsText() const {
@@ -228,12 +236,7 @@ grpc::Status Coordinator::Register(const WorkerDescription& d, int64_t* worker_i
                             std::to_string(kWorkHashVersion) +
                             " (results could not be audited against each other): upgrade the worker");
   }
-  if (!d.unit_sieve_bits && several_widths_) {
-    return grpc::Status(StatusCode::FAILED_PRECONDITION,
-                        "worker searches every unit with its one sieve width (it does not honour Unit.sieve_bits), "
-                        "and this server's units have sieve widths of " + WidthsText() +
-                            " (results of another width are refused): upgrade the worker");
-  }
+  if (grpc::Status st = RefuseOneWidthWorker(d.unit_sieve_bits, d.sieve_bits, "worker"); !st.ok()) return st;
   if (d.host.empty() || d.host.size() > 256) return grpc::Status(StatusCode::INVALID_ARGUMENT, "host name missing or too long");
   WriteLock lock(this);
   WorkerMem w;

@@ -293,6 +293,12 @@ class Coordinator {
   const std::shared_ptr<const SearchTables>& TablesOf(const StoredUnit& u) const;
   // "19 and 25 bits": the widths in use, for messages.
   std::string WidthsText() const;
+  // Whether units have several widths: then workers that do not honour Unit.sieve_bits are refused.
+  bool SeveralWidths() const { return tables_by_bits_.size() > 1; }
+  // FAILED_PRECONDITION for a worker that searches every unit with its one `sieve_bits`
+  // (`unit_sieve_bits` false: an older binary) while this server's units are not all of
+  // that width (at registration and at each lease); else OK.
+  grpc::Status RefuseOneWidthWorker(bool unit_sieve_bits, int sieve_bits, const std::string& who) const;
 
   // Everything below runs with mu_ held.
   // One lease lifecycle for both unit kinds (coordinator_leases.cc): SearchKind and
@@ -395,11 +401,9 @@ class Coordinator {
   const Clock* clock_;
   CoordinatorOptions options_;
   // Set by BuildWidthTables and fixed from then on (read without mu_): the base and class
-  // widths, the tables of every width in use, and whether units have several widths (then
-  // workers that do not honour Unit.sieve_bits are refused).
+  // widths, and the tables of every width in use.
   int base_bits_ = 0, class_bits_ = 0;
   std::map<int, std::shared_ptr<const SearchTables>> tables_by_bits_;
-  bool several_widths_ = false;
 
   std::mutex mu_;
   std::condition_variable durable_cv_;

@@ -61,14 +61,9 @@ grpc::Status Coordinator::LeaseImpl(int64_t worker_id, bool accepts_stats, Lease
   grpc::Status wst = FindUsableWorker(worker_id, &worker);
   if (!wst.ok()) return wst;
   if (draining_) return grpc::Status(StatusCode::UNAVAILABLE, "server is shutting down; no new leases");
-  if (!worker->unit_sieve_bits && (several_widths_ || worker->sieve_bits != base_bits_)) {
-    // Registered by an older binary (or before a restart with other widths): it would search
-    // a unit of another width with its own sieve, and that result is refused.
-    return grpc::Status(StatusCode::FAILED_PRECONDITION,
-                        "worker " + std::to_string(worker_id) + " searches every unit with a " +
-                            std::to_string(worker->sieve_bits) + "-bit sieve (it does not honour Unit.sieve_bits), "
-                            "and this server's units have sieve widths of " + WidthsText() + ": upgrade the worker");
-  }
+  // Registered by an older binary (or before a restart with other widths).
+  wst = RefuseOneWidthWorker(worker->unit_sieve_bits, worker->sieve_bits, "worker " + std::to_string(worker_id));
+  if (!wst.ok()) return wst;
   const int64_t now = clock_->NowMs();
   worker->last_seen_ms = now;
   int expired = 0;

@@ -163,7 +163,7 @@ int main(int argc, char** argv) {
   options.stats_audit_batches = stats_audit_batches;
   options.referee_max_numbers = referee_max;
   options.referee_threads = referee_threads;
-  options.class_sieve_bits = class_sieve_bits == tables->sieve->bits() ? 0 : class_sieve_bits;
+  options.class_sieve_bits = class_sieve_bits;
   options.class_sieve_min_numbers = class_sieve_min;
   // Other widths (the class width, widths stored with units): generated on the host (a
   // 25-bit sieve in about a second), sharing the base tables' step and tail tables.

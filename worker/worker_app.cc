@@ -51,6 +51,21 @@ struct Device {
   std::unique_ptr<StatsEngine> stats;    // units of stats jobs
 };
 
+// A worker's search tables of `bits` (or of `sieve_file`): a wide generated sieve is built on
+// `gpu` (seconds on the host otherwise), with the host's offset table added for the CPU path
+// (self-test, host finish); else on the host. `delay`: step and tail tables to share (null:
+// new ones).
+Status BuildWorkerTables(const GpuInfo* gpu, const std::string& sieve_file, int bits,
+                         std::shared_ptr<const FastDelay> delay, std::shared_ptr<const SearchTables>* out) {
+  if (gpu != nullptr && engines::BuildsSieveOnGpu(engines::Backend::kGpu, sieve_file, bits)) {
+    std::shared_ptr<const SearchTables> built;
+    Status st = engines::BuildGpuSearchTables(gpu->index, bits, std::move(delay), &built);
+    if (st.ok()) *out = SearchTables::WithCpuOffsets(std::move(built));
+    return st;
+  }
+  return engines::BuildSearchTables(sieve_file, bits, out, std::move(delay));
+}
+
 // The tables of unit widths other than the startup one (Unit.sieve_bits), shared by the
 // devices: the first device that needs a width builds them (on its GPU when that width is
 // built there, with the host's offset table for the CPU path, as the startup tables; else
@@ -67,14 +82,7 @@ class WidthTables {
       *out = it->second;
       return Status::Ok();
     }
-    Status st;
-    if (gpu != nullptr && engines::BuildsSieveOnGpu(engines::Backend::kGpu, "", bits)) {
-      std::shared_ptr<const SearchTables> built;
-      st = engines::BuildGpuSearchTables(gpu->index, bits, delay_, &built);
-      if (st.ok()) *out = SearchTables::WithCpuOffsets(std::move(built));
-    } else {
-      st = engines::BuildSearchTables("", bits, out, delay_);
-    }
+    const Status st = BuildWorkerTables(gpu, "", bits, delay_, out);
     if (st.ok()) by_bits_[bits] = *out;
     return st;
   }
@@ -204,16 +212,7 @@ int WorkerMain(int argc, char** argv, const WorkerSeams& seams) {
   }
   const bool use_gpu = !gpus.empty();
   std::shared_ptr<const SearchTables> tables;
-  Status tables_st;
-  if (engines::BuildsSieveOnGpu(use_gpu ? engines::Backend::kGpu : engines::Backend::kCpu, sieve_file, sieve_bits)) {
-    // A wide sieve (a server's --sieve-bits) on the first GPU: seconds on the host otherwise.
-    // The CPU path (self-test, host finish) needs the host's offset table as well.
-    std::shared_ptr<const SearchTables> built;
-    tables_st = engines::BuildGpuSearchTables(gpus.front().index, sieve_bits, nullptr, &built);
-    if (tables_st.ok()) tables = SearchTables::WithCpuOffsets(std::move(built));
-  } else {
-    tables_st = engines::BuildSearchTables(sieve_file, sieve_bits, &tables);
-  }
+  const Status tables_st = BuildWorkerTables(use_gpu ? &gpus.front() : nullptr, sieve_file, sieve_bits, nullptr, &tables);
   if (!tables_st.ok()) {
     spdlog::error("search tables: {}", tables_st.ToString());
     return finish(kExitFatal);
