@@ -312,6 +312,7 @@ class GpuEngine : public SearchEngine {
   uint32_t group_ancestor_stop_last_ = 0;
   // The group walk's check of a value with e trailing zeros: group_stop_below_[s + e] << e.
   DeviceArray<ulonglong2> group_walk_stop_;
+  DeviceArray<ulonglong2> group_walk_check_;  // LaunchParams::walk_check
   SieveCycle class_cycle_, delay_cycle_;
   JoinMapState class_join_, delay_join_;
   // EnsureSelfRecords: the records (ascending, from n = 1), complete below 2^self_record_bits_;
@@ -728,6 +729,7 @@ Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
     p.walk_steps = walk_steps_.get();
     p.walk_tail_from = group_tail_from_;
     p.walk_stop = group_walk_stop_.get();
+    p.walk_check = group_walk_check_.get();
     p.walk_stop_last = group_walk_stop_last_;
     p.walk_round_steps = job.walk_round_steps;
     p.walk_narrow = options_.narrow_walk_max_bits > 0 && spec_.end <= Pow2(options_.narrow_walk_max_bits) ? 1 : 0;
@@ -1145,6 +1147,7 @@ Status GpuEngine::SearchUnit(const UnitSpec& spec, UnitResult* result, const Pro
   STATUS_TRY(group_stop_below_.Upload(group_stop));
   const WalkStopTable walk_stop = BuildWalkStopTable(group_stop, options_.tail_bits);
   STATUS_TRY(group_walk_stop_.Upload(walk_stop.entries));
+  STATUS_TRY(group_walk_check_.Upload(PairWalkCheckTable(walk_stop)));
   group_tail_from_ = walk_stop.tail_from;
   group_walk_stop_last_ = walk_stop.last_row;
   if (options_.group_class_checks) {

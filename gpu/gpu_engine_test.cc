@@ -274,6 +274,15 @@ TEST(GpuStopTableTest, WalkCheckIsExactAndSkipsOnlyStoppedTailValues) {
   EXPECT_EQ(Value(walk.entries[2]), ~u128{0});  // r = 2: e = 1
   EXPECT_EQ(Value(walk.entries[0]), ~u128{0});  // r = 0: e = 2
   EXPECT_EQ(Value(walk.entries[1]), Value(huge[0]));
+  // The two-step walk's table: kPairStepOffset rows that stop every value (an idle lane's
+  // round, at most 4 S steps from s = 0, ends in them), then the walk's rows unchanged.
+  const std::vector<ulonglong2> check = PairWalkCheckTable(walk);
+  const size_t offset = size_t{gpu::kPairStepOffset} << gpu::kWalkRowBits;
+  ASSERT_EQ(check.size(), offset + walk.entries.size());
+  for (size_t i = 0; i < check.size(); ++i) {
+    EXPECT_EQ(Value(check[i]), i < offset ? ~u128{0} : Value(walk.entries[i - offset])) << i;
+  }
+  EXPECT_LT(4u * gpu::kPairStepBits, gpu::kPairStepOffset);
 }
 
 // The group walk's two steps in one multiply (GroupWalkPairStep), on the host with the 12-bit

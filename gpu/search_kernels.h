@@ -84,6 +84,13 @@ constexpr int kPairWalkBlockThreads = 640;
 // The first word of such an entry: steps (S + p <= 24) | value class << 7 | c << 9 (c < 3^12);
 // the second is 3^p.
 constexpr int kPairStepCShift = 9;
+// The two-step walk (not full-delay) counts a member's steps from kPairStepOffset, and its
+// stop table (LaunchParams::walk_check) is walk_stop behind kPairStepOffset rows that stop
+// every value. A lane without a member (s = 0) then walks its stale value through a round
+// like the others, with no branch on s: a round takes at most 2 (S + S) = 48 < kPairStepOffset
+// steps, so such a lane lands in those rows, stops, and has s = 0 again.
+constexpr uint32_t kPairStepOffset = 64;
+static_assert(4 * kPairStepBits < kPairStepOffset, "an idle lane's round stays in the offset rows");
 __host__ __device__ constexpr uint32_t PackPairStep(uint32_t c, uint32_t steps, uint32_t value_class) {
   return steps | (value_class << 7) | (c << kPairStepCShift);
 }
@@ -180,6 +187,8 @@ struct LaunchParams {
   // (mod 9) the bounds of (8v - 5) / 9 and (4v - 5) / 9 (gpu/stop_tables.h).
   const ulonglong2* walk_stop = nullptr;
   uint32_t walk_stop_last = 0;
+  // The two-step walk's table: kPairStepOffset rows that stop every value, then walk_stop.
+  const ulonglong2* walk_check = nullptr;
   // pow2[j] = 2^j, as data the compiler cannot fold: the walk's check multiplies by
   // pow2[kWalkRowBits] (one FMA-pipe instruction instead of two on the ALU pipe, which bounds
   // the walk). A single stride field instead of the table measured 1% slower (the same

@@ -69,6 +69,12 @@ WalkStopTable BuildWalkStopTable(const std::vector<ulonglong2>& stop_below, int 
   return t;
 }
 
+std::vector<ulonglong2> PairWalkCheckTable(const WalkStopTable& walk) {
+  std::vector<ulonglong2> entries(size_t{gpu::kPairStepOffset} << gpu::kWalkRowBits, ulonglong2{~0ull, ~0ull});
+  entries.insert(entries.end(), walk.entries.begin(), walk.entries.end());
+  return entries;
+}
+
 static_assert(gpu::kAncestorResidues == kAncestorModulus, "the kernel's row width is the residues'");
 
 AncestorStopTable BuildAncestorStopTable(const std::vector<ulonglong2>& stop_below, size_t rows) {

@@ -35,6 +35,10 @@ struct WalkStopTable {
 };
 WalkStopTable BuildWalkStopTable(const std::vector<ulonglong2>& stop_below, int tail_bits);
 
+// The two-step walk's table (LaunchParams::walk_check): gpu::kPairStepOffset rows that stop
+// every value (2^128 - 1), then the rows of `walk`.
+std::vector<ulonglong2> PairWalkCheckTable(const WalkStopTable& walk);
+
 // The prelude's ancestor thresholds (core/ancestor_bounds.h): row s (0 .. rows - 1) holds
 // AncestorThreshold(stop_below, s, r) at r = v mod 162, for numbers that share their residue
 // mod 162 (EntryStops, GroupStopsWithin). The prelude takes at most 2 (k + G) steps, so it

@@ -404,6 +404,18 @@ __device__ __forceinline__ void GroupWalkPairStep(uint32_t table_at, uint64_t& h
   hi = (static_cast<uint64_t>(r3) << 32) | r2;
 }
 
+// A group walk's member that did not stop at a check from tail_from steps on: if its value
+// is in the tail, records its delay (s + tail) and returns 0 (it has ended), else returns s.
+// Out of line, so that the tail test stays off the walk's common path (inlined, the compiler
+// computed it for every member at every check).
+__device__ __noinline__ uint32_t GroupWalkTail(const LaunchParams* params, uint32_t rel, uint32_t s, uint64_t hi,
+                                               uint64_t lo) {
+  const LaunchParams& P = *params;
+  if ((hi | (lo >> P.tables.tail_bits)) != 0) return s;
+  FinishRel<kGroupRel>(params, rel, s + __ldg(P.tables.tail + lo) - kMutationStepsShort, false);
+  return 0;
+}
+
 // kWalk: 0 walks on the global (L2) step table; -1 on a shared-memory table of
 // P.walk_step_bits; a positive width on a shared-memory table of that many bits, known at
 // compile time (immediate shifts and masks: fewer instructions in the issue-bound walk).
@@ -480,6 +492,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
   // Below this many steps stop_below[s] >= 2^tail_bits: a number that did not stop is not
   // in the tail, and the walk skips the tail test.
   const uint32_t tail_from = P.walk_tail_from;
+  // The two-step walk counts a member's steps from kPairStepOffset (its idle lanes walk too).
+  constexpr uint32_t kStepOffset = kRoundSteps == 2 && !kFullDelay ? kPairStepOffset : 0;
   const int walk_rounds = P.walk_rounds;
   while (true) {
     if (group_queued < 32 && round < P.group_rounds) {
@@ -537,7 +551,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
           groups.hi[slot] = b2_hi;
           groups.step[slot] = a2;
           groups.rel[slot] = rel;
-          groups.s[slot] = static_cast<uint16_t>(s2);
+          groups.s[slot] = static_cast<uint16_t>(s2 + kStepOffset);
           groups.n[slot] = static_cast<uint16_t>(n_walk);
           groups.half[slot] = static_cast<uint8_t>(half);
         });
@@ -576,6 +590,35 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
         --gen_left;
         // The next member from the copy (the in-place add made the compiler copy twice).
         Sum128(gen_hi, gen_lo, hi, lo, gen_step);
+      }
+      if constexpr (kStepOffset != 0) {
+        // Every lane walks a round, a lane without a member (s == 0) its stale value: no branch
+        // on s (its reconvergence and the copies of s cost about 4 of the round's 70
+        // instructions, lever 94). Such a lane has at most 48 < kStepOffset steps after the
+        // round, at a row of walk_check that stops every value, so it ends with s == 0 again;
+        // the rare paths that its value could take (it leaves 128 bits; it cannot reach the
+        // tail test, having stopped) touch nothing (the guard on s). A live member has s >=
+        // kStepOffset + k + G: row s of walk_check is row s - kStepOffset of walk_stop.
+        uint32_t row_bit;
+        GroupWalkPairStep<kNarrow>(shared_steps_at, hi, lo, s, &row_bit, [&]() {
+          if (s >= kStepOffset) {
+            FinishRel<kGroupRel>(&shared_params, gen_end_rel - ((gen_left + 1) << (G + lane_half[threadIdx.x])), 0, true);
+          }
+          s = 0;
+        });
+        const uint32_t entry = min(s, stop_last + kStepOffset) * P.pow2[kWalkRowBits] +
+                               (row_bit | (static_cast<uint32_t>(lo) & ((1u << kWalkCheckBits) - 1)));
+        const ulonglong2 limit = __ldg(P.walk_check + entry);
+        // The stop as a select; the tail test out of line (GroupWalkTail).
+        const bool stops = Less128(hi, lo, limit.y, limit.x);
+        if (!stops && s >= tail_from + kStepOffset) {
+          s = GroupWalkTail(&shared_params, gen_end_rel - ((gen_left + 1) << (G + lane_half[threadIdx.x])),
+                            s - kStepOffset, hi, lo) == 0
+                  ? 0u
+                  : s;
+        }
+        s = stops ? 0u : s;
+        return;
       }
       if (s != 0) {
         // Leaving 128 bits: the host finishes the member exactly; s = 0 ends it here (the
