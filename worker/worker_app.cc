@@ -16,6 +16,7 @@
 #include "client/worker_client.h"
 #include "engines/engine_factory.h"
 #include "platform/systemd_notify.h"
+#include "worker/build_version.h"
 #include "worker/gpu_discovery.h"
 #include "worker/lease_loop.h"
 #include "worker/log_setup.h"
@@ -132,6 +133,8 @@ int WorkerMain(int argc, char** argv, const WorkerSeams& seams) {
       ->capture_default_str();
   app.add_flag("--skip-self-test", skip_self_test, "Do not run the startup known-answer test (not recommended)");
   app.add_flag("--validate-only", validate_only, "Check the flags and the token file, then exit 0 (deployment checks)");
+  app.set_version_flag("--version", std::string("collatz-worker ") + COLLATZ_WORKER_VERSION_STRING,
+                       "Print the version (and the commit built from) and exit");
   if (seams.add_flags) seams.add_flags(&app);
   CLI11_PARSE(app, argc, argv);
 
