@@ -133,7 +133,7 @@ int WorkerMain(int argc, char** argv, const WorkerSeams& seams) {
       ->capture_default_str();
   app.add_flag("--skip-self-test", skip_self_test, "Do not run the startup known-answer test (not recommended)");
   app.add_flag("--validate-only", validate_only, "Check the flags and the token file, then exit 0 (deployment checks)");
-  app.set_version_flag("--version", std::string("collatz-worker ") + COLLATZ_WORKER_VERSION_STRING,
+  app.set_version_flag("--version", COLLATZ_WORKER_BINARY_VERSION,
                        "Print the version (and the commit built from) and exit");
   if (seams.add_flags) seams.add_flags(&app);
   CLI11_PARSE(app, argc, argv);
@@ -320,7 +320,7 @@ int WorkerMain(int argc, char** argv, const WorkerSeams& seams) {
     return finish(kExitFatal);
   }
   identity.driver = driver;
-  identity.binary_version = std::string("collatz-worker ") + COLLATZ_WORKER_VERSION_STRING;
+  identity.binary_version = COLLATZ_WORKER_BINARY_VERSION;
   identity.backend = use_gpu ? "gpu" : "cpu";
   identity.sieve_bits = tables->sieve->bits();
   identity.unit_sieve_bits = true;  // each lane searches a unit with the engine of its width
