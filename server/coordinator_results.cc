@@ -100,7 +100,7 @@ grpc::Status Coordinator::RevokeResultsLocked(const std::vector<int64_t>& unit_i
     revoked.push_back({u.end, u.counted_seq, id});
   }
   std::vector<std::pair<int64_t, std::string>> revoke;  // unit, why
-  for (const RevokedResult& r : revoked) revoke.emplace_back(r.unit_id, why);
+  for (const RevokedResult& r : revoked) revoke.emplace_back(r.unit_id, why + (r.counted_seq != 0 ? " (it had counted)" : ""));
   for (const auto& [id, on] : DependentUnits(revoked, ids)) {
     revoke.emplace_back(id, "its record table, floor or holes came from the revoked result of unit " +
                                 std::to_string(on) + " (" + why + ")");

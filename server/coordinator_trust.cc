@@ -191,7 +191,12 @@ grpc::Status Coordinator::CreditCheckLocked(int64_t worker_id, bool agreed) {
 grpc::Status Coordinator::CheckAgainstPublishedLocked(int64_t now) {
   if (!options_.check_published) return grpc::Status::OK;
   for (int round = 0; round < 64 && !published_checked_; ++round) {
-    RefreshMergedLocked(true);
+    // The merge as it is (a stale one is checked when it is made again), and after a flag
+    // the merge without the flagged worker's results.
+    if (merged_dirty_) {
+      if (round == 0) return grpc::Status::OK;
+      RefreshMergedLocked(true);
+    }
     const std::vector<Record>& published = PublishedDelayPoints();
     if (published.empty()) return grpc::Status::OK;
     const u128 bound = std::min(merged_.covered_prefix, published.back().n + 1);
