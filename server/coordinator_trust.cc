@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <map>
 
+#include "core/embedded_records.h"
 #include "core/published_points.h"
+#include "core/records_csv.h"
 #include "server/coordinator.h"
 #include "server/coordinator_util.h"
 
@@ -188,6 +190,38 @@ grpc::Status Coordinator::CreditCheckLocked(int64_t worker_id, bool agreed) {
   return grpc::Status::OK;
 }
 
+namespace {
+
+// The class records below 2^28 compiled into the binary (core/embedded_records.h), by n.
+const std::vector<Record>& EmbeddedClassRecords() {
+  static const std::vector<Record> records = [] {
+    std::vector<Record> r;
+    if (!ParseRecordsCsv(EmbeddedClassRecordsCsv(), RecordCsvKind::kClass, &r).ok()) r.clear();
+    std::sort(r.begin(), r.end(), [](const Record& a, const Record& b) { return a.n < b.n; });
+    return r;
+  }();
+  return records;
+}
+constexpr u128 kEmbeddedClassBound = u128{1} << 28;
+
+// The first difference between `want` and `have` (both by n) below `bound`: the number and
+// whether `have` misses it; false when they agree.
+bool FirstDifference(const std::vector<Record>& want, std::vector<Record> have, u128 bound, Record* at, bool* missing) {
+  std::sort(have.begin(), have.end(), [](const Record& a, const Record& b) { return a.n < b.n; });
+  size_t i = 0, j = 0;
+  auto below = [&](const std::vector<Record>& v, size_t k) { return k < v.size() && v[k].n < bound; };
+  while (below(want, i) && below(have, j) && want[i].n == have[j].n && want[i].delay == have[j].delay) {
+    ++i;
+    ++j;
+  }
+  if (!below(want, i) && !below(have, j)) return false;
+  *missing = below(want, i) && (!below(have, j) || want[i].n <= have[j].n);
+  *at = *missing ? want[i] : have[j];
+  return true;
+}
+
+}  // namespace
+
 grpc::Status Coordinator::CheckAgainstPublishedLocked(int64_t now) {
   if (!options_.check_published) return grpc::Status::OK;
   for (int round = 0; round < 64 && !published_checked_; ++round) {
@@ -197,51 +231,62 @@ grpc::Status Coordinator::CheckAgainstPublishedLocked(int64_t now) {
       if (round == 0) return grpc::Status::OK;
       RefreshMergedLocked(true);
     }
+    // The published delay records (complete below their last + 1) and the exhaustive class
+    // records below 2^28, each below the checked prefix of its kind.
     const std::vector<Record>& published = PublishedDelayPoints();
-    if (published.empty()) return grpc::Status::OK;
-    const u128 bound = std::min(merged_.covered_prefix, published.back().n + 1);
-    std::vector<Record> want, have;
-    for (const Record& r : published) {
-      if (r.n < bound) want.push_back(r);
+    Record at;
+    bool missing = false, is_class = false;
+    bool differs = !published.empty() &&
+                   FirstDifference(published, merged_.delay_final,
+                                   std::min(merged_.covered_prefix, published.back().n + 1), &at, &missing);
+    if (!differs && !EmbeddedClassRecords().empty()) {
+      differs = FirstDifference(EmbeddedClassRecords(), merged_.class_final,
+                                std::min(merged_.class_covered_prefix, kEmbeddedClassBound), &at, &missing);
+      is_class = differs;
     }
-    for (const Record& r : merged_.delay_final) {
-      if (r.n < bound) have.push_back(r);
-    }
-    size_t i = 0;
-    while (i < want.size() && i < have.size() && want[i].n == have[i].n && want[i].delay == have[i].delay) ++i;
-    if (i == want.size() && i == have.size()) {
+    if (!differs) {
       published_checked_ = true;
       return grpc::Status::OK;
     }
-    // The first difference: a published record left out (or, impossibly for verified
-    // entries, one too many or a wrong delay) by the unit that holds it.
-    const bool missing = i < want.size() && (i >= have.size() || want[i].n <= have[i].n);
-    const Record& at = missing ? want[i] : have[i];
+    // A record left out (or, impossibly for verified entries, one too many or a wrong
+    // delay) by the unit that holds the number.
     int64_t culprit_unit = 0, culprit = 0;
     for (const auto& [id, f] : finished_) {
-      if (f.begin <= at.n && at.n < f.end) {
-        auto uit = units_.find(id);
-        if (uit != units_.end() && uit->second.audit != AuditState::kWanted) {
-          culprit_unit = id;
-          culprit = uit->second.finished_by;
-        }
+      if (f.begin > at.n || at.n >= f.end || (is_class && f.kinds != Kinds::kDelayAndClass)) continue;
+      auto uit = units_.find(id);
+      if (uit != units_.end() && uit->second.audit != AuditState::kWanted) {
+        culprit_unit = id;
+        culprit = uit->second.finished_by;
       }
     }
-    const std::string what = std::string(missing ? "misses" : "differs from") + " the published delay record " +
-                             ToDecimal(at.n) + " (delay " + std::to_string(at.delay) + ")";
-    if (culprit == 0) {
-      // An import or a unit stored by collatzctl run: nobody to flag; say so once.
-      spdlog::error("the merged delay records {}: no worker's unit holds it (an import or a local run)", what);
+    const std::string what = std::string(missing ? "misses" : "differs from") +
+                             (is_class ? " the class record " : " the published delay record ") + ToDecimal(at.n) +
+                             " (delay " + std::to_string(at.delay) + ")";
+    if (culprit_unit == 0 || culprit == 0) {
+      // An import or a unit stored by collatzctl run: nobody to flag; said once a merge.
+      spdlog::error("the merged records {}: no worker's unit holds it (an import or a local run)", what);
       published_checked_ = true;
       return grpc::Status::OK;
     }
     auto txn = store_->Begin();
     RETURN_IF_DB_ERROR(txn->status(), "published check");
-    grpc::Status st = FlagWorker(culprit, "its unit " + std::to_string(culprit_unit) + " " + what, now);
+    const std::string why = "its unit " + std::to_string(culprit_unit) + " " + what;
+    grpc::Status st = FlagWorker(culprit, why, now);
     if (!st.ok()) return st;
+    // A result an independent check passed stays with a flag: revoked here all the same (and
+    // its checker flagged too: it agreed with a result that leaves a record out).
+    const UnitMem& u = units_[culprit_unit];
+    if (u.state == StoredUnitState::kFinished) {
+      if (u.checked_by != 0 && !(st = FlagWorker(u.checked_by, "passed the check of unit " + std::to_string(culprit_unit) +
+                                                                 ", which " + what, now)).ok()) {
+        return st;
+      }
+      if (!(st = RevokeResultsLocked({culprit_unit}, why, now)).ok()) return st;
+    }
     RETURN_IF_DB_ERROR(txn->Commit(), "published check");
     spdlog::warn("published check: unit {} of worker {} {}; the worker is flagged", culprit_unit, culprit, what);
     published_checked_ = false;
+    Remerge();
   }
   return grpc::Status::OK;
 }
