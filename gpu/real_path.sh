@@ -262,6 +262,7 @@ campaign() {
   local idx=0 g pol counts=()
   for g in ${CAMPAIGN_GPUS:-1 all}; do
     [[ $g == all ]] && g=$all
+    [[ $g -ge 1 ]] || { echo "campaign: no GPU found for G=all (nvidia-smi -L)"; continue; }
     [[ " ${counts[*]} " == *" $g "* ]] || counts+=("$g")
   done
   for g in "${counts[@]}"; do
@@ -276,7 +277,8 @@ campaign() {
     local B; B=$(py "print(-(-$P // $c_unit_n) * $c_unit_n)")
     ./collatzctl bench --backend "$c_backend" --at "$B" --numbers "$c_unit" --kinds delay --check --check-numbers 2^30 \
       --baseline-numbers 0 > "$W/campaign_bench.txt" 2>&1
-    echo "campaign bench (same call): collatzctl bench --at B = P + $(py "print($B - $P)") --numbers $c_unit --kinds delay --check (rc $?): $(grep -E 'numbers/s' "$W/campaign_bench.txt" | head -1); $(grep -q '^check: .*IDENTICAL' "$W/campaign_bench.txt" && echo 'check: IDENTICAL to the CPU engine' || echo "check: FAILED or not run ($(grep -m1 -E 'error|differ' "$W/campaign_bench.txt" | cut -c1-160))")" | tee -a "$W/campaign_summary.txt"
+    local brc=$?
+    echo "campaign bench (same call): collatzctl bench --at B = P + $(py "print($B - $P)") --numbers $c_unit --kinds delay --check (rc $brc): $(grep -E 'numbers/s' "$W/campaign_bench.txt" | head -1); $(grep -q '^check: .*IDENTICAL' "$W/campaign_bench.txt" && echo 'check: IDENTICAL to the CPU engine' || echo "check: FAILED or not run ($(grep -m1 -E 'error|differ' "$W/campaign_bench.txt" | cut -c1-160))")" | tee -a "$W/campaign_summary.txt"
   fi
   mkdir -p "$W/campaign_logs"
   cp "$W/campaign_summary.txt" "$OUT/campaign_summary.txt"
