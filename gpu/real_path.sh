@@ -20,7 +20,8 @@
 # FLEET_AT, FLEET_NUMBERS and FLEET_UNIT (default 2^66, 2^46 and the whole range) move the fleet
 # rows, e.g. to 2^46 numbers at 2^60 in units of 2^43; with FLEET_COMPLETE_BELOW (e.g. 2^60) the
 # server imports the published delay records below that bound as complete there instead of
-# --published (whose bound, about 2^64.6, covers 2^60 already).
+# --published (whose bound, about 2^64.6, covers 2^60 already). FLEET_POLICY (none) is the fleet
+# server's --double-check where it has one.
 # The campaign's settings (environment):
 #   CAMPAIGN_GPUS     the worker counts G to run, "all" = every GPU (default "1 all")
 #   CAMPAIGN_POLICY   trust policies, each passed as collatz-server --double-check POLICY:
@@ -320,7 +321,11 @@ for mode in $modes; do
   fleet|fleet-class)
     kinds=delay; [[ $mode == fleet-class ]] && kinds=delay,class
     at=${FLEET_AT:-2^66}; n=${FLEET_NUMBERS:-2^46}; unit=${FLEET_UNIT:-$n}
-    ./collatz-server --db "$W/server_$mode.db" --listen 127.0.0.1:50071 --unit-size $unit --lease-seconds 600 > "$OUT/server_$mode.log" 2>&1 &
+    # One worker checks nothing: under a server whose default trust policy is "all", the
+    # leases' record tables would stop at the import; FLEET_POLICY (none) keeps the rows
+    # comparable with the sessions before it.
+    policy=(); ./collatz-server --help 2>&1 | grep -q -- --double-check && policy=(--double-check "${FLEET_POLICY:-none}")
+    ./collatz-server --db "$W/server_$mode.db" --listen 127.0.0.1:50071 --unit-size $unit --lease-seconds 600 "${policy[@]}" > "$OUT/server_$mode.log" 2>&1 &
     srv=$!
     for _ in $(seq 100); do grep -q listening "$OUT/server_$mode.log" && break; sleep 0.1; done
     import=(--published)
