@@ -63,6 +63,9 @@ struct StoredWorker {
   // Whether it searches each unit with the width its lease names (RegisterRequest.
   // unit_sieve_bits, schema v8); false for workers registered before.
   bool unit_sieve_bits = false;
+  // The stored token it registered with (tokens.name, schema v9); "" for the server's
+  // shared token, no token, and workers registered before v9. Fixed at registration.
+  std::string token_name;
   bool flagged = false;
   std::string flag_reason;
   uint64_t units_finished = 0;
