@@ -277,6 +277,8 @@ int StatusCmd(const StatusArgs& a) {
     nlohmann::json j;
     j["covered_prefix"] = Dec(s.covered_prefix());
     j["class_covered_prefix"] = Dec(s.class_covered_prefix());
+    j["checked_prefix"] = Dec(s.checked_prefix());
+    j["double_check"] = s.double_check();
     j["units"] = {{"pending", s.units_pending()}, {"leased", s.units_leased()}, {"finished", s.units_finished()},
                   {"quarantined", s.units_quarantined()}};
     j["audits"] = {{"pending", s.audits_pending()}, {"passed", s.audits_passed()}, {"failed", s.audits_failed()}};
@@ -304,8 +306,9 @@ int StatusCmd(const StatusArgs& a) {
     std::printf("%s\n", j.dump(2).c_str());
     return kExitOk;
   }
-  std::printf("covered prefix   [1, %s)   class records: [1, %s)\n", Dec(s.covered_prefix()).c_str(),
-              Dec(s.class_covered_prefix()).c_str());
+  std::printf("covered prefix   [1, %s)   searched at least once\n", Dec(s.covered_prefix()).c_str());
+  std::printf("checked prefix   [1, %s)   final records (double check: %s)   class records: [1, %s)\n",
+              Dec(s.checked_prefix()).c_str(), s.double_check().c_str(), Dec(s.class_covered_prefix()).c_str());
   std::printf("units            %llu pending, %llu leased, %llu finished, %llu quarantined\n",
               static_cast<unsigned long long>(s.units_pending()), static_cast<unsigned long long>(s.units_leased()),
               static_cast<unsigned long long>(s.units_finished()), static_cast<unsigned long long>(s.units_quarantined()));

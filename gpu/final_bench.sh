@@ -8,7 +8,10 @@
 # compare the group walk's step tables (0: the 19-bit table in L2; their rounds take one
 # step, the default 12-bit table two: --walk-round-steps 1 rows); --class-plain and
 # --no-class-members rows show the class unit on the plain kernel and with the 700 holes
-# the records below 2^28 alone leave open. Logs under $OUT.
+# the records below 2^28 alone leave open. Rows whose unit lies below the published bound
+# P = 28019077177231758496 (about 2^64.6: everything below it is searched already) say so in
+# their SUMMARY line; the campaign row (issue 43) measures the first whole 2^46 unit above P,
+# where the frontier search runs. Logs under $OUT.
 set -o pipefail
 cd .carry/gpu || exit 1
 export LD_LIBRARY_PATH=$PWD COLLATZ_SHARED_DATA=$PWD
@@ -16,7 +19,21 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader
 [[ ${SKIP_FULL:-0} == 1 ]] || COLLATZ_GPU_FULL=1 timeout 500 ./gpu_engine_test 2>&1 | tee "$OUT/full.log" | grep -E "^\[ *(OK|FAILED|SKIPPED|PASSED) *\]"
 [[ ${ONLY_TESTS:-0} == 1 ]] && exit 0
-run() { timeout 150 ./gpu_bench --baseline-numbers 2^30 "$@" 2>&1 | tee -a "$OUT/final.log" | grep -E "SUMMARY|verify|baseline:|unit \[|gpu_bench:|^result:|join map" | sed -e 's/; candidates=.*//' -e 's/tally_count=0 tally_sum=0 //' -e 's/ class_minima=\[ \]//' | cut -c1-300; }
+P=28019077177231758496  # the published bound: the published delay records are complete below it
+# Where the row's unit [at, at + numbers) lies against P, for its SUMMARY line.
+where() {
+  local at=2^60 n=2^36
+  while [[ $# -gt 0 ]]; do
+    case $1 in --at) at=$2; shift ;; --numbers) n=$2; shift ;; esac
+    shift
+  done
+  python3 -c "a, n, p = $(echo "$at" | sed 's/\^/**/g'), $(echo "$n" | sed 's/\^/**/g'), $P
+print(' (below the published bound: not a real search)' if a + n <= p else ' (straddles the published bound)' if a < p else ' (above the published bound: the frontier)')"
+}
+run() {
+  local label; label=$(where "$@")
+  timeout 150 ./gpu_bench --baseline-numbers 2^30 "$@" 2>&1 | tee -a "$OUT/final.log" | grep -E "SUMMARY|verify|baseline:|unit \[|gpu_bench:|^result:|join map|^step model" | sed -e 's/; candidates=.*//' -e 's/tally_count=0 tally_sum=0 //' -e 's/ class_minima=\[ \]//' -e "s/^SUMMARY /SUMMARY$label /" | cut -c1-560
+}
 for sieve in 19 24; do
   verify=2^24; [[ $sieve == 19 ]] && verify=2^34
   run --at 2^60 --numbers 2^40 --kinds delay --sieve-bits $sieve --verify-numbers $verify
@@ -80,3 +97,8 @@ run --context floor --at 2^66 --numbers 2^44 --kinds delay --shallow-group-bits 
 # (measured, not a default: a fleet's sieve width is one for every kind).
 run --context floor --at 2^66 --numbers 2^44 --kinds delay --sieve-bits 28 --baseline-numbers 0 --verify-numbers 2^28
 run --at 2^66 --numbers 2^46 --kinds delay,class --sieve-bits 25 --baseline-numbers 0 --repeat 1
+# Session 25 (issue 43): the campaign point, the first whole 2^46 unit above the published
+# bound P (B = 28019145081685540864 = P + 67904453782368), where `real_path.sh campaign` leases
+# its units, with the host model of the walk (gpu/roofline.sh takes its ncu counters).
+run --at 28019145081685540864 --numbers 2^46 --kinds delay --baseline-numbers 0 --repeat 1 --step-model 2^20
+run --at 28019145081685540864 --numbers 2^44 --kinds delay,class --baseline-numbers 0 --repeat 1

@@ -17,9 +17,19 @@
 //             [--group-chunk-members 256] [--no-group-class-checks] [--no-group-ancestor-checks]
 //             [--no-group-half-checks]
 //             [--narrow-walk-max-bits 76 (0: the three-limb pair step everywhere)]
+//             [--step-model 2^20 [--model-group-bits 16] [--model-only]]
 // --context: trusted (the default) as above; floor: the same floor and open holes (the delays
 // of numbers below --at, recomputed, bound them without trust) but no record table, so no
 // early termination (a unit leased on an empty database); none: floor 0, no holes, no table.
+// --step-model S: a host model of the walk's work (gpu/roofline.sh): S examined numbers of
+// the unit, sampled evenly, each followed T-step by T-step until the exact early-termination
+// test (core/early_termination.h CanStopInClass: the record table and the predecessor bound
+// of v's class mod 9) first lets it stop, or it reaches the tail (v < 2^24). It prints how
+// many stop within the sieve's k T-steps, within k + G (G: --model-group-bits, the residue
+// groups' depth), and, for the rest ("walks"), their mean T-steps and two-step rounds of 24
+// T-steps beyond k + G. The GPU decides whole groups by their last member and checks a walk
+// once a round, so this counts the work a number needs, not what the kernel spends on it.
+// --model-only: the model alone, on the host (no CUDA device needed).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -30,6 +40,7 @@
 
 #include "core/bench_unit.h"
 #include "core/cpu_engine.h"
+#include "core/early_termination.h"
 #include "core/records_csv.h"
 #include "core/step_table.h"
 #include "core/tail_table.h"
@@ -52,6 +63,9 @@ struct Args {
   std::string records;
   std::string context = "trusted";
   BenchUnitOptions unit;
+  std::string step_model = "0";
+  int model_group_bits = 16;
+  bool model_only = false;
 };
 
 int Fail(const std::string& what) {
@@ -61,6 +75,89 @@ int Fail(const std::string& what) {
 
 double Seconds(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
+}
+
+uint64_t SplitMix64(uint64_t* state) {
+  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// The host model of --step-model (see the top of the file).
+void RunStepModel(const Sieve& sieve, const UnitSpec& spec, u128 sample, int group_bits) {
+  const EarlyTermination et(spec, true);
+  const int k = sieve.bits();
+  const std::vector<uint64_t>& residues = sieve.residues();
+  const u128 numbers = spec.end - spec.begin;
+  const u128 tail = Pow2(24);
+  constexpr uint64_t kMaxSteps = 100000;
+  uint64_t examined = 0, within_k = 0, within_kg = 0, walks = 0, tail_ends = 0, overflows = 0, max_steps = 0;
+  double steps_all = 0, steps_walks = 0, rounds_walks = 0;
+  uint64_t state = 0x243F6A8885A308D3ull;
+  const auto t0 = std::chrono::steady_clock::now();
+  // Evenly spread candidates (a random point in each of `sample` slices of the unit, then
+  // the first examined number from it), so that every part of the unit is represented.
+  const u128 slice = std::max<u128>(numbers / std::max<u128>(sample, 1), 1);
+  for (u128 i = 0; i < sample; ++i) {
+    u128 n = spec.begin + i * slice + (slice > 1 ? SplitMix64(&state) % slice : 0);
+    bool found = false;
+    for (int tries = 0; tries < (1 << 20) && n < spec.end; ++tries, ++n) {
+      if ((n & 1) == 0) continue;
+      if (spec.kinds == Kinds::kDelay && DelayOnlySkipsMod9(static_cast<unsigned>(n % 9))) continue;
+      const uint64_t r = static_cast<uint64_t>(n & (Pow2(k) - 1));
+      if (!std::binary_search(residues.begin(), residues.end(), r)) continue;
+      found = true;
+      break;
+    }
+    if (!found) continue;
+    ++examined;
+    u128 v = n;
+    uint32_t s = 0;  // Collatz steps (an odd T-step is two)
+    uint64_t t = 0;  // T-steps
+    for (;;) {
+      if (v & 1) {
+        if (v > (kU128Max - 1) / 3) {
+          ++overflows;
+          break;
+        }
+        v = (3 * v + 1) / 2;
+        s += 2;
+      } else {
+        v >>= 1;
+        s += 1;
+      }
+      ++t;
+      if (v < tail) {
+        ++tail_ends;
+        break;
+      }
+      if (v >= 5 && et.enabled() && et.CanStopInClass(s, v, ValueClassOfResidue9(static_cast<unsigned>(v % 9)))) break;
+      if (t >= kMaxSteps) break;
+    }
+    max_steps = std::max(max_steps, t);
+    steps_all += static_cast<double>(t);
+    if (t <= static_cast<uint64_t>(k)) {
+      ++within_k;
+    } else if (t <= static_cast<uint64_t>(k + group_bits)) {
+      ++within_kg;
+    } else {
+      ++walks;
+      steps_walks += static_cast<double>(t);
+      rounds_walks += static_cast<double>((t - (k + group_bits) + 23) / 24);
+    }
+  }
+  const double e = static_cast<double>(std::max<uint64_t>(examined, 1)), w = static_cast<double>(std::max<uint64_t>(walks, 1));
+  std::printf("step model: %lu examined numbers sampled over the unit (%.2f s on the host; k = %d, G = %d, floor %u, "
+              "%zu known records complete below %s): T-steps to the first exact stop (or v < 2^24) mean %.2f, max %lu; "
+              "within k %.2f%%, within k + G %.2f%% more; walks (beyond k + G) %.2f%%: mean %.2f T-steps from N, "
+              "%.2f rounds of 24 T-steps beyond k + G; walk T-steps beyond k + G per examined number %.3f; "
+              "tail ends %lu, 128-bit overflows %lu\n",
+              static_cast<unsigned long>(examined), Seconds(t0, std::chrono::steady_clock::now()), k, group_bits,
+              spec.floor, spec.known_records.size(), ToDecimal(spec.records_complete_below).c_str(), steps_all / e,
+              static_cast<unsigned long>(max_steps), 100.0 * within_k / e, 100.0 * within_kg / e, 100.0 * walks / e,
+              steps_walks / w, rounds_walks / w, (steps_walks - static_cast<double>(walks) * (k + group_bits)) / e,
+              static_cast<unsigned long>(tail_ends), static_cast<unsigned long>(overflows));
 }
 
 int Main(int argc, char** argv) {
@@ -120,11 +217,15 @@ int Main(int argc, char** argv) {
     else if (key == "--records") a.records = value();
     else if (key == "--no-class-members") a.unit.close_holes_by_members = false;
     else if (key == "--context") a.context = value();
+    else if (key == "--step-model") a.step_model = value();
+    else if (key == "--model-group-bits") a.model_group_bits = std::stoi(value());
+    else if (key == "--model-only") a.model_only = true;
     else return Fail("unknown argument " + key);
   }
-  u128 at = 0, numbers = 0, baseline_numbers = 0, verify_numbers = 0;
+  u128 at = 0, numbers = 0, baseline_numbers = 0, verify_numbers = 0, step_model = 0;
   for (auto [text, out] : {std::pair{&a.at, &at}, std::pair{&a.numbers, &numbers},
-                           std::pair{&a.baseline_numbers, &baseline_numbers}, std::pair{&a.verify_numbers, &verify_numbers}}) {
+                           std::pair{&a.baseline_numbers, &baseline_numbers}, std::pair{&a.verify_numbers, &verify_numbers},
+                           std::pair{&a.step_model, &step_model}}) {
     Status st = ParseU128(*text, out);
     if (!st.ok()) return Fail(*text + ": " + st.ToString());
   }
@@ -132,6 +233,19 @@ int Main(int argc, char** argv) {
   if (a.kinds == "delay") kinds = Kinds::kDelay;
   else if (a.kinds == "delay,class" || a.kinds == "class,delay") kinds = Kinds::kDelayAndClass;
   else return Fail("--kinds must be delay or delay,class");
+  if (a.model_only) {
+    if (step_model == 0) return Fail("--model-only needs --step-model");
+    std::shared_ptr<const SearchTables> tables;
+    Status st = SearchTables::Build(a.sieve_bits, 19, 20, &tables);
+    if (!st.ok()) return Fail(st.ToString());
+    const std::string dir = a.records.substr(0, a.records.find_last_of('/') + 1);
+    BenchUnit bench;
+    st = LoadBenchUnit(a.records, dir + "class_records_below_2p28.csv", at, numbers, kinds, &bench, a.unit);
+    if (!st.ok()) return Fail(st.ToString());
+    if (a.context != "trusted") return Fail("--model-only models the trusted context only");
+    RunStepModel(*tables->sieve, bench.spec, step_model, a.model_group_bits);
+    return 0;
+  }
   if (GpuDeviceCount() == 0) return Fail("no CUDA device");
 
   // Wide sieves are built on the device, as collatzctl builds them (--host-sieve: on the
@@ -182,6 +296,7 @@ int Main(int argc, char** argv) {
               ToDecimal(spec.begin).c_str(), ToDecimal(spec.end).c_str(), a.kinds.c_str(), spec.floor,
               spec.open_holes.size(), bench.holes_closed_by_members, spec.known_records.size(),
               ToDecimal(spec.records_complete_below).c_str());
+  if (step_model > 0) RunStepModel(*tables->sieve, spec, step_model, a.model_group_bits);
 
   if (verify_numbers > 0) {
     UnitSpec small = spec;

@@ -43,7 +43,7 @@ TEST(CollatzctlClient, CommandsAgainstTheRealServer) {
   const std::string address = "127.0.0.1:" + std::to_string(port);
   collatz::test_support::ChildProcess server(COLLATZ_SERVER_BINARY,
                                              {"--listen", address, "--db", dir.File("c.db"), "--token-file", token_file,
-                                              "--unit-size", "2^20", "--sieve-bits", "16"},
+                                              "--unit-size", "2^20", "--sieve-bits", "16", "--double-check", "none"},
                                              dir.File("server.log"));
   const std::string s = " --server " + address;
   const std::string t = s + " --token-file " + token_file;

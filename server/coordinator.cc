@@ -80,6 +80,7 @@ grpc::Status Coordinator::Load() {
       audit_queue_.insert(id);
     }
     if (u.audit == AuditState::kPassed) ++audits_passed_;
+    counted_seq_ = std::max(counted_seq_, u.counted_seq);
   }
   grpc::Status sst = LoadStats();
   if (!sst.ok()) return sst;
@@ -190,7 +191,9 @@ void Coordinator::RefreshMergedLocked(bool force) {
     return;
   }
   const auto start = std::chrono::steady_clock::now();
+  merged_seq_ = counted_seq_;
   merged_ = MergeRecords(imports_, MergeInputs());
+  published_checked_ = false;
   last_merge_cost_ms_ =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
   merged_dirty_ = false;
@@ -201,6 +204,7 @@ void Coordinator::RefreshMergedLocked(bool force) {
 grpc::Status Coordinator::FlushMerged(bool fresh) {
   WriteLock lock(this);
   if (fresh || clock_->NowMs() - last_merge_ms_ >= kMergeCostFactor * last_merge_cost_ms_) RefreshMergedLocked(true);
+  if (grpc::Status st = CheckAgainstPublishedLocked(clock_->NowMs()); !st.ok()) return st;
   if (merged_written_) return grpc::Status::OK;
   auto txn = store_->Begin();
   RETURN_IF_DB_ERROR(txn->status(), "writing merged records");
@@ -308,8 +312,13 @@ CoordinatorStatus Coordinator::GetStatus() {
   std::lock_guard<std::mutex> lock(mu_);
   RefreshMergedLocked(true);
   CoordinatorStatus s;
-  s.covered_prefix = merged_.covered_prefix;
+  s.checked_prefix = merged_.covered_prefix;
   s.class_covered_prefix = merged_.class_covered_prefix;
+  s.double_check = DoubleCheckName(options_.double_check);
+  std::vector<std::pair<u128, u128>> covered;  // searched at least once, or imported
+  for (const TrustedImport& i : imports_) covered.emplace_back(1, i.complete_below);
+  for (const auto& [id, f] : finished_) covered.emplace_back(f.begin, f.end);
+  s.covered_prefix = std::max(CoveredPrefix(std::move(covered)), s.checked_prefix);
   s.draining = draining_;
   std::map<int64_t, CoordinatorStatus::Submission> subs;
   for (const auto& [id, sub] : submissions_) subs[id].s = sub;

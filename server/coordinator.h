@@ -29,6 +29,7 @@
 #include "core/unit_search.h"
 #include "engines/sieve_width.h"
 #include "server/clock.h"
+#include "server/trust_policy.h"
 #include "storage/coordinator_store.h"
 
 namespace collatz::server {
@@ -37,7 +38,16 @@ struct CoordinatorOptions {
   u128 default_unit_size = Pow2(46);   // one H100 near 2^60: about 8 s delay only, 35 s with classes (PERFORMANCE.md)
   int64_t lease_duration_ms = 10 * 60 * 1000;
   int max_failures = 3;                // failed attempts before a unit is quarantined
-  double audit_fraction = 0.0;         // fraction of finished units re-run by another worker
+  double audit_fraction = 0.0;         // with DoubleCheck::kNone: fraction of units re-run by another worker
+  // The trust policy (server/trust_policy.h): kAll, every unit is searched by two
+  // independent workers whose results agree before it counts; kAdaptive, a worker's
+  // results are checked at a rate falling with its agreeing checks, never below
+  // adaptive_floor; kNone, one search counts. collatz-server's default is kAll.
+  DoubleCheck double_check = DoubleCheck::kNone;
+  double adaptive_floor = 0.05;
+  // Below the published bound the merged delay records must equal the compiled-in published
+  // list (core/published_points.h); the finisher of a unit that makes a difference is flagged.
+  bool check_published = true;
   // An audit mismatch on a unit of at most this many numbers is settled by a re-run on
   // the server's CPU engine (outside the lock, with referee_threads threads); larger units
   // wait for a third worker. 2^28 is about 1 s of one core near 2^60 delay only, 2 s with
@@ -125,7 +135,12 @@ struct StatsPage {
 };
 
 struct CoordinatorStatus {
-  u128 covered_prefix = 1, class_covered_prefix = 1;
+  // covered: every unit below it searched at least once (or imported); checked: every unit
+  // below it counted by the trust policy (double_check), the prefix below which records are
+  // final and from which leases' record tables come; class_covered_prefix: checked, class
+  // searches only.
+  u128 covered_prefix = 1, class_covered_prefix = 1, checked_prefix = 1;
+  std::string double_check;
   uint64_t pending = 0, leased = 0, finished = 0, quarantined = 0;
   uint64_t audits_pending = 0, audits_passed = 0, audits_failed = 0;
   u128 numbers_total = 0, numbers_finished = 0;
@@ -154,6 +169,13 @@ struct CoordinatorCounters {
   uint64_t results_accepted = 0, results_duplicate = 0, results_audit_matched = 0, results_audit_mismatched = 0,
            results_refused = 0;
   uint64_t member_searches = 0, member_search_reuses = 0;  // ClassMemberCache
+};
+
+// A revoked result: its unit's end and when it was counted (0: never, nothing depends on it).
+struct RevokedResult {
+  u128 end = 0;
+  int64_t counted_seq = 0;
+  int64_t unit_id = 0;
 };
 
 struct WorkerReport {
@@ -355,8 +377,6 @@ class Coordinator {
   grpc::Status FindLease(int64_t worker_id, int64_t unit_id, const std::string& token, UnitMem** unit,
                          StoredLease** lease);
   UnitSpec SpecFor(const UnitMem& u, uint32_t floor, const std::vector<uint32_t>& holes) const;
-  // Adds the early-termination table of the current merge to a spec of [spec->begin, ...).
-  void AddRecordTable(UnitSpec* spec) const;
   // A failed attempt: failures + 1, quarantine at the limit. Writes the unit and the attempt.
   grpc::Status RecordFailure(UnitMem* u, int64_t worker_id, const std::string& token, const std::string& kind,
                              const std::string& error, int64_t now);
@@ -380,6 +400,33 @@ class Coordinator {
   grpc::Status LoadAudits();
   // Whether `worker_id` already gave an opinion on the unit's current result.
   bool HasOpinion(const UnitMem& u, int64_t worker_id) const;
+
+  // Trust (coordinator_trust.cc, docs/PROTOCOL.md "Trust model").
+  // 'host:NAME', 'gpu:UUID' and 'token:NAME' of a worker: a check never comes from a
+  // worker sharing one of these with the result's finisher or an earlier checker of it.
+  static std::vector<std::string> CheckIdentities(const StoredWorker& w);
+  bool IndependentChecker(const UnitMem& u, int64_t worker_id) const;
+  // Whether a result the worker just finished must be checked by another, under the policy.
+  bool WantsCheck(const WorkerMem& w, int64_t unit_id, const std::string& token) const;
+  // The table_seq of the lease whose result the unit holds (0: none).
+  int64_t TableSeqOf(const UnitMem& u) const;
+  // The record table for a check of `u` (an audit, a double check, the server's re-run):
+  // the one its search had, from the counted results below it up to `seq`.
+  void RecordTableAsOf(const UnitMem& u, int64_t seq, UnitSpec* spec) const;
+  // Finished units (not in `skip`) and active leases whose record table, floor or holes came
+  // from a merge holding one of `revoked` below them: (unit id or lease token, the revoked
+  // unit it depended on).
+  std::vector<std::pair<int64_t, int64_t>> DependentUnits(const std::vector<RevokedResult>& revoked,
+                                                          const std::set<int64_t>& skip) const;
+  std::vector<std::pair<std::string, int64_t>> DependentLeases(const std::vector<RevokedResult>& revoked) const;
+  // Counts a result into the merge: gives it the next counted_seq (unless counted before).
+  void CountResultIn(StoredUnit* u) { if (u->counted_seq == 0) u->counted_seq = ++counted_seq_; }
+  // Adaptive: the worker agreed with a check (+1) or took part in a disagreement (reset; its
+  // latest unchecked results are checked after all). Inside the caller's transaction.
+  grpc::Status CreditCheckLocked(int64_t worker_id, bool agreed);
+  // Compares the merge below the published bound with the published delay records and flags
+  // the finisher of the first unit that makes a difference (then merges again, and so on).
+  grpc::Status CheckAgainstPublishedLocked(int64_t now);
   // Finished units whose results are merged: not those waiting for their audit (an
   // audit disputed included), so that a lie an audit will catch never becomes a record.
   std::vector<FinishedUnit> MergeInputs() const;
@@ -397,7 +444,12 @@ class Coordinator {
   void RequeueStats(StatsUnitMem* u);
   // Key of the best pending stats unit, or nullptr.
   const QueueKey* StatsQueueHead() const;
-  grpc::Status RevokeFinished(UnitMem* u, int64_t now);
+  grpc::Status RevokeFinished(UnitMem* u, int64_t now, const std::string& why);
+  // Revokes the results of `unit_ids` and, transitively, every result and active lease
+  // whose record table, floor or holes depended on one of them (plus the active leases
+  // `leases_too`); their units are searched again. Inside the caller's transaction.
+  grpc::Status RevokeResultsLocked(const std::vector<int64_t>& unit_ids, const std::string& why, int64_t now,
+                                   const std::vector<std::string>& leases_too = {});
   void Requeue(UnitMem* u);
   void Remerge();  // marks the merge stale
   void RefreshMergedLocked(bool force);
@@ -441,6 +493,12 @@ class Coordinator {
   std::set<std::string> referee_tokens_;  // audit leases whose unit the server is re-running
   std::vector<TrustedImport> imports_;
   MergedRecords merged_;
+  // counted_seq_: the last counted_seq given; merged_seq_: its value when merged_ was made
+  // (what a lease made from merged_ depends on, StoredLease::table_seq).
+  int64_t counted_seq_ = 0, merged_seq_ = 0;
+  // The published delay records below min(their bound, the checked prefix) already agreed
+  // with this merge (checked again when the merge changes).
+  bool published_checked_ = false;
   ClassMemberCache member_cache_;  // the class-member search of the last frontier lease
   CoordinatorCounters counters_;   // under mu_
   bool merged_dirty_ = false, merged_written_ = false;

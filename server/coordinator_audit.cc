@@ -120,7 +120,9 @@ grpc::Status Coordinator::CompleteAuditLocked(int64_t worker_id, UnitMem* unit, 
   if (!matched && truth == nullptr && referee != nullptr && options_.referee_max_numbers > 0 &&
       unit->end - unit->begin <= options_.referee_max_numbers) {
     referee->spec = spec;  // the caller re-runs the unit on the server's CPU and comes back
-    AddRecordTable(&referee->spec);  // early termination changes no field of the result, only the time
+    // With the record table its search had (a correct table changes no field of the
+    // result, only the time; one poisoned since must not make the truth).
+    RecordTableAsOf(*unit, TableSeqOf(*unit), &referee->spec);
     referee->tables = TablesOf(*unit);
     return grpc::Status::OK;
   }
@@ -207,16 +209,24 @@ grpc::Status Coordinator::CompleteAuditLocked(int64_t worker_id, UnitMem* unit, 
   lc.state = wrong.count(worker_id) ? LeaseState::kRejected : LeaseState::kCompleted;
   RETURN_IF_DB_ERROR(store_->UpdateLease(lc), "audit");
   const bool passed = matched && unit->state == StoredUnitState::kFinished;
+  UnitMem uc = *unit;
   if (passed) {
-    UnitMem uc = *unit;
     uc.audit = AuditState::kPassed;
+    uc.checked_by = worker_id;
+    CountResultIn(&uc);
     RETURN_IF_DB_ERROR(store_->UpdateUnit(uc), "audit");
+  }
+  // Trust: both sides of an agreement earn it; every side of a disagreement loses it.
+  for (int64_t w : {original, worker_id}) {
+    if (!(st = CreditCheckLocked(w, matched)).ok()) return st;
   }
   RETURN_IF_DB_ERROR(txn->Commit(), "audit");
   lease->state = lc.state;
   if (unit->audit_token == token) unit->audit_token.clear();
   if (passed) {
     unit->audit = AuditState::kPassed;
+    unit->checked_by = uc.checked_by;
+    unit->counted_seq = uc.counted_seq;
     disputes_.erase(unit_id);
     audit_queue_.erase(unit_id);
     ++audits_passed_;

@@ -32,12 +32,6 @@ UnitSpec Coordinator::SpecFor(const UnitMem& u, uint32_t floor, const std::vecto
   return spec;
 }
 
-// The record table for early termination: the final delay records (all below P), as far
-// as they are complete below the unit.
-void Coordinator::AddRecordTable(UnitSpec* spec) const {
-  RecordTableBelow(merged_, spec->begin, &spec->known_records, &spec->records_complete_below);
-}
-
 void Coordinator::Requeue(UnitMem* u) {
   u->state = StoredUnitState::kPending;
   u->search_token.clear();
@@ -72,22 +66,29 @@ grpc::Status Coordinator::LeaseImpl(int64_t worker_id, bool accepts_stats, Lease
   // A merge at most merge_interval_ms old: a stale floor is lower and stale holes are
   // more, so an older merge costs work, never exactness.
   RefreshMergedLocked(false);
+  if (!(est = CheckAgainstPublishedLocked(now)).ok()) return est;
+  if (worker->flagged) return FindUsableWorker(worker_id, &worker);  // by the published check
 
   // An audit of another worker's unit first: audits are few and keep workers honest.
   UnitMem* unit = nullptr;
   LeasePurpose purpose = LeasePurpose::kSearch;
   UnitSpec spec;
+  int64_t table_seq = merged_seq_;  // what the spec comes from (StoredLease::table_seq)
   for (int64_t id : audit_queue_) {
     UnitMem& u = units_[id];
-    if (HasOpinion(u, worker_id)) continue;  // the audited worker and earlier auditors of this result
+    // Never the audited worker, an earlier checker of this result, or one sharing a host,
+    // GPU or token with them.
+    if (!IndependentChecker(u, worker_id)) continue;
     auto lit = leases_.find(u.finished_token);
     if (lit == leases_.end()) continue;
     unit = &u;
     purpose = LeasePurpose::kAudit;
-    // The audit repeats the unit exactly as first searched; the record table is today's
-    // (any table complete where it claims to be gives the same result).
+    // The check repeats the unit exactly as first searched, its record table included: a
+    // table poisoned since cannot make the check agree with a wrong result, and when a
+    // result the table held is revoked, the check goes with the unit (table_seq).
     spec = SpecFor(u, lit->second.floor, lit->second.open_holes);
-    RecordTableBelow(merged_, u.begin, &spec.known_records, &spec.records_complete_below);
+    table_seq = lit->second.table_seq;
+    RecordTableAsOf(u, table_seq, &spec);
     break;
   }
   if (unit == nullptr && accepts_stats) {
@@ -121,6 +122,7 @@ grpc::Status Coordinator::LeaseImpl(int64_t worker_id, bool accepts_stats, Lease
   lease.open_holes = spec.open_holes;
   lease.issued_ms = now;
   lease.deadline_ms = now + options_.lease_duration_ms;
+  lease.table_seq = table_seq;
   StoredUnit updated = *unit;
   if (purpose == LeasePurpose::kSearch) updated.state = StoredUnitState::kLeased;
   auto txn = store_->Begin();

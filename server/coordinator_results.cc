@@ -72,17 +72,95 @@ void Coordinator::CountResult(const grpc::Status& st, const Disposition* disposi
   }
 }
 
-grpc::Status Coordinator::RevokeFinished(UnitMem* u, int64_t now) {
+grpc::Status Coordinator::RevokeFinished(UnitMem* u, int64_t now, const std::string& why) {
   RETURN_IF_DB_ERROR(store_->DeleteUnitResult(u->id), "revoking unit");
   UnitMem copy = *u;
   copy.state = StoredUnitState::kPending;
   copy.finished_by = 0;
   copy.finished_token.clear();
   copy.audit = AuditState::kNone;
+  copy.counted_seq = 0;
+  copy.checked_by = 0;
   RETURN_IF_DB_ERROR(store_->UpdateUnit(copy), "revoking unit");
-  RETURN_IF_DB_ERROR(store_->InsertAttempt(u->id, u->finished_by, u->finished_token, "revoked",
-                                           "result of a flagged worker", now),
+  RETURN_IF_DB_ERROR(store_->InsertAttempt(u->id, u->finished_by, u->finished_token, "revoked", why.substr(0, 500), now),
                      "revoking unit");
+  return grpc::Status::OK;
+}
+
+grpc::Status Coordinator::RevokeResultsLocked(const std::vector<int64_t>& unit_ids, const std::string& why,
+                                              int64_t now, const std::vector<std::string>& leases_too) {
+  // The results themselves, then everything whose record table, floor or holes came from a
+  // merge holding one of them below it (transitively: a dependent was counted after the
+  // lease that depended, so its own dependents depend on the first result too).
+  std::vector<RevokedResult> revoked;
+  std::set<int64_t> ids(unit_ids.begin(), unit_ids.end());
+  for (int64_t id : ids) {
+    UnitMem& u = units_[id];
+    if (u.state != StoredUnitState::kFinished) continue;
+    revoked.push_back({u.end, u.counted_seq, id});
+  }
+  std::vector<std::pair<int64_t, std::string>> revoke;  // unit, why
+  for (const RevokedResult& r : revoked) revoke.emplace_back(r.unit_id, why + (r.counted_seq != 0 ? " (it had counted)" : ""));
+  for (const auto& [id, on] : DependentUnits(revoked, ids)) {
+    revoke.emplace_back(id, "its record table, floor or holes came from the revoked result of unit " +
+                                std::to_string(on) + " (" + why + ")");
+  }
+  for (const auto& [id, reason] : revoke) {
+    grpc::Status st = RevokeFinished(&units_[id], now, reason);
+    if (!st.ok()) return st;
+  }
+  std::vector<std::string> active = leases_too;
+  for (const auto& [token, on] : DependentLeases(revoked)) active.push_back(token);
+  std::sort(active.begin(), active.end());
+  active.erase(std::unique(active.begin(), active.end()), active.end());
+  for (const std::string& token : active) {
+    StoredLease& l = leases_[token];
+    if (l.state != LeaseState::kActive) continue;
+    StoredLease c = l;
+    c.state = LeaseState::kRevoked;
+    RETURN_IF_DB_ERROR(store_->UpdateLease(c), "revoking leases");
+    if (l.purpose == LeasePurpose::kSearch && units_[l.unit_id].search_token == token) {
+      UnitMem uc = units_[l.unit_id];
+      uc.state = StoredUnitState::kPending;
+      RETURN_IF_DB_ERROR(store_->UpdateUnit(uc), "revoking leases");
+    }
+  }
+  // Memory (the caller commits next).
+  for (const auto& [id, reason] : revoke) {
+    UnitMem& u = units_[id];
+    finished_.erase(id);
+    audit_queue_.erase(id);
+    disputes_.erase(id);
+    if (!u.audit_token.empty()) {
+      leases_[u.audit_token].state = LeaseState::kRevoked;
+      u.audit_token.clear();
+    }
+    u.finished_by = 0;
+    u.finished_token.clear();
+    u.audit = AuditState::kNone;
+    u.counted_seq = 0;
+    u.checked_by = 0;
+    Requeue(&u);
+  }
+  for (const std::string& token : active) {
+    StoredLease& l = leases_[token];
+    if (l.state != LeaseState::kActive) continue;
+    l.state = LeaseState::kRevoked;
+    UnitMem& u = units_[l.unit_id];
+    if (l.purpose == LeasePurpose::kSearch && u.search_token == token) Requeue(&u);
+    if (l.purpose == LeasePurpose::kAudit && u.audit_token == token) {
+      u.audit_token.clear();
+      if (u.state == StoredUnitState::kFinished && u.audit == AuditState::kWanted) audit_queue_.insert(u.id);
+    }
+  }
+  if (!revoke.empty() || !active.empty()) {
+    Remerge();
+    published_checked_ = false;
+  }
+  if (revoke.size() > revoked.size()) {
+    spdlog::warn("{} results revoked ({}), {} more that depended on them, {} leases", revoked.size(), why,
+                 revoke.size() - revoked.size(), active.size());
+  }
   return grpc::Status::OK;
 }
 
@@ -104,64 +182,45 @@ grpc::Status Coordinator::FlagWorker(int64_t worker_id, const std::string& reaso
   RETURN_IF_DB_ERROR(store_->InsertEvent(now, "worker_flagged", "worker " + std::to_string(worker_id) + " (" + w.host +
                                                                     "): " + reason),
                      "flagging worker");
-  std::vector<int64_t> revoke;
+  // Its results that no independent check passed are revoked (with what depended on them);
+  // those it passed as a checker are checked again.
+  std::vector<int64_t> revoke, recheck;
   for (auto& [id, u] : units_) {
-    if (u.state == StoredUnitState::kFinished && u.finished_by == worker_id && u.audit != AuditState::kPassed) {
-      grpc::Status st = RevokeFinished(&u, now);
-      if (!st.ok()) return st;
-      revoke.push_back(id);
-    }
+    if (u.state != StoredUnitState::kFinished) continue;
+    if (u.finished_by == worker_id && u.audit != AuditState::kPassed) revoke.push_back(id);
+    if (u.audit == AuditState::kPassed && u.checked_by == worker_id) recheck.push_back(id);
   }
   std::vector<std::string> active;
   for (const std::string& token : active_tokens_) {
     auto lit = leases_.find(token);
-    if (lit == leases_.end()) continue;
-    StoredLease& l = lit->second;
-    if (l.worker_id == worker_id && l.state == LeaseState::kActive) {
-      StoredLease c = l;
-      c.state = LeaseState::kRevoked;
-      RETURN_IF_DB_ERROR(store_->UpdateLease(c), "flagging worker");
-      if (l.purpose == LeasePurpose::kSearch && units_[l.unit_id].search_token == token) {
-        UnitMem uc = units_[l.unit_id];
-        uc.state = StoredUnitState::kPending;
-        RETURN_IF_DB_ERROR(store_->UpdateUnit(uc), "flagging worker");
-      }
+    if (lit != leases_.end() && lit->second.worker_id == worker_id && lit->second.state == LeaseState::kActive) {
       active.push_back(token);
     }
   }
+  for (int64_t id : recheck) {
+    UnitMem c = units_[id];
+    c.audit = AuditState::kWanted;
+    c.checked_by = 0;
+    RETURN_IF_DB_ERROR(store_->UpdateUnit(c), "flagging worker");
+  }
+  grpc::Status st = RevokeResultsLocked(revoke, "result of flagged worker " + std::to_string(worker_id), now, active);
+  if (!st.ok()) return st;
   grpc::Status sst = FlagWorkerStats(worker_id, now);
   if (!sst.ok()) return sst;
   // Memory (the caller commits next).
   w.flagged = true;
   w.flag_reason = reason;
   for (const std::string& identity : identities) flagged_identities_.emplace(identity, FlaggedIdentity{identity, worker_id, reason, now});
-  for (int64_t id : revoke) {
+  for (int64_t id : recheck) {
     UnitMem& u = units_[id];
-    finished_.erase(id);
-    audit_queue_.erase(id);
-    disputes_.erase(id);
-    if (!u.audit_token.empty()) {
-      leases_[u.audit_token].state = LeaseState::kRevoked;
-      u.audit_token.clear();
-    }
-    u.finished_by = 0;
-    u.finished_token.clear();
-    u.audit = AuditState::kNone;
-    Requeue(&u);
-  }
-  for (const std::string& token : active) {
-    StoredLease& l = leases_[token];
-    l.state = LeaseState::kRevoked;
-    UnitMem& u = units_[l.unit_id];
-    if (l.purpose == LeasePurpose::kSearch && u.search_token == token) Requeue(&u);
-    if (l.purpose == LeasePurpose::kAudit && u.audit_token == token) {
-      u.audit_token.clear();
-      if (u.state == StoredUnitState::kFinished && u.audit == AuditState::kWanted) audit_queue_.insert(u.id);
-    }
+    if (u.state != StoredUnitState::kFinished) continue;  // revoked meanwhile as a dependent
+    u.audit = AuditState::kWanted;
+    u.checked_by = 0;
+    if (u.audit_token.empty()) audit_queue_.insert(id);
   }
   Remerge();
-  spdlog::warn("worker={} flagged: {}; {} unaudited units and {} leases re-queued", worker_id, reason, revoke.size(),
-               active.size());
+  spdlog::warn("worker={} flagged: {}; {} unchecked results revoked, {} it checked to be checked again, {} leases",
+               worker_id, reason, revoke.size(), recheck.size(), active.size());
   // Other workers registered from the same GPU or host go with it.
   const std::string inherited = "shares an identity with worker " + std::to_string(worker_id) + ", flagged: " + reason;
   std::vector<int64_t> same;
@@ -208,7 +267,8 @@ grpc::Status Coordinator::CompleteImpl(int64_t worker_id, int64_t unit_id, const
   StoredWorker wc;
   st = WriteAcceptedKindLocked<SearchKind>(worker_id, token, seconds, *unit, *lease, &uc, &superseded, &wc);
   if (!st.ok()) return st;
-  uc.audit = WantsAudit(unit_id) ? AuditState::kWanted : AuditState::kNone;
+  uc.audit = WantsCheck(workers_[worker_id], unit_id, token) ? AuditState::kWanted : AuditState::kNone;
+  if (uc.audit == AuditState::kNone) CountResultIn(&uc);  // counts now; a checked one once it passes
   RETURN_IF_DB_ERROR(store_->UpdateUnit(uc), "complete");
   UnitProvenance prov;
   prov.floor = lease->floor;

@@ -16,14 +16,14 @@ PORT=$((20000 + RANDOM % 20000))
 export COLLATZ_SERVER=127.0.0.1:$PORT
 start_server() {
   "$B/server/collatz-server" --listen "$COLLATZ_SERVER" --db e2e.db --token-file tok --unit-size 2^26 \
-    --lease-seconds 5 --audit-fraction 0.1 2>>server.log &
+    --lease-seconds 5 --double-check none --audit-fraction 0.1 2>>server.log &
   echo $! > server.pid
   for _ in $(seq 100); do "$B/cli/collatzctl" status >/dev/null 2>&1 && return 0; sleep 0.2; done
   echo "server did not start"; cat server.log; exit 1
 }
 worker() {  # name
   "$B/worker/collatz-worker" --server "$COLLATZ_SERVER" --token-file tok --backend cpu --threads 1 \
-    --spool "spool-$1" --max-idle-seconds 30 --log-level warn 2>"$1.log" &
+    --host-name "e2e-$1" --spool "spool-$1" --max-idle-seconds 30 --log-level warn 2>"$1.log" &
   echo $! > "$1.pid"
 }
 start_server

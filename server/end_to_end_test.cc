@@ -87,7 +87,7 @@ TEST(EndToEnd, SearchWithWorkerLossAndServerKillEqualsReference) {
   const u128 end = Pow2(26);
   const std::vector<std::string> server_args = {"--listen", address, "--db", db, "--token-file", dir.File("token"),
                                                 "--sieve-bits", "16", "--unit-size", "2^22", "--lease-seconds", "3",
-                                                "--audit-fraction", "0.25", "--log-level", "info"};
+                                                "--audit-fraction", "0.25", "--double-check", "none", "--log-level", "info"};
   auto start_server = [&] {
     return std::make_unique<ChildProcess>(COLLATZ_SERVER_BINARY, server_args, dir.File("server.log"));
   };
@@ -127,8 +127,12 @@ TEST(EndToEnd, SearchWithWorkerLossAndServerKillEqualsReference) {
   wo.token = kToken;
   wo.idle_exit_ms = 15000;
   TestWorkerStats s1, s2;
+  // Hosts of their own: audits never come from the host of the result they check.
+  TestWorkerOptions wo2 = wo;
+  wo.host = "test-worker-1";
+  wo2.host = "test-worker-2";
   std::thread t1([&] { s1 = RunTestWorker(wo, tables, &stop); });
-  std::thread t2([&] { s2 = RunTestWorker(wo, tables, &stop); });
+  std::thread t2([&] { s2 = RunTestWorker(wo2, tables, &stop); });
 
   // Kill the server with SIGKILL once a few units are done, and restart it.
   for (int i = 0; i < 1200; ++i) {
@@ -204,7 +208,7 @@ TEST(EndToEnd, LyingWorkerAmongHonestOnesIsFlaggedAlone) {
   ChildProcess server(COLLATZ_SERVER_BINARY,
                       {"--listen", address, "--db", dir.File("e2e.db"), "--token-file", dir.File("token"), "--sieve-bits",
                        "16", "--unit-size", "2^17", "--lease-seconds", "60", "--audit-fraction", "1",
-                       "--referee-max-numbers", "0", "--log-level", "info"},
+                       "--referee-max-numbers", "0", "--double-check", "none", "--log-level", "info"},
                       dir.File("server.log"));
   std::shared_ptr<grpc::Channel> channel;
   ASSERT_TRUE(MakeChannel(address, "", &channel).ok());
@@ -225,8 +229,11 @@ TEST(EndToEnd, LyingWorkerAmongHonestOnesIsFlaggedAlone) {
   liar.host = "liar";
   liar.tamper = [](UnitResult* r) { r->tally_sum += 1; };
   TestWorkerStats s1, s2, s3;
+  TestWorkerOptions honest2 = honest;
+  honest.host = "honest-1";
+  honest2.host = "honest-2";
   std::thread t1([&] { s1 = RunTestWorker(honest, tables, &stop); });
-  std::thread t2([&] { s2 = RunTestWorker(honest, tables, &stop); });
+  std::thread t2([&] { s2 = RunTestWorker(honest2, tables, &stop); });
   std::thread t3([&] { s3 = RunTestWorker(liar, tables, &stop); });
   for (int i = 0; i < 1200; ++i) {
     if (status(&s).ok() && s.units_finished() == units && s.audits_pending() == 0) break;
@@ -264,7 +271,7 @@ TEST(EndToEnd, EmptyServerAt2p60LeasesAFloorAndFindsThePublishedRecord) {
   const std::string address = "127.0.0.1:" + std::to_string(port);
   ChildProcess server(COLLATZ_SERVER_BINARY,
                       {"--listen", address, "--db", dir.File("frontier.db"), "--token-file", dir.File("token"),
-                       "--sieve-bits", "16", "--unit-size", "2^22", "--log-level", "info"},
+                       "--sieve-bits", "16", "--unit-size", "2^22", "--double-check", "none", "--log-level", "info"},
                       dir.File("server.log"));
   std::shared_ptr<grpc::Channel> channel;
   ASSERT_TRUE(MakeChannel(address, "", &channel).ok());

@@ -64,7 +64,19 @@ int main(int argc, char** argv) {
   app.add_option("--unit-size", unit_size_text, "Default numbers per work unit")->capture_default_str();
   app.add_option("--lease-seconds", lease_seconds, "Lease lifetime after each heartbeat")->capture_default_str();
   app.add_option("--max-failures", max_failures, "Failed attempts before a unit is quarantined")->capture_default_str();
-  app.add_option("--audit-fraction", audit_fraction, "Fraction of units re-run by a second worker")->capture_default_str();
+  std::string double_check_text = "all";
+  double adaptive_floor = 0.05;
+  app.add_option("--double-check", double_check_text,
+                 "Trust policy: all (every unit counts once two independent workers agree), adaptive (workers are "
+                 "checked at a rate falling with their agreeing checks, never below --adaptive-floor), none (one "
+                 "search counts: a private fleet that accepts the risk); docs/OPERATIONS.md")
+      ->check(CLI::IsMember({"all", "adaptive", "none"}))
+      ->capture_default_str();
+  app.add_option("--adaptive-floor", adaptive_floor, "Least fraction of a trusted worker's results checked (adaptive)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  app.add_option("--audit-fraction", audit_fraction, "With --double-check none: fraction of units re-run by a second worker")
+      ->capture_default_str();
   app.add_option("--referee-max-numbers", referee_max_text,
                  "Audit mismatches on units of at most this many numbers are settled by a re-run on the server's "
                  "CPU; larger ones by a third worker (0: never re-run)")
@@ -166,6 +178,8 @@ int main(int argc, char** argv) {
   options.lease_duration_ms = static_cast<int64_t>(lease_seconds * 1000);
   options.max_failures = max_failures;
   options.audit_fraction = audit_fraction;
+  ParseDoubleCheck(double_check_text, &options.double_check);  // CLI::IsMember checked it
+  options.adaptive_floor = adaptive_floor;
   options.merge_interval_ms = 1000;
   options.default_stats_unit_size = stats_unit_size;
   options.stats_audit_batches = stats_audit_batches;
@@ -262,10 +276,15 @@ int main(int argc, char** argv) {
     return 1;
   }
   spdlog::info("collatz-server listening on {} (port {}){}{}, sieve {} bits (class units of {}+ numbers: {} bits), unit "
-               "size {}, lease {} s, audits {}",
+               "size {}, lease {} s, double check {}{}",
                listen, port, tls_cert.empty() ? "" : " with TLS", auth.enabled() ? ", token required" : ", no token",
                coordinator->sieve_bits(), ToDecimal(class_sieve_min), coordinator->class_sieve_bits(),
-               ToDecimal(unit_size), lease_seconds, audit_fraction);
+               ToDecimal(unit_size), lease_seconds, double_check_text,
+               options.double_check == DoubleCheck::kNone ? " (audits " + std::to_string(audit_fraction) + ")" : "");
+  if (options.double_check != DoubleCheck::kNone) {
+    spdlog::info("results count once checked by a worker of another host, GPU and token: give each host its own "
+                 "token (collatzctl tokens add); a fleet of one host checks nothing (--double-check none)");
+  }
   (void)platform::NotifyReady("listening on " + listen + " (port " + std::to_string(port) + ")");  // systemd Type=notify
 
   // Expired leases go back to the queue even when nobody asks for work.

@@ -198,6 +198,8 @@ grpc::Status AdminService::Status(grpc::ServerContext*, const v1::StatusRequest*
   const CoordinatorStatus s = c_->GetStatus();  // read-only: no token needed
   ToWire(s.covered_prefix, resp->mutable_covered_prefix());
   ToWire(s.class_covered_prefix, resp->mutable_class_covered_prefix());
+  ToWire(s.checked_prefix, resp->mutable_checked_prefix());
+  resp->set_double_check(s.double_check);
   resp->set_units_pending(s.pending);
   resp->set_units_leased(s.leased);
   resp->set_units_finished(s.finished);

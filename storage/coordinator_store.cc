@@ -188,8 +188,8 @@ Status CoordinatorStore::LoadUnits(std::vector<StoredUnit>* out) {
   SqliteStatement q;
   Status st = q.Prepare(db_,
                         "SELECT u.id, u.begin_n, u.end_n, u.kinds, u.state, w.submission_id, w.priority, w.failures, "
-                        "w.quarantined, w.last_error, w.finished_by, w.finished_token, w.audit_state, u.sieve_bits "
-                        "FROM units u LEFT JOIN unit_work w ON w.unit_id = u.id ORDER BY u.begin_n, u.id");
+                        "w.quarantined, w.last_error, w.finished_by, w.finished_token, w.audit_state, u.sieve_bits, "
+                        "w.counted_seq, w.checked_by FROM units u LEFT JOIN unit_work w ON w.unit_id = u.id ORDER BY u.begin_n, u.id");
   if (!st.ok()) return st;
   for (bool row; (st = q.Step(&row)).ok() && row;) {
     StoredUnit u;
@@ -208,6 +208,8 @@ Status CoordinatorStore::LoadUnits(std::vector<StoredUnit>* out) {
       u.finished_by = q.ColumnIsNull(10) ? 0 : q.ColumnInt64(10);
       u.finished_token = q.ColumnText(11);
       u.audit = AuditOf(q.ColumnText(12));
+      u.counted_seq = q.ColumnInt64(14);
+      u.checked_by = q.ColumnInt64(15);
     }
     out->push_back(std::move(u));
   }
@@ -219,8 +221,8 @@ Status CoordinatorStore::LoadWorkers(std::vector<StoredWorker>* out) {
   SqliteStatement q;
   Status st = q.Prepare(db_,
                         "SELECT id, host, gpus, driver, binary_version, backend, sieve_bits, flagged, flag_reason, "
-                        "units_finished, numbers_finished, seconds, work_hash_version, instance_id, unit_sieve_bits, token_name "
-                        "FROM workers ORDER BY id");
+                        "units_finished, numbers_finished, seconds, work_hash_version, instance_id, unit_sieve_bits, "
+                        "checks_agreed, token_name FROM workers ORDER BY id");
   if (!st.ok()) return st;
   for (bool row; (st = q.Step(&row)).ok() && row;) {
     StoredWorker w;
@@ -239,7 +241,8 @@ Status CoordinatorStore::LoadWorkers(std::vector<StoredWorker>* out) {
     w.work_hash_version = static_cast<uint32_t>(q.ColumnInt64(12));
     w.instance_id = q.ColumnText(13);
     w.unit_sieve_bits = q.ColumnInt64(14) != 0;
-    w.token_name = q.ColumnText(15);
+    w.checks_agreed = static_cast<uint64_t>(q.ColumnInt64(15));
+    w.token_name = q.ColumnText(16);
     out->push_back(std::move(w));
   }
   return st;
@@ -249,8 +252,8 @@ Status CoordinatorStore::LoadLeases(std::vector<StoredLease>* out) {
   out->clear();
   SqliteStatement q;
   Status st = q.Prepare(db_,
-                        "SELECT token, unit_id, worker_id, purpose, state, floor, open_holes, issued_ms, deadline_ms "
-                        "FROM leases ORDER BY issued_ms");
+                        "SELECT token, unit_id, worker_id, purpose, state, floor, open_holes, issued_ms, deadline_ms, "
+                        "table_seq FROM leases ORDER BY issued_ms");
   if (!st.ok()) return st;
   for (bool row; (st = q.Step(&row)).ok() && row;) {
     StoredLease l;
@@ -263,6 +266,7 @@ Status CoordinatorStore::LoadLeases(std::vector<StoredLease>* out) {
     l.open_holes = SplitHoles(q.ColumnText(6));
     l.issued_ms = q.ColumnInt64(7);
     l.deadline_ms = q.ColumnInt64(8);
+    l.table_seq = q.ColumnInt64(9);
     out->push_back(std::move(l));
   }
   return st;
@@ -345,7 +349,7 @@ Status CoordinatorStore::UpdateUnit(const StoredUnit& u) {
   if (u.submission_id == 0) return Status::Ok();
   SqliteStatement* w;
   if (!(st = Prepared("UPDATE unit_work SET failures = ?2, quarantined = ?3, last_error = ?4, finished_by = ?5, "
-                      "finished_token = ?6, audit_state = ?7 WHERE unit_id = ?1",
+                      "finished_token = ?6, audit_state = ?7, counted_seq = ?8, checked_by = ?9 WHERE unit_id = ?1",
                       &w))
            .ok()) {
     return st;
@@ -357,6 +361,8 @@ Status CoordinatorStore::UpdateUnit(const StoredUnit& u) {
   if (u.finished_by != 0) w->BindInt64(5, u.finished_by); else w->BindNull(5);
   if (!u.finished_token.empty()) w->BindText(6, u.finished_token); else w->BindNull(6);
   w->BindText(7, AuditText(u.audit));
+  w->BindInt64(8, u.counted_seq);
+  w->BindInt64(9, u.checked_by);
   return w->Run();
 }
 
@@ -393,8 +399,8 @@ Status CoordinatorStore::InsertWorker(const StoredWorker& w, int64_t* id) {
 Status CoordinatorStore::UpdateWorker(const StoredWorker& w) {
   SqliteStatement* q;
   Status st = Prepared(
-      "UPDATE workers SET flagged = ?2, flag_reason = ?3, units_finished = ?4, numbers_finished = ?5, seconds = ?6 "
-      "WHERE id = ?1",
+      "UPDATE workers SET flagged = ?2, flag_reason = ?3, units_finished = ?4, numbers_finished = ?5, seconds = ?6, "
+      "checks_agreed = ?7 WHERE id = ?1",
       &q);
   if (!st.ok()) return st;
   q->BindInt64(1, w.id);
@@ -403,14 +409,15 @@ Status CoordinatorStore::UpdateWorker(const StoredWorker& w) {
   q->BindInt64(4, static_cast<int64_t>(w.units_finished));
   q->BindText(5, EncodeNText(w.numbers_finished));
   q->BindDouble(6, w.seconds);
+  q->BindInt64(7, static_cast<int64_t>(w.checks_agreed));
   return q->Run();
 }
 
 Status CoordinatorStore::InsertLease(const StoredLease& l) {
   SqliteStatement* q;
   Status st = Prepared(
-      "INSERT INTO leases (token, unit_id, worker_id, purpose, state, floor, open_holes, issued_ms, deadline_ms) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+      "INSERT INTO leases (token, unit_id, worker_id, purpose, state, floor, open_holes, issued_ms, deadline_ms, "
+      "table_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
       &q);
   if (!st.ok()) return st;
   q->BindText(1, l.token);
@@ -422,6 +429,7 @@ Status CoordinatorStore::InsertLease(const StoredLease& l) {
   q->BindText(7, JoinHoles(l.open_holes));
   q->BindInt64(8, l.issued_ms);
   q->BindInt64(9, l.deadline_ms);
+  q->BindInt64(10, l.table_seq);
   return q->Run();
 }
 

@@ -47,6 +47,10 @@ struct StoredUnit {
   // The join-sieve width the unit is searched, verified and audited with, fixed when it is
   // cut (schema v8); 0: the coordinator's base width (rows from before v8).
   int32_t sieve_bits = 0;
+  // Trust bookkeeping (schema v10, storage/trust_schema.h): when the result entered the
+  // merge leases are made from (0: never), and the worker whose agreement checked it.
+  int64_t counted_seq = 0;
+  int64_t checked_by = 0;
 };
 
 struct StoredWorker {
@@ -66,6 +70,8 @@ struct StoredWorker {
   // The stored token it registered with (tokens.name, schema v9); "" for the server's
   // shared token, no token, and workers registered before v9. Fixed at registration.
   std::string token_name;
+  // Agreeing checks of its results since its last disagreement (schema v10).
+  uint64_t checks_agreed = 0;
   bool flagged = false;
   std::string flag_reason;
   uint64_t units_finished = 0;
@@ -110,6 +116,9 @@ struct StoredLease {
   std::vector<uint32_t> open_holes;
   int64_t issued_ms = 0;
   int64_t deadline_ms = 0;
+  // The newest counted result in the merge its record table, floor and holes came from
+  // (schema v10): the lease depends on the counted results below its unit up to it.
+  int64_t table_seq = 0;
 };
 
 // Stats jobs (schema v3, storage/stats_schema.h).

@@ -32,7 +32,7 @@ std::string CsvBelow(const std::string& csv, unsigned long long limit, int n_col
 
 TEST(CollatzctlScriptFlow, ImportSubmitWaitRecords) {
   TempDir dir;
-  ChildProcess server(COLLATZ_SERVER_BINARY, {"--db", dir.File("coordinator.db"), "--listen", "127.0.0.1:0"},
+  ChildProcess server(COLLATZ_SERVER_BINARY, {"--db", dir.File("coordinator.db"), "--listen", "127.0.0.1:0", "--double-check", "none"},
                       dir.File("server.log"));
   ASSERT_TRUE(server.WaitForOutput("(port ", 60000)) << server.output();
   std::smatch m;

@@ -12,7 +12,8 @@ namespace collatz::worker::e2e {
 
 Server::Server(const std::string& dir, int port, const std::string& log_name, const std::vector<std::string>& extra) {
   const std::string log_path = dir + "/" + log_name;
-  std::vector<std::string> args = {"--db", dir + "/coordinator.db", "--listen", "127.0.0.1:" + std::to_string(port)};
+  std::vector<std::string> args = {"--db", dir + "/coordinator.db", "--listen", "127.0.0.1:" + std::to_string(port),
+                                   "--double-check", "none"};  // one host: nobody to check it
   args.insert(args.end(), extra.begin(), extra.end());
   child_ = std::make_unique<Child>(COLLATZ_SERVER_BINARY, args, log_path);
   const std::regex port_re(R"(\(port (\d+)\))");

@@ -43,7 +43,64 @@ class LyingStatsEngine final : public StatsEngine {
   std::unique_ptr<StatsEngine> engine_;
 };
 
+class LyingSpool final : public SpoolWriter {
+ public:
+  LyingSpool(SpoolWriter* spool, LieKind kind, int after) : spool_(spool), kind_(kind), after_(after) {}
+  Status Write(const v1::CompleteRequest& request, std::string* name) override {
+    if (!request.has_result() || seen_++ < after_) return spool_->Write(request, name);
+    v1::CompleteRequest lie = request;
+    v1::UnitResult* r = lie.mutable_result();
+    const char* what = nullptr;
+    switch (kind_) {
+      case LieKind::kOmitRecord:
+      case LieKind::kSelfCheck:
+        if (r->ladder_size() > 0) {
+          r->mutable_ladder()->RemoveLast();
+          what = "left the last ladder entry out";
+        }
+        break;
+      case LieKind::kDropClassMinimum:
+        if (r->class_minima_size() > 0) {
+          r->mutable_class_minima()->RemoveLast();
+          what = "left the last class minimum out";
+        }
+        break;
+      case LieKind::kWrongCount:
+        r->set_candidates(r->candidates() + 1);
+        what = "reported one candidate more";
+        break;
+      case LieKind::kNone: break;
+    }
+    if (what != nullptr) spdlog::warn("test fault --test-lie: unit {} {}", request.unit_id(), what);
+    return spool_->Write(lie, name);
+  }
+
+ private:
+  SpoolWriter* spool_;
+  const LieKind kind_;
+  const int after_;
+  int seen_ = 0;
+};
+
 }  // namespace
+
+bool ParseLieKind(const std::string& text, LieKind* out) {
+  static const std::pair<const char*, LieKind> kKinds[] = {{"omit-record", LieKind::kOmitRecord},
+                                                           {"drop-class-minimum", LieKind::kDropClassMinimum},
+                                                           {"wrong-count", LieKind::kWrongCount},
+                                                           {"self-check", LieKind::kSelfCheck}};
+  for (const auto& [name, kind] : kKinds) {
+    if (text == name) {
+      *out = kind;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::unique_ptr<SpoolWriter> MakeLyingSpool(SpoolWriter* spool, LieKind kind, int after) {
+  return std::make_unique<LyingSpool>(spool, kind, after);
+}
 
 std::unique_ptr<SpoolWriter> MakeCrashAfterSpool(SpoolWriter* spool) { return std::make_unique<CrashAfterSpool>(spool); }
 

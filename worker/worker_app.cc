@@ -100,7 +100,7 @@ int WorkerMain(int argc, char** argv, const WorkerSeams& seams) {
   engines::PrepareProcessForGpu();
   CLI::App app{"collatz-worker: searches work units of a collatz-server on this machine's GPUs (or CPU)"};
   std::string server_address, token_file, tls_ca, gpus_flag = "all", backend = "auto", spool_dir = "collatz-spool";
-  std::string sieve_file, log_format = "text", log_level = "info", metrics_listen;
+  std::string sieve_file, log_format = "text", log_level = "info", metrics_listen, host_name;
   int threads = 0, sieve_bits = kDefaultSieveBits, max_idle_seconds = 0;
   int own_table_bits = engines::kDaemonOwnTableBits;
   double grace_seconds = 60, heartbeat_seconds = 0, prefetch_fraction = 0.5, backoff_cap_seconds = 30;
@@ -108,6 +108,9 @@ int WorkerMain(int argc, char** argv, const WorkerSeams& seams) {
   app.add_option("--server", server_address, "Coordinator address (HOST:PORT)")->required();
   app.add_option("--token-file", token_file, "File holding the access token (else $COLLATZ_TOKEN)");
   app.add_option("--tls-ca", tls_ca, "PEM root certificate: connect with TLS");
+  app.add_option("--host-name", host_name,
+                 "The host name this worker reports (default: the system's); checks of a result never come from "
+                 "the same host, so each machine needs a name of its own");
   app.add_option("--gpus", gpus_flag, "all, or indices and/or UUIDs: 0,2 or GPU-8d1c...")->capture_default_str();
   app.add_option("--backend", backend, "gpu, cpu or auto (GPUs when there are any)")->capture_default_str();
   app.add_option("--threads", threads, "CPU backend threads (0: all cores)")->capture_default_str();
@@ -314,7 +317,7 @@ int WorkerMain(int argc, char** argv, const WorkerSeams& seams) {
     spdlog::error("{}", st.message());
     return finish(kExitUsage);
   }
-  identity.host = HostName();
+  identity.host = host_name.empty() ? HostName() : host_name;
   if (Status st = spool->InstanceId(&identity.instance_id); !st.ok()) {
     spdlog::error("spool: {}", st.ToString());
     return finish(kExitFatal);
@@ -324,6 +327,7 @@ int WorkerMain(int argc, char** argv, const WorkerSeams& seams) {
   identity.backend = use_gpu ? "gpu" : "cpu";
   identity.sieve_bits = tables->sieve->bits();
   identity.unit_sieve_bits = true;  // each lane searches a unit with the engine of its width
+  if (seams.adjust_identity) seams.adjust_identity(&identity);
   client::WorkerClient connection(channel, token, identity);
 
   BackoffOptions backoff;

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 
+#include "client/worker_client.h"
 #include "worker/spool.h"
 #include "worker/stats_engines.h"
 
@@ -23,6 +24,8 @@ struct WorkerSeams {
   // After parsing: may wrap each lane's stats engine, and the spool the lanes write to.
   std::function<std::unique_ptr<StatsEngine>(std::unique_ptr<StatsEngine>)> wrap_stats;
   std::function<std::unique_ptr<SpoolWriter>(SpoolWriter*)> wrap_spool;
+  // Before registering: may change what the worker says it is (host, GPUs).
+  std::function<void(client::WorkerIdentity*)> adjust_identity;
 };
 
 // The process's exit status: 0, 1 (fatal) or 2 (usage).

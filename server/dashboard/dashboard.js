@@ -100,6 +100,8 @@ function drawStatus(s) {
   $('eta').textContent = s.units.pending + s.units.leased === 0 ? 'done' : duration(s.eta_seconds);
   $('rate').textContent = compact(s.numbers_per_second);
   $('class-prefix').textContent = s.class_covered_prefix === '1' ? '–' : '2^' + log2(s.class_covered_prefix).toFixed(2);
+  $('checked-prefix').textContent = s.checked_prefix === '1' ? '–' : '2^' + log2(s.checked_prefix).toFixed(2);
+  $('checked-prefix').title = '[1, ' + s.checked_prefix + ') checked (double check: ' + s.double_check + '): records below it are final';
   $('units').textContent = [s.units.pending, s.units.leased, s.units.finished, s.units.quarantined].join(' / ');
   $('audits-passed').textContent = s.audits.passed;
   $('audits-failed').textContent = s.audits.failed;

@@ -41,7 +41,7 @@ TEST(DashboardEndToEnd, ApiFollowsARealSearch) {
   std::ofstream(dir.File("token")) << kToken << "\n";
   ChildProcess server(COLLATZ_SERVER_BINARY,
                       {"--db", dir.File("c.db"), "--listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0",
-                       "--token-file", dir.File("token"), "--unit-size", "2^24"},
+                       "--token-file", dir.File("token"), "--unit-size", "2^24", "--double-check", "none"},
                       dir.File("server.log"));
   ASSERT_TRUE(server.WaitForOutput("listening on", 60000)) << server.output();
   const int http_port = PortAfter(server.output(), "dashboard on"),

@@ -1,0 +1,210 @@
+// The trust model (docs/PROTOCOL.md, "Trust model"): checks come from independent workers,
+// a revoked result takes along everything that depended on it, a checker flagged later has
+// its checks made again, and the merge is held against the published records.
+#include <gtest/gtest.h>
+
+#include "core/published_points.h"
+#include "server/coordinator_test_fixture.h"
+
+namespace collatz::server {
+namespace {
+
+using grpc::StatusCode;
+
+class TrustTest : public CoordinatorFixture {
+ protected:
+  TrustTest() : CoordinatorFixture("trust_test_") {}
+
+  bool Flagged(int64_t worker) {
+    for (const WorkerReport& w : c_->ListWorkers()) {
+      if (w.w.id == worker) return w.w.flagged;
+    }
+    return false;
+  }
+  // Leases, searches honestly (or with `tamper`) and completes; the grant.
+  LeaseGrant Work(int64_t worker, const std::function<void(UnitResult*)>& tamper = nullptr,
+                  grpc::Status* status = nullptr) {
+    LeaseGrant g;
+    EXPECT_TRUE(c_->Lease(worker, &g).ok());
+    if (!g.has_unit) return g;
+    UnitResult r = Search(g.spec);
+    if (tamper) tamper(&r);
+    Disposition d;
+    grpc::Status st = c_->Complete(worker, g.unit_id, g.token, r, 1, "cpu", &d);
+    if (status != nullptr) *status = st;
+    else EXPECT_TRUE(st.ok()) << st.error_message();
+    return g;
+  }
+  static void OmitLastRecord(UnitResult* r) {
+    if (!r->ladder.empty()) r->ladder.pop_back();
+  }
+  static void Forge(UnitResult* r) { r->candidates += 1; }  // refused by verification: flags at once
+};
+
+// A result counted into the merge and revoked later takes along the unit searched with a
+// table made from it and the lease in flight with such a table, not a unit searched before.
+TEST_F(TrustTest, RevokedResultTakesItsDependentsAlong) {
+  options_.check_published = false;  // the published check would catch the lie by itself
+  Reopen();
+  SubmitOutcome out;
+  ASSERT_TRUE(c_->Submit(1, 5 << 12, Kinds::kDelay, 1 << 12, 0, &out).ok());
+  ASSERT_EQ(out.units, 5u);
+  const int64_t liar = NewWorker(), honest = NewWorker();
+  LeaseGrant early;  // [4096, 8192): leased before the lie counts
+  LeaseGrant lie;
+  ASSERT_TRUE(c_->Lease(liar, &lie).ok());
+  ASSERT_TRUE(lie.spec.begin == 1);
+  ASSERT_TRUE(c_->Lease(honest, &early).ok());
+  UnitResult r = Search(lie.spec);
+  ASSERT_FALSE(r.ladder.empty());
+  OmitLastRecord(&r);
+  Disposition d;
+  ASSERT_TRUE(c_->Complete(liar, lie.unit_id, lie.token, r, 1, "cpu", &d).ok());  // passes verification
+  ASSERT_TRUE(c_->Complete(honest, early.unit_id, early.token, Search(early.spec), 1, "cpu", &d).ok());
+  const LeaseGrant later = Work(honest);  // [8192, ...): its table holds the lie
+  ASSERT_TRUE(later.has_unit);
+  ASSERT_FALSE(later.spec.known_records.empty());
+  LeaseGrant in_flight;
+  ASSERT_TRUE(c_->Lease(honest, &in_flight).ok());
+  ASSERT_TRUE(in_flight.has_unit);
+  EXPECT_EQ(c_->GetStatus().finished, 3u);
+
+  grpc::Status st;
+  Work(liar, Forge, &st);  // caught: flagged, its results revoked
+  EXPECT_EQ(st.error_code(), StatusCode::PERMISSION_DENIED);
+  ASSERT_TRUE(Flagged(liar));
+  const CoordinatorStatus s = c_->GetStatus();
+  EXPECT_EQ(s.finished, 1u);  // only the unit searched before the lie counted
+  EXPECT_TRUE(s.covered_prefix == 1);
+  UnitResult ignored = Search(in_flight.spec);
+  EXPECT_FALSE(c_->Complete(honest, in_flight.unit_id, in_flight.token, ignored, 1, "cpu", &d).ok());
+  // Searched again, everything is exact.
+  for (int i = 0; i < 20 && Work(honest).has_unit; ++i) {
+  }
+  const MergedRecords m = c_->Records();
+  EXPECT_TRUE(m.covered_prefix == (5 << 12));
+  Reopen();  // what depended on what survives a restart
+  EXPECT_EQ(c_->GetStatus().finished, 5u);
+}
+
+// Below the published bound the merge must equal the published delay records: a result
+// that leaves one out flags its worker and is searched again, with no audit at all.
+TEST_F(TrustTest, MergeHeldAgainstThePublishedRecords) {
+  SubmitOutcome out;
+  ASSERT_TRUE(c_->Submit(1, 1 << 14, Kinds::kDelay, 1 << 12, 0, &out).ok());
+  const int64_t liar = NewWorker(), honest = NewWorker();
+  Work(liar, OmitLastRecord);
+  EXPECT_FALSE(Flagged(liar));  // verification cannot see it
+  LeaseGrant g;
+  ASSERT_TRUE(c_->Lease(honest, &g).ok());  // the next lease's merge shows it
+  EXPECT_TRUE(Flagged(liar));
+  EXPECT_FALSE(Flagged(honest));
+  ASSERT_TRUE(g.has_unit);
+  Disposition d;
+  ASSERT_TRUE(c_->Complete(honest, g.unit_id, g.token, Search(g.spec), 1, "cpu", &d).ok());
+  for (int i = 0; i < 20 && Work(honest).has_unit; ++i) {
+  }
+  const MergedRecords m = c_->Records();
+  std::vector<Record> want;
+  for (const Record& r : PublishedDelayPoints()) {
+    if (r.n < (1 << 14)) want.push_back(r);
+  }
+  EXPECT_EQ(m.delay_final, want);
+}
+
+// --double-check all: a result counts only once a worker of another host, GPU and token
+// agrees; the covered prefix runs ahead of the checked one meanwhile.
+TEST_F(TrustTest, AllWaitsForAnIndependentChecker) {
+  options_.double_check = DoubleCheck::kAll;
+  Reopen();
+  SubmitOutcome out;
+  ASSERT_TRUE(c_->Submit(1, 1 << 12, Kinds::kDelay, 1 << 12, 0, &out).ok());
+  const int64_t a = NewWorker("node-a"), same_host = NewWorker("node-a"), same_gpu = NewWorker("node-x", {{"H200", "GPU-1"}});
+  Work(a);
+  CoordinatorStatus s = c_->GetStatus();
+  EXPECT_TRUE(s.covered_prefix == (1 << 12));
+  EXPECT_TRUE(s.checked_prefix == 1);
+  EXPECT_EQ(s.double_check, "all");
+  EXPECT_TRUE(c_->Records().delay_final.empty());
+  LeaseGrant g;
+  ASSERT_TRUE(c_->Lease(same_host, &g).ok());
+  EXPECT_FALSE(g.has_unit);  // the same host never checks
+  // A GPU worker registered on another host with a GPU the checker shares.
+  const int64_t b = NewWorker("node-b", {{"H200", "GPU-1"}});
+  (void)same_gpu;
+  ASSERT_TRUE(c_->Lease(b, &g).ok());
+  ASSERT_TRUE(g.has_unit);
+  ASSERT_EQ(g.purpose, LeasePurpose::kAudit);
+  Disposition d;
+  ASSERT_TRUE(c_->Complete(b, g.unit_id, g.token, Search(g.spec), 1, "cpu", &d).ok());
+  EXPECT_EQ(d, Disposition::kAuditMatched);
+  s = c_->GetStatus();
+  EXPECT_TRUE(s.checked_prefix == (1 << 12));
+  EXPECT_FALSE(c_->Records().delay_final.empty());
+}
+
+// Two workers sharing a GPU (one card registered under two host names) never check each other.
+TEST_F(TrustTest, SharedGpuIsNoIndependentCheck) {
+  options_.double_check = DoubleCheck::kAll;
+  Reopen();
+  SubmitOutcome out;
+  ASSERT_TRUE(c_->Submit(1, 1 << 12, Kinds::kDelay, 1 << 12, 0, &out).ok());
+  const int64_t a = NewWorker("node-a", {{"H200", "GPU-1"}}), fake = NewWorker("elsewhere", {{"H200", "GPU-1"}});
+  Work(a);
+  LeaseGrant g;
+  ASSERT_TRUE(c_->Lease(fake, &g).ok());
+  EXPECT_FALSE(g.has_unit);
+}
+
+// A checker flagged later: the units it passed are checked again by another worker.
+TEST_F(TrustTest, UnitsPassedByAFlaggedCheckerAreCheckedAgain) {
+  options_.double_check = DoubleCheck::kAll;
+  Reopen();
+  SubmitOutcome out;
+  ASSERT_TRUE(c_->Submit(1, 2 << 12, Kinds::kDelay, 1 << 12, 0, &out).ok());
+  const int64_t a = NewWorker(), checker = NewWorker(), third = NewWorker();
+  Work(a);  // unit 1
+  const LeaseGrant check = Work(checker);
+  ASSERT_EQ(check.purpose, LeasePurpose::kAudit);
+  EXPECT_EQ(c_->GetStatus().audits_passed, 1u);
+  grpc::Status st;
+  Work(checker, Forge, &st);  // unit 2, forged: the checker is flagged
+  ASSERT_TRUE(Flagged(checker));
+  CoordinatorStatus s = c_->GetStatus();
+  EXPECT_EQ(s.audits_pending, 1u);  // unit 1 waits for another check
+  EXPECT_TRUE(s.checked_prefix == 1);
+  const LeaseGrant again = Work(third);
+  EXPECT_EQ(again.purpose, LeasePurpose::kAudit);
+  EXPECT_EQ(again.unit_id, check.unit_id);
+  EXPECT_TRUE(c_->GetStatus().checked_prefix == (1 << 12));
+}
+
+// Adaptive: a new worker is checked every time; agreeing checks lower the rate towards the
+// floor; a disagreement resets it.
+TEST_F(TrustTest, AdaptiveRateFallsWithTrustAndNeverBelowTheFloor) {
+  EXPECT_DOUBLE_EQ(AdaptiveCheckProbability(0, 0.05), 1.0);
+  EXPECT_DOUBLE_EQ(AdaptiveCheckProbability(2, 0.05), 0.5);
+  EXPECT_DOUBLE_EQ(AdaptiveCheckProbability(1000, 0.05), 0.05);
+  options_.double_check = DoubleCheck::kAdaptive;
+  Reopen();
+  SubmitOutcome out;
+  ASSERT_TRUE(c_->Submit(1, 1 << 16, Kinds::kDelay, 1 << 10, 0, &out).ok());
+  const int64_t a = NewWorker(), b = NewWorker();
+  int checks_of_a = 0, units_of_a = 0;
+  for (int i = 0; i < 400; ++i) {
+    LeaseGrant g;
+    ASSERT_TRUE(c_->Lease(i % 2 ? b : a, &g).ok());
+    if (!g.has_unit) break;
+    Disposition d;
+    ASSERT_TRUE(c_->Complete(i % 2 ? b : a, g.unit_id, g.token, Search(g.spec), 1, "cpu", &d).ok());
+    if (g.purpose == LeasePurpose::kAudit && i % 2) ++checks_of_a;
+    if (g.purpose == LeasePurpose::kSearch && !(i % 2)) ++units_of_a;
+  }
+  EXPECT_GT(units_of_a, 20);
+  EXPECT_LT(checks_of_a, units_of_a / 2);  // trust earned: most of a's results were not checked
+  EXPECT_GE(checks_of_a, 3);
+  EXPECT_TRUE(c_->GetStatus().checked_prefix == (1 << 16));
+}
+
+}  // namespace
+}  // namespace collatz::server
