@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <memory>
 #include <thread>
@@ -28,7 +29,7 @@ using wire::FromWire;
 using wire::ToWire;
 
 const char* const kCommands[] = {"submit", "cancel", "requeue",        "status",     "workers", "import",
-                                 "export", "backup",  "server-records", "stats-fetch"};
+                                 "export", "backup",  "server-records", "stats-fetch", "tokens"};
 
 struct Connection {
   std::string server;
@@ -349,14 +350,70 @@ int Workers(const WorkersArgs& a) {
   client.Prepare(&ctx);
   grpc::Status gs = client.stub->ListWorkers(&ctx, v1::ListWorkersRequest(), &resp);
   if (!gs.ok()) return RpcError("workers", client, gs);
-  std::printf("%6s  %-20s %-7s %5s %8s %12s %7s  %s\n", "id", "host", "backend", "gpus", "units", "numbers/s", "leases",
-              "state");
+  std::printf("%6s  %-20s %-7s %5s %8s %12s %7s  %-16s %s\n", "id", "host", "backend", "gpus", "units", "numbers/s",
+              "leases", "token", "state");
   for (const auto& w : resp.workers()) {
-    std::printf("%6llu  %-20s %-7s %5d %8llu %12s %7llu  %s\n", static_cast<unsigned long long>(w.worker_id()),
+    std::printf("%6llu  %-20s %-7s %5d %8llu %12s %7llu  %-16s %s\n", static_cast<unsigned long long>(w.worker_id()),
                 w.host().c_str(), w.backend().c_str(), w.gpus_size(), static_cast<unsigned long long>(w.units_finished()),
                 FormatRate(w.numbers_per_second()).c_str(), static_cast<unsigned long long>(w.active_leases()),
+                w.token_name().empty() ? "-" : w.token_name().c_str(),
                 w.flagged() ? ("FLAGGED: " + w.flag_reason()).c_str() : "ok");
   }
+  return kExitOk;
+}
+
+// UTC, to the second; "-" for 0.
+std::string UtcTime(uint64_t unix_ms) {
+  if (unix_ms == 0) return "-";
+  const std::time_t t = static_cast<std::time_t>(unix_ms / 1000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+struct TokensArgs {
+  Connection c;
+  std::string name;
+  std::string role = "worker";
+};
+
+int TokensAdd(const TokensArgs& a) {
+  v1::AddTokenRequest req;
+  req.set_name(a.name);
+  if (a.role == "worker") req.set_role(v1::TOKEN_ROLE_WORKER);
+  else if (a.role == "admin") req.set_role(v1::TOKEN_ROLE_ADMIN);
+  else return UsageError("tokens add", "--role must be worker or admin");
+  v1::AddTokenResponse resp;
+  if (int rc = Call("tokens add", a.c, &v1::Admin::Stub::AddToken, req, &resp)) return rc;
+  // The token alone on stdout (collatzctl tokens add --name h > h.token); the rest on stderr.
+  std::printf("%s\n", resp.token().c_str());
+  std::fprintf(stderr,
+               "collatzctl tokens add: %s token '%s' added. It is shown this once (the server keeps only its "
+               "SHA-256): put it in that host's --token-file (mode 0600)\n",
+               a.role.c_str(), a.name.c_str());
+  return kExitOk;
+}
+
+int TokensList(const TokensArgs& a) {
+  v1::ListTokensResponse resp;
+  if (int rc = Call("tokens list", a.c, &v1::Admin::Stub::ListTokens, v1::ListTokensRequest(), &resp)) return rc;
+  std::printf("%-24s %-7s %-21s %-21s %s\n", "name", "role", "created", "revoked", "last used");
+  for (const auto& t : resp.tokens()) {
+    std::printf("%-24s %-7s %-21s %-21s %s\n", t.name().c_str(), t.role() == v1::TOKEN_ROLE_ADMIN ? "admin" : "worker",
+                UtcTime(t.created_unix_ms()).c_str(), UtcTime(t.revoked_unix_ms()).c_str(),
+                UtcTime(t.last_used_unix_ms()).c_str());
+  }
+  return kExitOk;
+}
+
+int TokensRevoke(const TokensArgs& a) {
+  v1::RevokeTokenRequest req;
+  req.set_name(a.name);
+  v1::RevokeTokenResponse resp;
+  if (int rc = Call("tokens revoke", a.c, &v1::Admin::Stub::RevokeToken, req, &resp)) return rc;
+  std::printf("token '%s' revoked: refused from its next call on\n", a.name.c_str());
   return kExitOk;
 }
 
@@ -647,6 +704,23 @@ void RegisterAdminCommands(CLI::App& app) {
   r->add_option("--format", records.format, "table, csv or json")->capture_default_str();
   r->add_flag("--candidates", records.candidates, "Also print candidates above the covered prefix (table, json)");
   r->callback([] { std::exit(ServerRecords(records)); });
+
+  static TokensArgs tokens_add, tokens_list, tokens_revoke;
+  CLI::App* tk = app.add_subcommand("tokens", "Access tokens per host and role on the server (docs/CLI.md)");
+  tk->require_subcommand(1);
+  CLI::App* ta = tk->add_subcommand("add", "Issue a token and print it (once: the server keeps only its hash)");
+  AddConnectionFlags(ta, &tokens_add.c);
+  ta->add_option("--name", tokens_add.name, "Its name, e.g. the host's (A-Z a-z 0-9 . _ -; never reused)")->required();
+  ta->add_option("--role", tokens_add.role, "worker (the Worker service only) or admin (everything)")
+      ->capture_default_str();
+  ta->callback([] { std::exit(TokensAdd(tokens_add)); });
+  CLI::App* tl = tk->add_subcommand("list", "Every token: name, role, created, revoked, last used");
+  AddConnectionFlags(tl, &tokens_list.c);
+  tl->callback([] { std::exit(TokensList(tokens_list)); });
+  CLI::App* tr = tk->add_subcommand("revoke", "Revoke a token: refused from its next call on");
+  AddConnectionFlags(tr, &tokens_revoke.c);
+  tr->add_option("name", tokens_revoke.name, "The token's name")->required();
+  tr->callback([] { std::exit(TokensRevoke(tokens_revoke)); });
 
   static StatsFetchArgs fetch;
   CLI::App* f = app.add_subcommand(

@@ -6,7 +6,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake pkg-config git ca-certificates
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libspdlog-dev libfmt-dev libsqlite3-dev sqlite3 libstxxl-dev
+  libspdlog-dev libfmt-dev libsqlite3-dev sqlite3 libstxxl-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libgmp-dev libxxhash-dev
   prometheus-cpp-dev libsystemd-dev libcpp-httplib-dev

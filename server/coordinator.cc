@@ -253,6 +253,7 @@ grpc::Status Coordinator::Register(const WorkerDescription& d, int64_t* worker_i
   w.work_hash_version = d.work_hash_version;
   w.instance_id = d.instance_id.substr(0, 64);
   w.unit_sieve_bits = d.unit_sieve_bits;
+  w.token_name = d.token_name;
   // A flag stays with the machine: a worker registering from a flagged GPU or host is
   // flagged from the start (its leases get PERMISSION_DENIED with the reason).
   w.flag_reason = InheritedFlag(w);
@@ -265,10 +266,19 @@ grpc::Status Coordinator::Register(const WorkerDescription& d, int64_t* worker_i
   w.last_seen_ms = clock_->NowMs();
   workers_[w.id] = w;
   *worker_id = w.id;
-  spdlog::info("worker={} registered: host {} backend {} gpus {} version {}{}{}", w.id, w.host, w.backend, w.gpus.size(),
-               w.binary_version, w.unit_sieve_bits ? "" : " (one sieve width)",
-               w.flagged ? " FLAGGED: " + w.flag_reason : "");
+  spdlog::info("worker={} registered: host {} backend {} gpus {} version {}{}{}{}", w.id, w.host, w.backend,
+               w.gpus.size(), w.binary_version, w.unit_sieve_bits ? "" : " (one sieve width)",
+               w.token_name.empty() ? "" : " token " + w.token_name, w.flagged ? " FLAGGED: " + w.flag_reason : "");
   return grpc::Status::OK;
+}
+
+grpc::Status Coordinator::CheckWorkerToken(int64_t worker_id, const std::string& token_name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = workers_.find(worker_id);
+  if (it == workers_.end() || it->second.token_name == token_name) return grpc::Status::OK;
+  return grpc::Status(StatusCode::PERMISSION_DENIED,
+                      "worker " + std::to_string(worker_id) +
+                          " was registered with another token: a token may act only for the workers it registered");
 }
 
 CoordinatorCounters Coordinator::Counters() {

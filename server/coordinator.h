@@ -90,6 +90,9 @@ struct WorkerDescription {
   // It searches each unit with the width its lease names (LeaseGrant::sieve_bits); false
   // from older binaries, which the server refuses while its units have several widths.
   bool unit_sieve_bits = false;
+  // The stored token it authenticated with (server/auth.h Caller::token_name); "" for the
+  // shared token and when authentication is off. An identity of the worker when not "".
+  std::string token_name;
 };
 
 // A unit of a stats job as a worker computes it: every batch of [begin, end).
@@ -193,6 +196,10 @@ class Coordinator {
 
   // Worker side.
   grpc::Status Register(const WorkerDescription& d, int64_t* worker_id);
+  // PERMISSION_DENIED when worker `worker_id` registered with another token than
+  // `token_name` (one token cannot act as another's worker); OK for an unknown worker,
+  // which the call itself answers.
+  grpc::Status CheckWorkerToken(int64_t worker_id, const std::string& token_name);
   // A worker that accepts_stats may be given a stats unit (out->stats).
   grpc::Status Lease(int64_t worker_id, LeaseGrant* out) { return Lease(worker_id, false, out); }
   grpc::Status Lease(int64_t worker_id, bool accepts_stats, LeaseGrant* out);
@@ -385,7 +392,8 @@ class Coordinator {
   grpc::Status CompleteAuditLocked(int64_t worker_id, UnitMem* unit, StoredLease* lease, const UnitSpec& spec,
                                    const UnitResult& result, const UnitResult* truth, RefereeRun* referee,
                                    int64_t now, Disposition* disposition);
-  // 'gpu:UUID' for each GPU with a UUID, else 'worker:HOST/INSTANCE_ID', else 'host:HOST'.
+  // 'gpu:UUID' for each GPU with a UUID, else 'worker:HOST/INSTANCE_ID', else 'host:HOST';
+  // and 'token:NAME' for a worker registered with a stored token.
   static std::vector<std::string> WorkerIdentities(const StoredWorker& w);
   // The flag an identity of `w` carries from an earlier worker, or "".
   std::string InheritedFlag(const StoredWorker& w) const;

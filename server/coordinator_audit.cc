@@ -32,6 +32,8 @@ std::vector<std::string> Coordinator::WorkerIdentities(const StoredWorker& w) {
   // Without GPUs: the installation when the worker names one (several workers may share a
   // host), else the host.
   if (out.empty()) out.push_back(w.instance_id.empty() ? "host:" + w.host : "worker:" + w.host + "/" + w.instance_id);
+  // A stored token (never the shared one: flagging one shared-token worker would flag all).
+  if (!w.token_name.empty()) out.push_back("token:" + w.token_name);
   return out;
 }
 

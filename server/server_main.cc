@@ -22,9 +22,11 @@
 #include "server/auth.h"
 #include "server/coordinator.h"
 #include "server/dashboard/dashboard_server.h"
+#include "server/listen_address.h"
 #include "server/metrics.h"
 #include "server/services.h"
 #include "storage/coordinator_store.h"
+#include "storage/token_store.h"
 
 namespace {
 
@@ -48,9 +50,15 @@ int main(int argc, char** argv) {
   double lease_seconds = 600, audit_fraction = 0;
   int max_failures = 3, sieve_bits = kDefaultSieveBits, stats_audit_batches = 4, referee_threads = 1;
   int class_sieve_bits = engines::kWideUnitClassSieveBits;
+  bool insecure = false;
   app.add_option("--listen", listen, "Address to listen on (host:port)")->capture_default_str();
   app.add_option("--db", db_path, "Record database (SQLite; created if missing)")->required();
-  app.add_option("--token-file", token_file, "File holding the access token (else $COLLATZ_TOKEN; none: open)");
+  app.add_option("--token-file", token_file,
+                 "File holding the shared token, role admin (else $COLLATZ_TOKEN); besides it the tokens of "
+                 "collatzctl tokens add are accepted. With neither: open to everyone");
+  app.add_flag("--insecure", insecure,
+               "Listen beyond loopback (--listen, --http-listen) with no token at all: anyone who can reach the port "
+               "may submit, cancel, import or feed results");
   app.add_option("--tls-cert", tls_cert, "PEM certificate chain for TLS");
   app.add_option("--tls-key", tls_key, "PEM private key for TLS");
   app.add_option("--unit-size", unit_size_text, "Default numbers per work unit")->capture_default_str();
@@ -189,6 +197,26 @@ int main(int argc, char** argv) {
     spdlog::error("{}", st.error_message());
     return 1;
   }
+  // The stored tokens (collatzctl tokens), on a connection of their own; the database is
+  // migrated by now.
+  std::unique_ptr<TokenStore> token_store;
+  if (Status st = TokenStore::Open(db_path, &token_store); !st.ok()) {
+    spdlog::error("{}", st.message());
+    return 1;
+  }
+  TokenAuth auth(token, token_store.get(), &clock);
+  for (const std::string* address : {&listen, &http_listen}) {
+    if (address->empty() || IsLoopbackAddress(*address) || auth.enabled()) continue;
+    if (!insecure) {
+      spdlog::error("refusing to listen on {} without a token: anyone who can reach that port could submit, cancel, "
+                    "import or feed results. Give --token-file (a shared token; then collatzctl tokens add issues one "
+                    "per host), listen on loopback (127.0.0.1), or pass --insecure on a network you trust",
+                    *address);
+      return 2;
+    }
+    spdlog::warn("listening on {} with no token (--insecure): anyone who can reach it may change this server",
+                 *address);
+  }
 
   // Destroyed before the coordinator: a scrape reads it.
   std::unique_ptr<ServerMetrics> metrics;
@@ -212,16 +240,15 @@ int main(int argc, char** argv) {
       return 1;
     }
     dashboard_data = std::make_unique<DashboardData>(coordinator.get(), std::move(reader), &clock, DashboardOptions{});
-    dashboard = std::make_unique<DashboardServer>(dashboard_data.get(), token);
+    dashboard = std::make_unique<DashboardServer>(dashboard_data.get(), &auth);
     if (Status st = dashboard->Listen(http_listen); !st.ok()) {
       spdlog::error("{}", st.message());
       return st.code() == Status::Code::kInvalidArgument ? 2 : 1;
     }
     spdlog::info("dashboard on http://{} (port {}){}", http_listen, dashboard->port(),
-                 token.empty() ? "" : ", token required");
+                 auth.enabled() ? ", token required" : "");
   }
 
-  TokenAuth auth(token);
   WorkerService worker_service(coordinator.get(), &auth);
   AdminService admin_service(coordinator.get(), &auth);
   grpc::EnableDefaultHealthCheckService(true);
@@ -266,9 +293,14 @@ int main(int argc, char** argv) {
   bool stopping = false;
   std::thread sweeper([&] {
     std::unique_lock<std::mutex> lock(mu);
+    int seconds = 0;
     while (!cv.wait_for(lock, std::chrono::seconds(1), [&] { return stopping; })) {
       lock.unlock();
       coordinator->ExpireLeases();
+      // Tokens' last use: once a minute, one transaction for all of them.
+      if (++seconds % 60 == 0) {
+        if (Status st = auth.FlushLastUsed(); !st.ok()) spdlog::warn("tokens' last use: {}", st.message());
+      }
       if (grpc::Status st = coordinator->FlushMerged(/*fresh=*/false); !st.ok()) spdlog::error("{}", st.error_message());
       (void)platform::WatchdogPing();  // the sweeper is the server's main loop: stuck here, systemd restarts it
       lock.lock();
@@ -288,6 +320,7 @@ int main(int argc, char** argv) {
   }
   cv.notify_all();
   sweeper.join();
+  if (Status st = auth.FlushLastUsed(); !st.ok()) spdlog::warn("tokens' last use: {}", st.message());
   metrics.reset();
   dashboard.reset();
   dashboard_data.reset();

@@ -16,11 +16,24 @@ int64_t Id(uint64_t wire_id) {
   return wire_id > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ? -1 : static_cast<int64_t>(wire_id);
 }
 
-#define CHECK_AUTH(ctx)                            \
+// Admin calls: an admin token or the shared token.
+#define CHECK_ADMIN(ctx)                           \
   do {                                             \
-    grpc::Status _a = auth_->Check(ctx);           \
+    grpc::Status _a = auth_->CheckAdmin(ctx);      \
     if (!_a.ok()) return _a;                       \
   } while (0)
+
+// Worker calls: any valid token, and for a worker id the token it registered with.
+#define CHECK_WORKER(ctx, worker_id)                                            \
+  do {                                                                          \
+    Caller _caller;                                                             \
+    grpc::Status _a = auth_->Check(ctx, &_caller);                              \
+    if (_a.ok()) _a = c_->CheckWorkerToken(Id(worker_id), _caller.token_name);  \
+    if (!_a.ok()) return _a;                                                    \
+  } while (0)
+
+TokenRole RoleFromWire(v1::TokenRole r) { return r == v1::TOKEN_ROLE_ADMIN ? TokenRole::kAdmin : TokenRole::kWorker; }
+v1::TokenRole RoleToWire(TokenRole r) { return r == TokenRole::kAdmin ? v1::TOKEN_ROLE_ADMIN : v1::TOKEN_ROLE_WORKER; }
 
 grpc::Status CheckToken(const std::string& token) {
   if (token.empty() || token.size() > 64) return grpc::Status(StatusCode::INVALID_ARGUMENT, "lease token missing or malformed");
@@ -40,8 +53,10 @@ void QuarantinedToWire(const Unit& u, v1::QuarantinedUnit* q) {
 }  // namespace
 
 grpc::Status WorkerService::Register(grpc::ServerContext* ctx, const v1::RegisterRequest* req, v1::RegisterResponse* resp) {
-  CHECK_AUTH(ctx);
+  Caller caller;
+  if (grpc::Status a = auth_->Check(ctx, &caller); !a.ok()) return a;
   WorkerDescription d;
+  d.token_name = caller.token_name;
   d.host = req->host();
   for (const auto& g : req->gpus()) d.gpus.emplace_back(g.model(), g.uuid());
   d.driver = req->driver();
@@ -63,7 +78,7 @@ grpc::Status WorkerService::Register(grpc::ServerContext* ctx, const v1::Registe
 }
 
 grpc::Status WorkerService::Lease(grpc::ServerContext* ctx, const v1::LeaseRequest* req, v1::LeaseResponse* resp) {
-  CHECK_AUTH(ctx);
+  CHECK_WORKER(ctx, req->worker_id());
   LeaseGrant g;
   grpc::Status st = c_->Lease(Id(req->worker_id()), req->accepts_stats(), &g);
   if (!st.ok()) return st;
@@ -95,7 +110,7 @@ grpc::Status WorkerService::Lease(grpc::ServerContext* ctx, const v1::LeaseReque
 
 grpc::Status WorkerService::Heartbeat(grpc::ServerContext* ctx, const v1::HeartbeatRequest* req,
                                       v1::HeartbeatResponse* resp) {
-  CHECK_AUTH(ctx);
+  CHECK_WORKER(ctx, req->worker_id());
   grpc::Status st = CheckToken(req->lease_token());
   if (!st.ok()) return st;
   int64_t deadline = 0;
@@ -109,7 +124,7 @@ grpc::Status WorkerService::Heartbeat(grpc::ServerContext* ctx, const v1::Heartb
 
 grpc::Status WorkerService::Complete(grpc::ServerContext* ctx, const v1::CompleteRequest* req,
                                      v1::CompleteResponse* resp) {
-  CHECK_AUTH(ctx);
+  CHECK_WORKER(ctx, req->worker_id());
   grpc::Status st = CheckToken(req->lease_token());
   if (!st.ok()) return st;
   Disposition d;
@@ -133,7 +148,7 @@ grpc::Status WorkerService::Complete(grpc::ServerContext* ctx, const v1::Complet
 }
 
 grpc::Status WorkerService::Release(grpc::ServerContext* ctx, const v1::ReleaseRequest* req, v1::ReleaseResponse*) {
-  CHECK_AUTH(ctx);
+  CHECK_WORKER(ctx, req->worker_id());
   grpc::Status st = CheckToken(req->lease_token());
   if (!st.ok()) return st;
   return c_->Release(Id(req->worker_id()), Id(req->unit_id()), req->lease_token(), req->failed(), req->reason());
@@ -142,7 +157,7 @@ grpc::Status WorkerService::Release(grpc::ServerContext* ctx, const v1::ReleaseR
 // ----------------------------------------------------------------------------- admin
 
 grpc::Status AdminService::Submit(grpc::ServerContext* ctx, const v1::SubmitRequest* req, v1::SubmitResponse* resp) {
-  CHECK_AUTH(ctx);
+  CHECK_ADMIN(ctx);
   Kinds kinds;
   collatz::Status ks = wire::KindsFromWire(req->kinds(), &kinds);
   if (!ks.ok()) return grpc::Status(StatusCode::INVALID_ARGUMENT, ks.message());
@@ -161,7 +176,7 @@ grpc::Status AdminService::Submit(grpc::ServerContext* ctx, const v1::SubmitRequ
 }
 
 grpc::Status AdminService::Cancel(grpc::ServerContext* ctx, const v1::CancelRequest* req, v1::CancelResponse* resp) {
-  CHECK_AUTH(ctx);
+  CHECK_ADMIN(ctx);
   uint64_t removed = 0;
   grpc::Status st = req->stats_job_id() != 0 ? c_->CancelStats(Id(req->stats_job_id()), &removed)
                                              : c_->Cancel(Id(req->submission_id()), &removed);
@@ -171,7 +186,7 @@ grpc::Status AdminService::Cancel(grpc::ServerContext* ctx, const v1::CancelRequ
 }
 
 grpc::Status AdminService::Requeue(grpc::ServerContext* ctx, const v1::RequeueRequest* req, v1::RequeueResponse* resp) {
-  CHECK_AUTH(ctx);
+  CHECK_ADMIN(ctx);
   uint64_t requeued = 0;
   grpc::Status st = c_->RequeueQuarantined(Id(req->unit_id()), Id(req->stats_unit_id()), req->all_quarantined(), &requeued);
   if (!st.ok()) return st;
@@ -228,7 +243,7 @@ grpc::Status AdminService::Status(grpc::ServerContext*, const v1::StatusRequest*
 
 grpc::Status AdminService::SubmitStats(grpc::ServerContext* ctx, const v1::SubmitStatsRequest* req,
                                        v1::SubmitStatsResponse* resp) {
-  CHECK_AUTH(ctx);
+  CHECK_ADMIN(ctx);
   StatsSubmitOutcome out;
   grpc::Status st = c_->SubmitStats(FromWire(req->begin()), FromWire(req->end()), req->batch(),
                                     FromWire(req->unit_size()), req->priority(), &out);
@@ -274,6 +289,7 @@ grpc::Status AdminService::ListWorkers(grpc::ServerContext*, const v1::ListWorke
     w->set_numbers_per_second(r.numbers_per_second);
     w->set_last_seen_unix_ms(static_cast<uint64_t>(r.last_seen_ms));
     w->set_active_leases(r.active_leases);
+    w->set_token_name(r.w.token_name);
   }
   return grpc::Status::OK;
 }
@@ -294,7 +310,7 @@ grpc::Status AdminService::QueryRecords(grpc::ServerContext*, const v1::QueryRec
 }
 
 grpc::Status AdminService::Import(grpc::ServerContext* ctx, const v1::ImportRequest* req, v1::ImportResponse* resp) {
-  CHECK_AUTH(ctx);
+  CHECK_ADMIN(ctx);
   TrustedImport imp;
   imp.complete_below = FromWire(req->complete_below());
   imp.delay_records = wire::RecordsFromWire(req->delay_records());
@@ -316,12 +332,48 @@ grpc::Status AdminService::Export(grpc::ServerContext*, const v1::ExportRequest*
 }
 
 grpc::Status AdminService::Backup(grpc::ServerContext* ctx, const v1::BackupRequest* req, v1::BackupResponse* resp) {
-  CHECK_AUTH(ctx);
+  CHECK_ADMIN(ctx);
   uint64_t bytes = 0;
   grpc::Status st = c_->Backup(req->destination_path(), &bytes);
   if (!st.ok()) return st;
   resp->set_bytes(bytes);
   return grpc::Status::OK;
+}
+
+grpc::Status AdminService::AddToken(grpc::ServerContext* ctx, const v1::AddTokenRequest* req,
+                                    v1::AddTokenResponse* resp) {
+  CHECK_ADMIN(ctx);
+  if (req->role() != v1::TOKEN_ROLE_WORKER && req->role() != v1::TOKEN_ROLE_ADMIN) {
+    return grpc::Status(StatusCode::INVALID_ARGUMENT, "role must be worker or admin");
+  }
+  std::string token;
+  grpc::Status st = auth_->AddToken(req->name(), RoleFromWire(req->role()), &token);
+  if (!st.ok()) return st;
+  resp->set_token(token);
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::ListTokens(grpc::ServerContext* ctx, const v1::ListTokensRequest*,
+                                      v1::ListTokensResponse* resp) {
+  CHECK_ADMIN(ctx);  // names and roles are not for worker hosts
+  std::vector<StoredToken> tokens;
+  grpc::Status st = auth_->ListTokens(&tokens);
+  if (!st.ok()) return st;
+  for (const StoredToken& t : tokens) {
+    v1::TokenInfo* w = resp->add_tokens();
+    w->set_name(t.name);
+    w->set_role(RoleToWire(t.role));
+    w->set_created_unix_ms(static_cast<uint64_t>(t.created_ms));
+    w->set_revoked_unix_ms(static_cast<uint64_t>(t.revoked_ms));
+    w->set_last_used_unix_ms(static_cast<uint64_t>(t.last_used_ms));
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::RevokeToken(grpc::ServerContext* ctx, const v1::RevokeTokenRequest* req,
+                                       v1::RevokeTokenResponse*) {
+  CHECK_ADMIN(ctx);
+  return auth_->RevokeToken(req->name());
 }
 
 }  // namespace collatz::server

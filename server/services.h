@@ -1,5 +1,6 @@
 // The gRPC services (collatz.v1.Worker and collatz.v1.Admin): thin adapters that check
-// the token, convert wire messages and call the Coordinator.
+// the token and its role (server/auth.h), convert wire messages and call the Coordinator.
+// A worker id is usable only with the token it registered with.
 #pragma once
 
 #include "proto/collatz.grpc.pb.h"
@@ -24,7 +25,7 @@ class WorkerService final : public v1::Worker::Service {
 
 class AdminService final : public v1::Admin::Service {
  public:
-  AdminService(Coordinator* c, const TokenAuth* auth) : c_(c), auth_(auth) {}
+  AdminService(Coordinator* c, TokenAuth* auth) : c_(c), auth_(auth) {}
   grpc::Status Submit(grpc::ServerContext*, const v1::SubmitRequest*, v1::SubmitResponse*) override;
   grpc::Status Cancel(grpc::ServerContext*, const v1::CancelRequest*, v1::CancelResponse*) override;
   grpc::Status Requeue(grpc::ServerContext*, const v1::RequeueRequest*, v1::RequeueResponse*) override;
@@ -36,10 +37,13 @@ class AdminService final : public v1::Admin::Service {
   grpc::Status Backup(grpc::ServerContext*, const v1::BackupRequest*, v1::BackupResponse*) override;
   grpc::Status SubmitStats(grpc::ServerContext*, const v1::SubmitStatsRequest*, v1::SubmitStatsResponse*) override;
   grpc::Status FetchStats(grpc::ServerContext*, const v1::FetchStatsRequest*, v1::FetchStatsResponse*) override;
+  grpc::Status AddToken(grpc::ServerContext*, const v1::AddTokenRequest*, v1::AddTokenResponse*) override;
+  grpc::Status ListTokens(grpc::ServerContext*, const v1::ListTokensRequest*, v1::ListTokensResponse*) override;
+  grpc::Status RevokeToken(grpc::ServerContext*, const v1::RevokeTokenRequest*, v1::RevokeTokenResponse*) override;
 
  private:
   Coordinator* c_;
-  const TokenAuth* auth_;
+  TokenAuth* auth_;
 };
 
 }  // namespace collatz::server

@@ -221,7 +221,8 @@ Status CoordinatorStore::LoadWorkers(std::vector<StoredWorker>* out) {
   SqliteStatement q;
   Status st = q.Prepare(db_,
                         "SELECT id, host, gpus, driver, binary_version, backend, sieve_bits, flagged, flag_reason, "
-                        "units_finished, numbers_finished, seconds, work_hash_version, instance_id, unit_sieve_bits, checks_agreed FROM workers ORDER BY id");
+                        "units_finished, numbers_finished, seconds, work_hash_version, instance_id, unit_sieve_bits, "
+                        "checks_agreed, token_name FROM workers ORDER BY id");
   if (!st.ok()) return st;
   for (bool row; (st = q.Step(&row)).ok() && row;) {
     StoredWorker w;
@@ -241,6 +242,7 @@ Status CoordinatorStore::LoadWorkers(std::vector<StoredWorker>* out) {
     w.instance_id = q.ColumnText(13);
     w.unit_sieve_bits = q.ColumnInt64(14) != 0;
     w.checks_agreed = static_cast<uint64_t>(q.ColumnInt64(15));
+    w.token_name = q.ColumnText(16);
     out->push_back(std::move(w));
   }
   return st;
@@ -376,7 +378,7 @@ Status CoordinatorStore::InsertWorker(const StoredWorker& w, int64_t* id) {
   SqliteStatement* q;
   Status st = Prepared(
       "INSERT INTO workers (host, gpus, driver, binary_version, backend, sieve_bits, work_hash_version, instance_id, "
-      "unit_sieve_bits) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+      "unit_sieve_bits, token_name) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
       &q);
   if (!st.ok()) return st;
   q->BindText(1, w.host);
@@ -388,6 +390,7 @@ Status CoordinatorStore::InsertWorker(const StoredWorker& w, int64_t* id) {
   q->BindInt64(7, w.work_hash_version);
   q->BindText(8, w.instance_id);
   q->BindInt64(9, w.unit_sieve_bits ? 1 : 0);
+  q->BindText(10, w.token_name);
   if (!(st = q->Run()).ok()) return st;
   *id = sqlite3_last_insert_rowid(db_);
   return Status::Ok();

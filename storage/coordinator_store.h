@@ -67,6 +67,9 @@ struct StoredWorker {
   // Whether it searches each unit with the width its lease names (RegisterRequest.
   // unit_sieve_bits, schema v8); false for workers registered before.
   bool unit_sieve_bits = false;
+  // The stored token it registered with (tokens.name, schema v9); "" for the server's
+  // shared token, no token, and workers registered before v9. Fixed at registration.
+  std::string token_name;
   // Agreeing checks of its results since its last disagreement (schema v10).
   uint64_t checks_agreed = 0;
   bool flagged = false;

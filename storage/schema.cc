@@ -5,6 +5,7 @@
 #include "storage/dashboard_schema.h"
 #include "storage/sqlite_statement.h"
 #include "storage/stats_schema.h"
+#include "storage/token_schema.h"
 #include "storage/trust_schema.h"
 #include "storage/unit_sieve_schema.h"
 #include "storage/work_hash_schema.h"
@@ -130,6 +131,7 @@ const std::vector<SchemaMigration>& SchemaMigrations() {
       {6, "dashboard: finished work per minute, events", kDashboardSchemaV6},
       {7, "dashboard: finished stats work per minute", kDashboardSchemaV7},
       {8, "the sieve width of each unit; workers that search each unit with its width", kUnitSieveSchemaV8},
+      {9, "access tokens per host and role (hashed); the token each worker registered with", kTokenSchemaV9},
       {10, "trust: when results were counted, who checked them, what each lease depended on, trust earned",
        kTrustSchemaV10},
   };

@@ -181,6 +181,7 @@ Status DashboardData::WorkersJson(std::string* out) {
                    {"gpus", gpus},
                    {"backend", r.w.backend},
                    {"binary_version", r.w.binary_version},
+                   {"token_name", r.w.token_name},
                    {"state", WorkerState(r, snap.taken_ms, lease_ms)},
                    {"flag_reason", r.w.flag_reason},
                    {"active_leases", r.active_leases},

@@ -102,10 +102,29 @@ void Serve(Response& res, const Status& st, const std::string& body, const std::
   res.set_content(body, type);
 }
 
+// The cookie holds the token in hex (a cookie value cannot hold every byte).
+std::string Unhex(const std::string& s) {
+  auto digit = [](char c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1; };
+  if (s.size() % 2 != 0) return "";
+  std::string out;
+  for (size_t i = 0; i < s.size(); i += 2) {
+    const int hi = digit(s[i]), lo = digit(s[i + 1]);
+    if (hi < 0 || lo < 0) return "";
+    out += static_cast<char>(hi << 4 | lo);
+  }
+  return out;
+}
+
 }  // namespace
 
 DashboardServer::DashboardServer(DashboardData* data, std::string token)
-    : data_(data), token_(std::move(token)), http_(std::make_unique<httplib::Server>()) {
+    : DashboardServer(data, static_cast<const TokenAuth*>(nullptr)) {
+  owned_auth_ = std::make_unique<TokenAuth>(std::move(token));
+  auth_ = owned_auth_.get();
+}
+
+DashboardServer::DashboardServer(DashboardData* data, const TokenAuth* auth)
+    : data_(data), auth_(auth), http_(std::make_unique<httplib::Server>()) {
   http_->new_task_queue = [] { return new httplib::ThreadPool(kThreads); };
   // A browser polls every few seconds: a connection idle for a second goes back to the
   // pool, so a few browsers cannot keep every thread waiting.
@@ -134,21 +153,32 @@ void DashboardServer::Route() {
       res.set_header("Connection", "close");  // the body, if any, was not read
       return HandlerResponse::Handled;
     }
-    if (token_.empty()) return HandlerResponse::Unhandled;
+    if (auth_ == nullptr || !auth_->enabled()) return HandlerResponse::Unhandled;
+    // OK for an admin token or the shared token; 403 for a worker token.
+    auto admits = [this, &res](const std::string& presented) {
+      Caller caller;
+      if (!auth_->Authenticate(&presented, &caller).ok()) return false;
+      if (caller.role == TokenRole::kAdmin) return true;
+      Error(res, 403, TokenAuth::WorkerTokenDenied(caller).error_message());
+      return false;
+    };
     // GET /?token=T: keep the token in a cookie and drop it from the address bar.
     if (req.path == "/" && req.has_param("token")) {
-      if (!ConstantTimeEquals(req.get_param_value("token"), token_)) {
-        Error(res, 401, "wrong token");
+      const std::string token = req.get_param_value("token");
+      if (!admits(token)) {
+        if (res.status != 403) Error(res, 401, "wrong token");
         return HandlerResponse::Handled;
       }
-      res.set_header("Set-Cookie", std::string(kCookie) + "=" + Hex(token_) + "; Path=/; HttpOnly; SameSite=Strict");
+      res.set_header("Set-Cookie", std::string(kCookie) + "=" + Hex(token) + "; Path=/; HttpOnly; SameSite=Strict");
       res.set_redirect("/", 303);
       return HandlerResponse::Handled;
     }
     const std::string auth = req.get_header_value("Authorization");
-    const bool bearer = auth.rfind("Bearer ", 0) == 0 && ConstantTimeEquals(auth.substr(7), token_);
-    const bool cookie = ConstantTimeEquals(CookieValue(req.get_header_value("Cookie"), kCookie), Hex(token_));
-    if (bearer || cookie) return HandlerResponse::Unhandled;
+    const std::string cookie = Unhex(CookieValue(req.get_header_value("Cookie"), kCookie));
+    if (auth.rfind("Bearer ", 0) == 0 && admits(auth.substr(7))) return HandlerResponse::Unhandled;
+    if (res.status == 403) return HandlerResponse::Handled;
+    if (!cookie.empty() && admits(cookie)) return HandlerResponse::Unhandled;
+    if (res.status == 403) return HandlerResponse::Handled;
     res.set_header("WWW-Authenticate", "Bearer realm=\"collatz-server\"");
     if (req.path == "/") {
       res.status = 401;

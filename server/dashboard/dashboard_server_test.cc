@@ -244,5 +244,51 @@ TEST_F(DashboardServerTest, BadRequestsGetClearAnswers) {
   EXPECT_NE(page->get_header_value("Content-Security-Policy").find("default-src 'self'"), std::string::npos);
 }
 
+// With the server's authentication: an admin token (as bearer or through the cookie) opens
+// the dashboard, a worker token gets 403, a revoked admin token 401 from its next request.
+TEST_F(DashboardServerTest, StoredAdminTokensOpenItAndWorkerTokensDoNot) {
+  std::unique_ptr<TokenStore> tokens;
+  ASSERT_TRUE(TokenStore::Open(db_, &tokens).ok());
+  TokenAuth auth("", tokens.get(), &clock_);
+  std::string admin, worker;
+  ASSERT_TRUE(auth.AddToken("ops", TokenRole::kAdmin, &admin).ok());
+  ASSERT_TRUE(auth.AddToken("box", TokenRole::kWorker, &worker).ok());
+  std::unique_ptr<DashboardReader> reader;
+  ASSERT_TRUE(DashboardReader::Open(db_, &reader).ok());
+  data_ = std::make_unique<DashboardData>(c_.get(), std::move(reader), &clock_, DashboardOptions{});
+  server_ = std::make_unique<DashboardServer>(data_.get(), &auth);
+  ASSERT_TRUE(server_->Listen("127.0.0.1:0").ok());
+  httplib::Client http("127.0.0.1", server_->port());
+  auto res = http.Get("/api/status", {{"Authorization", "Bearer " + admin}});
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  res = http.Get("/api/status", {{"Authorization", "Bearer " + worker}});
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 403);
+  EXPECT_NE(res->body.find("worker role"), std::string::npos) << res->body;
+  res = http.Get(("/?token=" + worker).c_str());
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 403);
+  EXPECT_TRUE(res->get_header_value("Set-Cookie").empty());
+  res = http.Get("/api/status");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 401);
+  res = http.Get(("/?token=" + admin).c_str());
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 303);
+  const std::string cookie = res->get_header_value("Set-Cookie");
+  ASSERT_EQ(cookie.rfind("collatz_dashboard=", 0), 0u) << cookie;
+  const std::string pair = cookie.substr(0, cookie.find(';'));
+  res = http.Get("/api/workers", {{"Cookie", pair}});
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  ASSERT_TRUE(auth.AddToken("ops2", TokenRole::kAdmin, &worker).ok());
+  ASSERT_TRUE(auth.RevokeToken("ops").ok());
+  res = http.Get("/api/workers", {{"Cookie", pair}});
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 401);
+  server_.reset();
+}
+
 }  // namespace
 }  // namespace collatz::server
