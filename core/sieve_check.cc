@@ -5,9 +5,11 @@
 #include <cstdio>
 #include <random>
 
+#include "core/parallel_tasks.h"
 #include "core/sieve_fingerprint.h"
 #include "core/sieve_membership.h"
 #include "core/step_table.h"
+#include "core/thread_count.h"
 
 namespace collatz {
 namespace {
@@ -18,37 +20,65 @@ std::string Hex(uint64_t x) {
   return buf;
 }
 
+// Sample s: odd residue `r` is listed exactly when it survives, and the listed residue at
+// index `j` is a survivor with the (p, c) of its first k T-steps.
+Status CheckOneSample(const Sieve& sieve, uint64_t r, size_t j) {
+  const int k = sieve.bits();
+  const std::vector<uint64_t>& residues = sieve.residues();
+  const bool listed = std::binary_search(residues.begin(), residues.end(), r);
+  if (listed != IsSieveResidue(r, k)) {
+    return Status::Corruption("residue " + std::to_string(r) +
+                              (listed ? " is listed but does not survive" : " survives but is not listed"));
+  }
+  if (residues.empty()) return Status::Ok();
+  const uint64_t m = residues[j];
+  uint32_t p = 0;
+  uint64_t c = 0;
+  TStepsOfResidue(m, k, &p, &c);
+  if (sieve.p()[j] != p || sieve.c()[j] != c) {
+    return Status::Corruption("listed residue " + std::to_string(m) + " carries (p, c) = (" +
+                              std::to_string(sieve.p()[j]) + ", " + std::to_string(sieve.c()[j]) + "), its steps give (" +
+                              std::to_string(p) + ", " + std::to_string(c) + ")");
+  }
+  if (!IsSieveResidue(m, k)) {
+    return Status::Corruption("listed residue " + std::to_string(m) + " (index " + std::to_string(j) + ") does not survive");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status CheckSieveSamples(const Sieve& sieve, int samples, uint64_t seed) {
   const int k = sieve.bits();
-  const std::vector<uint64_t>& residues = sieve.residues();
+  const size_t n = samples > 0 ? static_cast<size_t>(samples) : 0;
   const uint64_t mask = k >= 64 ? ~uint64_t{0} : (uint64_t{1} << k) - 1;
-  const std::string where = " (" + std::to_string(k) + "-bit sieve, sample seed " + std::to_string(seed) + ")";
+  // The samples are drawn first, in one sequence, so that a seed names the same ones on any
+  // number of threads; then checked on all cores (a survivor's group search is the slow part:
+  // about 0.3 ms at 30 bits).
   std::mt19937_64 rng(seed);
-  for (int s = 0; s < samples; ++s) {
-    // Any odd residue: in the list exactly when it survives.
-    const uint64_t r = (rng() & mask) | 1;
-    const bool listed = std::binary_search(residues.begin(), residues.end(), r);
-    if (listed != IsSieveResidue(r, k)) {
-      return Status::Corruption("residue " + std::to_string(r) + (listed ? " is listed but does not survive"
-                                                                          : " survives but is not listed") + where);
+  std::vector<uint64_t> odd(n);
+  std::vector<size_t> listed(n);
+  const size_t size = sieve.size();
+  for (size_t s = 0; s < n; ++s) {
+    odd[s] = (rng() & mask) | 1;
+    const uint64_t pick = rng();
+    listed[s] = size > 0 ? static_cast<size_t>(pick % size) : 0;
+  }
+  const int chunks = n >= 256 ? std::max(1, std::min(ResolveThreadCount(0), static_cast<int>(n / 128))) : 1;
+  std::vector<std::pair<size_t, Status>> first_bad(static_cast<size_t>(chunks), {n, Status::Ok()});
+  ParallelChunks(n, chunks, [&](int chunk, size_t begin, size_t end) {
+    for (size_t s = begin; s < end; ++s) {
+      Status st = CheckOneSample(sieve, odd[s], listed[s]);
+      if (!st.ok()) {
+        first_bad[static_cast<size_t>(chunk)] = {s, std::move(st)};
+        return;
+      }
     }
-    // A listed one: a survivor, with its (p, c).
-    if (residues.empty()) continue;
-    const size_t j = static_cast<size_t>(rng() % residues.size());
-    const uint64_t m = residues[j];
-    uint32_t p = 0;
-    uint64_t c = 0;
-    TStepsOfResidue(m, k, &p, &c);
-    if (!IsSieveResidue(m, k)) {
-      return Status::Corruption("listed residue " + std::to_string(m) + " (index " + std::to_string(j) +
-                                ") does not survive" + where);
-    }
-    if (sieve.p()[j] != p || sieve.c()[j] != c) {
-      return Status::Corruption("listed residue " + std::to_string(m) + " carries (p, c) = (" +
-                                std::to_string(sieve.p()[j]) + ", " + std::to_string(sieve.c()[j]) + "), its steps give (" +
-                                std::to_string(p) + ", " + std::to_string(c) + ")" + where);
+  });
+  for (const auto& [s, st] : first_bad) {  // chunks in order: the first failing sample
+    if (s < n) {
+      return Status::Corruption(st.message() + " (" + std::to_string(k) + "-bit sieve, sample " + std::to_string(s) +
+                                " of seed " + std::to_string(seed) + ")");
     }
   }
   return Status::Ok();

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "core/sieve_membership.h"
+#include "core/step_table.h"
 
 namespace collatz {
 namespace {
@@ -84,9 +85,12 @@ TEST(SieveCheck, TheSamplesCatchWhatTheyMeet) {
     uint64_t extra = 1;
     while (IsSieveResidue(extra, 8)) extra += 2;
     const auto at = std::lower_bound(parts.r.begin(), parts.r.end(), extra) - parts.r.begin();
+    uint32_t p = 0;
+    uint64_t c = 0;
+    TStepsOfResidue(extra, 8, &p, &c);  // its own (p, c): only its membership is wrong
     parts.r.insert(parts.r.begin() + at, extra);
-    parts.c.insert(parts.c.begin() + at, 0);
-    parts.p.insert(parts.p.begin() + at, 0);
+    parts.c.insert(parts.c.begin() + at, c);
+    parts.p.insert(parts.p.begin() + at, static_cast<uint8_t>(p));
     ExpectCorrupt(CheckSieveSamples(*parts.Make(8), 2048, 3), "does not survive");
   }
   {
