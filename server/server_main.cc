@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
   double lease_seconds = 600, audit_fraction = 0;
   int max_failures = 3, sieve_bits = kDefaultSieveBits, stats_audit_batches = 4, referee_threads = 1;
   int class_sieve_bits = engines::kWideUnitClassSieveBits;
+  bool allow_test_builds = false;
   app.add_option("--listen", listen, "Address to listen on (host:port)")->capture_default_str();
   app.add_option("--db", db_path, "Record database (SQLite; created if missing)")->required();
   app.add_option("--token-file", token_file, "File holding the access token (else $COLLATZ_TOKEN; none: open)");
@@ -86,6 +87,9 @@ int main(int argc, char** argv) {
                  "Serve the web dashboard and its JSON API on this address (host:port; port 0 picks one; "
                  "the --token-file token is required there too); none: not served");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off")->capture_default_str();
+  app.add_flag("--allow-test-builds", allow_test_builds,
+               "Let workers of a test, debug or GPU-mutation build register (they say so at registration); "
+               "for tests only: their results may be wrong by design");
   CLI11_PARSE(app, argc, argv);
 
   auto logger = spdlog::stderr_color_mt("collatz-server");
@@ -158,6 +162,7 @@ int main(int argc, char** argv) {
   options.lease_duration_ms = static_cast<int64_t>(lease_seconds * 1000);
   options.max_failures = max_failures;
   options.audit_fraction = audit_fraction;
+  options.allow_test_builds = allow_test_builds;
   options.merge_interval_ms = 1000;
   options.default_stats_unit_size = stats_unit_size;
   options.stats_audit_batches = stats_audit_batches;
@@ -239,6 +244,7 @@ int main(int argc, char** argv) {
                listen, port, tls_cert.empty() ? "" : " with TLS", auth.enabled() ? ", token required" : ", no token",
                coordinator->sieve_bits(), ToDecimal(class_sieve_min), coordinator->class_sieve_bits(),
                ToDecimal(unit_size), lease_seconds, audit_fraction);
+  if (allow_test_builds) spdlog::warn("--allow-test-builds: workers of test, debug and mutation builds may register");
   (void)platform::NotifyReady("listening on " + listen + " (port " + std::to_string(port) + ")");  // systemd Type=notify
 
   // Expired leases go back to the queue even when nobody asks for work.

@@ -9,6 +9,7 @@ int main(int argc, char** argv) {
   using namespace collatz::worker;
   bool crash_after_spool = false, lie_in_stats = false;
   WorkerSeams seams;
+  seams.test_binary = true;  // its flavour is "test": a coordinator needs --allow-test-builds
   seams.add_flags = [&](CLI::App* app) {
     app->add_flag("--test-crash-after-spool", crash_after_spool, "SIGKILL itself right after spooling a result");
     app->add_flag("--test-lie-stats", lie_in_stats, "Report a wrong sum in the last batch of every stats result");
