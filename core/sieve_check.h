@@ -9,7 +9,7 @@
 //    (core/sieve_membership.h), and `samples` random members of its list are survivors
 //    with the (p, c) of their first k T-steps.
 // The second is independent of both builders and of the table: it catches a wrong table as
-// well as a wrong sieve (at 30 bits about 0.1 s for the hashes and 0.1 s for the samples).
+// well as a wrong sieve. Both together, on the H200 host: 0.22 s at 28 bits, 0.76 s at 30.
 #pragma once
 
 #include <cstdint>
