@@ -207,7 +207,8 @@ class GpuEngine : public SearchEngine {
   // and record table of the ones before (the first
   // without): complete knowledge of R(v) below 2^B, so a unit leased without a table (a
   // provable floor alone, docs/FLOOR.md) still stops numbers early, exactly. Once per engine.
-  // A table built but refused (CheckSelfRecords) stays refused: every later call returns why.
+  // A table built but refused (CheckSelfRecords) stays refused: every later call, and every
+  // later Search and Prepare, returns why (the device computed a wrong table).
   Status EnsureSelfRecords();
   // The own table's checks: each record's delay recomputed on the host, and the table equal
   // to the published records below min(2^bits, the published bound) (core/record_table_check.h).

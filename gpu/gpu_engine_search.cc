@@ -145,6 +145,8 @@ GpuEngine::CyclePlan GpuEngine::PlanCycles(const SieveCycle& cycle, const UnitSp
 
 Status GpuEngine::Prepare(const UnitSpec& spec) {
   STATUS_TRY(ValidateUnitSpec(spec));
+  // A device whose own record table failed its checks searches nothing more.
+  if (!self_records_refused_.ok()) return self_records_refused_;
   CUDA_TRY(cudaSetDevice(options_.device));
   UnitSpec unit = spec;
   if (UsesSelfRecords(spec)) {
@@ -167,6 +169,8 @@ Status GpuEngine::Prepare(const UnitSpec& spec) {
 Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const ProgressFn& progress,
                          const std::atomic<bool>* cancel) {
   STATUS_TRY(ValidateUnitSpec(spec));
+  // A device whose own record table failed its checks searches nothing more.
+  if (!self_records_refused_.ok()) return self_records_refused_;
   CUDA_TRY(cudaSetDevice(options_.device));
   if (UsesSelfRecords(spec)) {
     STATUS_TRY(EnsureSelfRecords());
