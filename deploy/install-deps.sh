@@ -13,7 +13,14 @@ PACKAGES=(
   gnuplot-nox
   systemd python3-yaml
   chromium chromium-driver python3-selenium
+  # deploy_slurm_real: a one-node Slurm (auth/none, no munge needed)
+  slurmctld slurmd slurm-client
+  # deploy_systemd_real: systemd booted in a podman container (runc) on a debootstrap root
+  podman runc debootstrap
 )
+# deploy_kubernetes_manifests validates offline with npm packages (deploy/kubernetes/validate):
+# Debian's npm where no Node.js with npm is installed already.
+if ! command -v npm >/dev/null 2>&1; then PACKAGES+=(nodejs npm); fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
