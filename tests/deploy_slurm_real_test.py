@@ -6,7 +6,8 @@ proctrack/linuxproc and task/none: no cgroups; select/cons_tres with two fake GP
 devices made with mknod that stand in for /dev/nvidia*; AuthInfo=cred_expire=10 so that a
 requeued task runs again after about 11 s instead of 2 minutes). The node is declared with this
 machine's CPUs, so the script's own requests must fit a 2-CPU node. A real collatz-server gets
-[1, 2^RANGE_BITS) as delay units; the script is submitted as an array of two tasks with
+delay units from 1 on, fed in blocks of 2^32 while the test still needs a task to be busy (so
+the test does not depend on this machine's speed); the script is submitted as an array of two tasks with
 COLLATZ_BACKEND=cpu and the rest of its defaults (GPU request included), with a time limit of
 2 minutes and the time-limit warning 60 s before it (--time=2 --signal=B:USR1@60 on the
 command line, the way an operator shortens a test job), so Slurm itself sends the warning in
@@ -41,8 +42,9 @@ import time
 
 from deploy_checks import fail, finish
 
-RANGE_BITS = 32
-UNIT_BITS = 28
+BLOCK = 1 << 32      # submitted in blocks of 2^32 numbers while the test needs work running
+UNIT_BITS = 28       # about 1 s per unit with 2 threads here
+MAX_END = 1 << 37    # bound on the work fed
 SKIP = 77
 
 
@@ -313,7 +315,18 @@ def main():
                 raise RuntimeError(f"collatzctl {' '.join(args)}: exit {r.returncode}: {r.stdout}{r.stderr}")
             return r
 
-        ctl("submit", "--from", "1", "--to", f"2^{RANGE_BITS}", "--kinds", "delay", "--unit-size", f"2^{UNIT_BITS}")
+        end = [1]
+
+        def feed():
+            """Keeps at least 8 units pending (while the test needs a running task)."""
+            m = re.search(r"(\d+) pending", ctl("status").stdout)
+            if (m is None or int(m.group(1)) < 8) and end[0] < MAX_END:
+                ctl("submit", "--from", str(end[0]), "--to", str((end[0] // BLOCK + 1) * BLOCK),
+                    "--kinds", "delay", "--unit-size", f"2^{UNIT_BITS}")
+                end[0] = (end[0] // BLOCK + 1) * BLOCK
+            return False
+
+        feed()
 
         # The array, as an operator submits it, with the CPU backend and a short time limit.
         spool_root = os.path.join(tmp, "spool")
@@ -341,8 +354,8 @@ def main():
         if not cluster.wait(lambda: state(t0) == "RUNNING", 60):
             fail(f"task 0 never ran: {cluster.job(t0)}")
             return
-        log(f"task 0 running: {cluster.job(t0).get('NodeList')}, TRES {cluster.job(t0).get('AllocTRES')}")
-        if not cluster.wait(lambda: "requeueing" in text(t0), 150, 1):
+        log(f"task 0 running: {cluster.job(t0).get('NodeList')}, TRES {cluster.job(t0).get('TRES')}")
+        if not cluster.wait(lambda: feed() or "requeueing" in text(t0), 150, 1):
             fail(f"task 0 was not drained and requeued by the time-limit warning; state {state(t0)}; log:\n{text(t0)[-3000:]}")
             return
         log("task 0 drained and requeued itself after the time-limit warning")
@@ -350,17 +363,18 @@ def main():
         instance = open(os.path.join(spool0, "instance-id")).read() if os.path.exists(os.path.join(spool0, "instance-id")) else None
 
         # While task 0 waits to come back, task 1 runs: cancel it after it has done some work.
-        if not cluster.wait(lambda: state(t1) == "RUNNING", 90):
+        if not cluster.wait(lambda: feed() or state(t1) == "RUNNING", 90):
             fail(f"task 1 never ran: {cluster.job(t1)}")
         else:
-            cluster.wait(lambda: re.search(r"acknowledged|accepted|finished unit|unit \d+ done", text(t1), re.I), 40, 1)
-            time.sleep(3)
+            cluster.wait(lambda: feed() or len(re.findall(r"result sent: accepted", text(t1))) >= 2, 60, 1)
+            feed()
             log("scancel task 1")
             cluster.run(["scancel", t1])
             if not cluster.wait(lambda: state(t1) == "CANCELLED", 60):
                 fail(f"task 1 not CANCELLED after scancel: {cluster.job(t1)}")
 
-        # Task 0 comes back and finishes the range.
+        # Task 0 comes back and finishes the range (no more work is fed).
+        log(f"work fed: [1, {end[0]}) ({end[0] // BLOCK} blocks of 2^32)")
         done = ctl("status", "--wait", "420", check=False)
         print(done.stdout.strip(), flush=True)
         if done.returncode != 0:
@@ -404,18 +418,18 @@ def main():
         results = con.execute("SELECT count(*), count(DISTINCT unit_id) FROM unit_results").fetchone()
         accepted = sum(int(n) for (n,) in con.execute("SELECT numbers FROM throughput"))
         con.close()
-        size = (1 << RANGE_BITS) - 1
+        size = end[0] - 1
         print(f"{len(units)} units, {results[0]} results, accepted numbers {accepted} (range {size})", flush=True)
         if any(s != "finished" for _, _, s in units):
             fail(f"units not finished: {[u for u in units if u[2] != 'finished']}")
         cursor = 1
         for b, e, _ in units:
             if b != cursor:
-                fail(f"units do not tile [1, 2^{RANGE_BITS}): a unit starts at {b}, expected {cursor}")
+                fail(f"units do not tile [1, {end[0]}): a unit starts at {b}, expected {cursor}")
                 break
             cursor = e
-        if cursor != 1 << RANGE_BITS:
-            fail(f"units end at {cursor}, want 2^{RANGE_BITS}")
+        if cursor != end[0]:
+            fail(f"units end at {cursor}, want {end[0]}")
         if results[0] != len(units) or results[1] != len(units):
             fail(f"{results[0]} results for {len(units)} units")
         if accepted != size:
@@ -424,8 +438,8 @@ def main():
         got = ctl("server-records", "--kind", "delay", "--format", "csv")
         rows = [l.split(",") for l in got.stdout.strip().splitlines() if l and not l.startswith("n,")]
         records = [(int(n), int(d)) for n, d, *_ in rows]
-        want = reference_delay(a.data, 1 << RANGE_BITS)
-        print(f"{len(records)} final delay records below 2^{RANGE_BITS}, reference {len(want)}", flush=True)
+        want = reference_delay(a.data, end[0])
+        print(f"{len(records)} final delay records below {end[0]}, reference {len(want)}", flush=True)
         if records != want:
             fail(f"delay records differ from shared/data: first difference "
                  f"{next(((x, y) for x, y in zip(records, want) if x != y), (len(records), len(want)))}")
