@@ -76,9 +76,11 @@ def libraries(binaries):
 class Container:
     def __init__(self, name):
         self.name = name
+        self.runtime = "runc"
 
     def sh(self, script, timeout=120, check=True):
-        r = subprocess.run(["podman", "exec", self.name, "/bin/sh", "-c", script], capture_output=True,
+        r = subprocess.run(["podman", "--runtime", self.runtime, "exec", self.name, "/bin/sh", "-c", script],
+                           capture_output=True,
                            text=True, timeout=timeout)
         if check and r.returncode != 0:
             raise RuntimeError(f"in the container: {script}: exit {r.returncode}: {r.stdout}{r.stderr}")
@@ -117,6 +119,25 @@ def env_file(shipped, changes):
             out.append(line)
     out += [f"{k}={v}\n" for k, v in changes.items() if k not in seen]
     return "".join(out)
+
+
+def pick_runtime(source, root):
+    """runc, or deploy/container/runc-no-rlimits where runc cannot set the container's resource
+    limits (a sandboxed machine without CAP_SYS_RESOURCE)."""
+    probe = ["run", "--rm", "--network", "none", "--rootfs", f"{root}:O", "/bin/true"]
+    r = subprocess.run(["podman", "--runtime", "runc", *probe], capture_output=True, text=True, timeout=120)
+    if r.returncode == 0:
+        return "runc"
+    if "error setting rlimit" not in r.stderr:
+        fail(f"podman with runc cannot run a container here: {r.stderr.strip()}")
+        return None
+    wrapper = os.path.join(source, "deploy/container/runc-no-rlimits")
+    print(f"runc cannot set resource limits here ({r.stderr.strip().splitlines()[-1]}); using {wrapper}")
+    r = subprocess.run(["podman", "--runtime", wrapper, *probe], capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        fail(f"podman with {wrapper} cannot run a container either: {r.stderr.strip()}")
+        return None
+    return wrapper
 
 
 def main():
@@ -159,7 +180,11 @@ def main():
         print(f"{len(libs)} shared libraries copied for the container: {' '.join(os.path.basename(p) for p in libs)}")
         boot = ("mount --make-rshared / && echo /usr/local/lib/collatz > /etc/ld.so.conf.d/collatz.conf "
                 "&& ldconfig && exec /sbin/init")
-        cmd = ["podman", "--runtime", "runc", "run", "-d", "--name", name, "--privileged", "--network", "none",
+        runtime = pick_runtime(a.source, a.root)
+        if runtime is None:
+            return
+        c.runtime = runtime
+        cmd = ["podman", "--runtime", runtime, "run", "-d", "--name", name, "--privileged", "--network", "none",
                "--systemd", "always", "--hostname", "collatz-systemd-test",
                "-v", f"{a.server}:/usr/local/bin/collatz-server:ro",
                "-v", f"{a.worker}:/usr/local/bin/collatz-worker:ro",
@@ -243,12 +268,17 @@ systemctl daemon-reload
         if not (w1 > w0 > 0):
             fail("collatz-server: systemd saw no WATCHDOG=1 pings")
 
-        ctl = "collatzctl --server 127.0.0.1:50051"
-        r = c.sh(f"{ctl} submit --from 1 --to {RANGE} --kinds delay --unit-size {UNIT}", check=False)
-        print(f"submit without the token: exit {r.returncode}")
-        if r.returncode == 0:
-            fail("the server accepted a submission without the token")
-        c.sh(f"{ctl} --token-file /etc/collatz/token submit --from 1 --to {RANGE} --kinds delay --unit-size {UNIT}")
+        def ctl(command, *args, token=True, check=True, timeout=120):
+            t = " --token-file /etc/collatz/token" if token else ""
+            return c.sh(f"collatzctl {command} --server 127.0.0.1:50051{t} {' '.join(args)}", check=check,
+                        timeout=timeout)
+
+        submit = ("--from", "1", "--to", RANGE, "--kinds", "delay", "--unit-size", UNIT)
+        r = ctl("submit", *submit, token=False, check=False)
+        print(f"submit without the token: exit {r.returncode}: {(r.stdout + r.stderr).strip()[-300:]}")
+        if r.returncode == 0 or not re.search(r"unauth|token|permission", r.stdout + r.stderr, re.I):
+            fail("the server did not refuse a submission without the token")
+        ctl("submit", *submit)
 
         # The worker: the ExecStartPre guard, then READY after self-tests and registration.
         t = time.time()
@@ -262,20 +292,23 @@ systemctl daemon-reload
         print(f"collatz-worker: PID {wpid}, user {wuser} (uid {wuid})")
         if wuid == 0 or wuid == uid:
             fail(f"collatz-worker runs as uid {wuid}: not its own dynamic user")
-        w0 = stamp("collatz-worker")
-        time.sleep(3)
-        if not stamp("collatz-worker") > w0 > 0:
-            fail("collatz-worker: systemd saw no WATCHDOG=1 pings")
+        wenv = c.sh(f"tr '\\0' '\\n' < /proc/{wpid}/environ | grep -E '^(WATCHDOG_USEC|NOTIFY_SOCKET|CREDENTIALS_DIRECTORY)='",
+                    check=False).stdout.split()
+        print(f"collatz-worker environment from systemd: {wenv}")
+        if "WATCHDOG_USEC=120000000" not in wenv:
+            fail("collatz-worker: systemd did not arm its watchdog (WATCHDOG_USEC=120000000)")
+        worker_started, worker_stamp = time.time(), stamp("collatz-worker")
 
         # Kill the server with SIGKILL once some units are done: systemd restarts it.
         def finished():
-            m = re.search(r"(\d+) finished", c.sh(f"{ctl} status", check=False).stdout)
+            m = re.search(r"(\d+) finished", ctl("status", check=False).stdout)
             return int(m.group(1)) if m else 0
         if not wait(lambda: finished() >= 2, 180):
             fail(f"no unit finished within 180 s:\n{c.journal('collatz-worker')}")
         before = c.show("collatz-server", "MainPID", "NRestarts")
+        count = finished()
         c.sh("systemctl kill -s SIGKILL collatz-server")
-        log(f"collatz-server (PID {before['MainPID']}) killed with SIGKILL after {finished()} finished units")
+        log(f"collatz-server (PID {before['MainPID']}) killed with SIGKILL after {count} finished units")
         back = wait(lambda: (lambda s: s["ActiveState"] == "active" and s["MainPID"] not in ("0", before["MainPID"])
                              and s)(c.show("collatz-server", "ActiveState", "MainPID", "NRestarts")), 60)
         if not back:
@@ -285,11 +318,11 @@ systemctl daemon-reload
         if int(back["NRestarts"]) != int(before["NRestarts"]) + 1:
             fail(f"NRestarts {before['NRestarts']} -> {back['NRestarts']}")
 
-        done = c.sh(f"{ctl} status --wait 600", timeout=660, check=False)
+        done = ctl("status", "--wait", "600", timeout=660, check=False)
         print(done.stdout.strip())
         if done.returncode != 0:
             fail(f"the range was not finished:\n{c.journal('collatz-worker')}")
-        got = c.sh(f"{ctl} server-records --kind delay --format csv").stdout
+        got = ctl("server-records", "--kind", "delay", "--format", "csv").stdout
         rows = [l.split(",") for l in got.strip().splitlines() if l and not l.startswith("n,")]
         records = [(int(r[0]), int(r[1])) for r in rows]
         with open(os.path.join(a.data, "delay_records.csv"), newline="") as f:
@@ -299,6 +332,29 @@ systemctl daemon-reload
             fail(f"delay records differ from shared/data (or are not final): {rows[:5]} ...")
         ws = c.show("collatz-worker", "NRestarts", "ActiveState")
         print(f"collatz-worker after the server's restart: {ws}")
+        # The worker pings at half its WatchdogSec (120 s): a ping has come after 60 s.
+        wait(lambda: time.time() - worker_started > 65, 70)
+        if not stamp("collatz-worker") > worker_stamp:
+            fail("collatz-worker: no WATCHDOG=1 ping reached systemd within 65 s (WatchdogSec=120s)")
+        else:
+            print("collatz-worker: systemd saw its WATCHDOG=1 pings")
+
+        # The watchdog enforced: with a drop-in of WatchdogSec=3s the server pings every 1.5 s;
+        # stopped with SIGSTOP it pings no more, and systemd aborts it and starts it again.
+        c.sh("mkdir -p /etc/systemd/system/collatz-server.service.d && printf '[Service]\\nWatchdogSec=3s\\n"
+             "TimeoutAbortSec=3s\\n' > /etc/systemd/system/collatz-server.service.d/watchdog-test.conf "
+             "&& systemctl daemon-reload && systemctl restart collatz-server")
+        before = c.show("collatz-server", "MainPID", "NRestarts", "WatchdogUSec")
+        c.sh(f"kill -STOP {before['MainPID']}")
+        t = time.time()
+        back = wait(lambda: (lambda s: s["ActiveState"] == "active" and s["MainPID"] not in ("0", before["MainPID"])
+                             and s)(c.show("collatz-server", "ActiveState", "MainPID", "NRestarts")), 60)
+        journal = c.journal("collatz-server", 30)
+        log(f"collatz-server stopped (SIGSTOP) with WatchdogUSec={before['WatchdogUSec']}: "
+            f"{'back as PID ' + back['MainPID'] if back else 'not back'} after {time.time() - t:.0f} s")
+        if not back or "Watchdog timeout" not in journal:
+            fail(f"the watchdog did not restart a server that stopped pinging:\n{journal}")
+        c.sh("rm -r /etc/systemd/system/collatz-server.service.d && systemctl daemon-reload")
 
         # A clean stop of each.
         for unit in ("collatz-worker", "collatz-server"):
@@ -312,7 +368,8 @@ systemctl daemon-reload
                                             "-u collatz-worker", check=False).stdout)
         log(f"done in {time.time() - started:.0f} s")
     finally:
-        subprocess.run(["podman", "rm", "-f", "-t", "10", name], capture_output=True, text=True, timeout=120)
+        subprocess.run(["podman", "--runtime", "runc", "rm", "-f", "-t", "10", name], capture_output=True, text=True,
+                       timeout=120)
         if subprocess.run(["podman", "container", "exists", name]).returncode == 0:
             fail(f"container {name} is still there after podman rm -f")
         shutil.rmtree(tmp, ignore_errors=True)

@@ -49,6 +49,16 @@ if [ "$("${podman[@]}" image inspect -f '{{index .Labels "collatz.root"}}' "$bas
     | "${podman[@]}" import --change "LABEL collatz.root=$stamp" --change 'CMD ["/bin/bash"]' - "$base" >/dev/null
 fi
 
+# runc, or runc without the resource limits where runc cannot set them (deploy/container/runc-no-rlimits).
+if ! out=$("${podman[@]}" run --rm --network none --rootfs "$root:O" /bin/true 2>&1); then
+  if echo "$out" | grep -q 'error setting rlimit'; then
+    say "runc cannot set resource limits here; using deploy/container/runc-no-rlimits"
+    podman=(podman --runtime "$(pwd)/deploy/container/runc-no-rlimits")
+  else
+    say "podman with runc cannot run a container here: $out"; exit 3
+  fi
+fi
+
 # 2. The image, from the files git knows (tracked and untracked-not-ignored: no build trees).
 mkdir "$tmp/context"
 git ls-files -z --cached --others --exclude-standard | xargs -0 -r tar -cf - --no-recursion 2>/dev/null \
