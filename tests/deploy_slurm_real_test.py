@@ -228,7 +228,8 @@ PartitionName=test Nodes={self.node} Default=YES MaxTime=INFINITE State=UP
 
 
 def ours(env_entry, path):
-    """PIDs of processes with env_entry in their environment or path in their command line."""
+    """PIDs of processes with an environment entry starting with env_entry, or path in their
+    command line."""
     me = os.getpid()
     found = []
     for d in os.listdir("/proc"):
@@ -239,7 +240,7 @@ def ours(env_entry, path):
             cmd = open(f"/proc/{d}/cmdline", "rb").read()
         except OSError:
             continue
-        if env_entry.encode() in env or path.encode() in cmd:
+        if any(e.startswith(env_entry.encode()) for e in env) or path.encode() in cmd:
             found.append(int(d))
     return found
 
@@ -272,13 +273,35 @@ def main():
     script = os.path.join(a.source, "deploy/slurm/collatz-worker.sbatch")
     tmp = tempfile.mkdtemp(prefix="collatz-slurm-real-")
     os.chmod(tmp, 0o755)
+    with open(os.path.join(tmp, "owner.pid"), "w") as f:
+        f.write(str(os.getpid()))
     cluster = Cluster(tmp)
     server = None
     started = time.time()
 
+    # Leftovers of an earlier run of this test that was killed before its cleanup (its
+    # owner.pid no longer runs; a run still going on is left alone).
+    base = tempfile.gettempdir()
+    for d in os.listdir(base):
+        owner = os.path.join(base, d, "owner.pid")
+        if not d.startswith("collatz-slurm-real-") or not os.path.exists(owner):
+            continue
+        if os.path.exists(f"/proc/{open(owner).read().strip()}"):
+            continue
+        for pid in ours(f"SLURM_CONF={os.path.join(base, d)}/", os.path.join(base, d)):
+            try:
+                os.kill(pid, signal.SIGKILL)
+                print(f"killed process {pid} left by an earlier run of this test in {d}")
+            except ProcessLookupError:
+                pass
+        shutil.rmtree(os.path.join(base, d), ignore_errors=True)
+
+    # Cleanup must run even when ctest's timeout (900 s) comes: stop on our own before it.
     def on_term(signum, frame):
-        raise KeyboardInterrupt(f"signal {signum}")
+        raise KeyboardInterrupt(f"signal {signum}" if signum != signal.SIGALRM else "the test's own 780 s limit")
     signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGALRM, on_term)
+    signal.alarm(780)
     try:
         cluster.write_config()
         if not cluster.start():
@@ -449,6 +472,7 @@ def main():
     except KeyboardInterrupt as e:
         fail(f"interrupted ({e})")
     finally:
+        signal.alarm(0)
         if server is not None and server.poll() is None:
             server.send_signal(signal.SIGTERM)
             try:

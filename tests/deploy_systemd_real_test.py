@@ -35,6 +35,7 @@ import csv
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -164,6 +165,22 @@ def main():
         fail(f"deploy/container/debian-root.sh: exit {r.returncode}")
         return
     log(f"root ready in {time.time() - started:.0f} s")
+
+    # Containers of an earlier run of this test that was killed before its cleanup.
+    left = subprocess.run(["podman", "ps", "-a", "--format", "{{.Names}}", "--filter", "name=^collatz-systemd-test-"],
+                          capture_output=True, text=True).stdout.split()
+    for old in left:
+        if os.path.exists(f"/proc/{old.rsplit('-', 1)[-1]}"):
+            continue  # its test is still running
+        subprocess.run(["podman", "rm", "-f", "-t", "0", old], capture_output=True)
+        print(f"removed container {old} left by an earlier run of this test")
+
+    # Cleanup must run even when ctest's timeout comes: stop on our own 10 minutes from here.
+    def on_signal(signum, frame):
+        raise KeyboardInterrupt("signal %d" % signum if signum != signal.SIGALRM else "the test's own 600 s limit")
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGALRM, on_signal)
+    signal.alarm(600)
 
     tmp = tempfile.mkdtemp(prefix="collatz-systemd-real-")
     os.chmod(tmp, 0o755)
@@ -367,7 +384,10 @@ systemctl daemon-reload
         print("--- journal (tail)\n" + c.sh("journalctl --no-pager -n 25 -o short-precise -u collatz-server "
                                             "-u collatz-worker", check=False).stdout)
         log(f"done in {time.time() - started:.0f} s")
+    except KeyboardInterrupt as e:
+        fail(f"interrupted ({e})")
     finally:
+        signal.alarm(0)
         subprocess.run(["podman", "--runtime", "runc", "rm", "-f", "-t", "10", name], capture_output=True, text=True,
                        timeout=120)
         if subprocess.run(["podman", "container", "exists", name]).returncode == 0:
