@@ -35,7 +35,8 @@ data=$(cd .. && pwd)/shared/data
 tmp=$(mktemp -d /tmp/collatz-image-XXXXXX)
 chmod 755 "$tmp"
 cleanup() {
-  "${podman[@]}" rm -f -t 10 "$tag-worker" "$tag-server" >/dev/null 2>&1 || true
+  # One at a time: podman 4.3's `rm -f A B` stops at a missing A and leaves B.
+  for c in "$tag-worker" "$tag-server"; do "${podman[@]}" rm -f -t 10 "$c" >/dev/null 2>&1 || true; done
   rm -rf "$tmp"
 }
 trap cleanup EXIT
