@@ -72,7 +72,7 @@ class Fleet:
         self.db = os.path.join(work, "fleet.db")
 
     def ctl(self, *argv, check=True):
-        cmd = [self.a.ctl] + list(argv[:1]) + ["--server", self.addr, "--token-file", self.admin_token] + list(argv[1:])
+        cmd = [self.a.ctl] + list(argv) + ["--server", self.addr, "--token-file", self.admin_token]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
         if check and r.returncode != 0:
             fail("%s: rc %d: %s %s" % (" ".join(cmd), r.returncode, r.stdout, r.stderr))
