@@ -83,6 +83,7 @@ grpc::Status WorkerClient::Register(Registration* out) {
   req.set_work_hash_version(kWorkHashVersion);
   req.set_instance_id(identity_.instance_id);
   req.set_unit_sieve_bits(identity_.unit_sieve_bits);
+  req.set_build_flavour(identity_.build_flavour);
   v1::RegisterResponse resp;
   grpc::Status st = stub_->Register(&ctx, req, &resp);
   if (!st.ok()) return st;

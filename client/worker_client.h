@@ -32,6 +32,9 @@ struct WorkerIdentity {
   // Whether the worker searches each unit with the width its lease names (Lease::sieve_bits);
   // a server whose units have several widths refuses workers that do not.
   bool unit_sieve_bits = false;
+  // What makes the binary unfit for a real campaign (worker/build_flavour.h): "" for a
+  // release build; a coordinator refuses others unless started with --allow-test-builds.
+  std::string build_flavour;
 };
 
 struct Registration {

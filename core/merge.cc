@@ -104,7 +104,12 @@ MergedRecords MergeRecords(const std::vector<TrustedImport>& imports, const std:
   const u128 cp = out.class_covered_prefix;
   bool have_prev = false;
   u128 prev = 0;
-  for (uint32_t d = 0; d <= max_delay; ++d) {
+  for (uint32_t d = 0;; ++d) {
+    // Past the largest class any unit or import reported, no odd n below the class prefix
+    // has delay d (its unit would have reported it, or a smaller member of its class), so
+    // the doublings of the last record are the records there while they stay below it
+    // (classrec(950) = 2 * 63728127 in [1, 2^27), where no odd n of delay 950 lies).
+    if (d > max_delay && (!have_prev || prev > kU128Max / 2 || 2 * prev >= cp)) break;
     bool have = false;
     u128 x = 0;
     if (auto it = imported.find(d); it != imported.end()) {

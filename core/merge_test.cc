@@ -108,6 +108,40 @@ TEST_F(MergeTest, RandomSplitsInAnyOrderGiveTheSameRecords) {
   }
 }
 
+// Below every covered prefix the final class records are exactly the brute force's, the top
+// ones included when they are doublings past every class the units reported (classrec(d) =
+// 2 classrec(d - 1) with no odd n of delay d below the prefix).
+TEST_F(MergeTest, EveryPrefixHasExactlyTheClassRecordsBelowIt) {
+  CpuEngine engine(tables_, CpuEngineOptions{2, 1 << 14});
+  std::vector<FinishedUnit> done;
+  int top_doublings = 0;
+  // Prefixes just above the even delay records below 2^22 (2, 6, 18, 54: each doubles the
+  // record before it), then every 2^11.
+  const std::vector<u128> first_ends = {3, 7, 19, 55};
+  for (u128 begin = 1; begin < Pow2(kBits);) {
+    u128 end = std::min<u128>(Pow2(kBits), (begin | (Pow2(11) - 1)) + 1);
+    for (u128 e : first_ends) {
+      if (e > begin) {
+        end = e;
+        break;
+      }
+    }
+    UnitSpec spec = SpecFromKnowledge(MergeRecords({}, done), begin, end, Kinds::kDelayAndClass);
+    FinishedUnit u{spec.begin, spec.end, Kinds::kDelayAndClass, {}};
+    ASSERT_TRUE(engine.Search(spec, &u.result).ok());
+    done.push_back(u);
+    const MergedRecords m = MergeRecords({}, done);
+    std::vector<Record> want;
+    for (const Record& r : brute_->class_records) {
+      if (r.n < m.class_covered_prefix) want.push_back(r);
+    }
+    ASSERT_EQ(m.class_final, want) << "class prefix " << ToDecimal(m.class_covered_prefix);
+    if (!want.empty() && want.back().n % 2 == 0) ++top_doublings;
+    begin = end;
+  }
+  EXPECT_GT(top_doublings, 0);  // the case above happened
+}
+
 TEST_F(MergeTest, PartialCoverageGivesCandidatesAboveThePrefix) {
   // [1, 2^20) and [2^21, 2^22): final below 2^20 only.
   CpuEngine engine(tables_, CpuEngineOptions{2, 1 << 14});

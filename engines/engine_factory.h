@@ -62,7 +62,8 @@ Status BuildSearchTables(const std::string& sieve_file, int sieve_bits, std::sha
 
 // Tables for a GPU engine with a sieve of `sieve_bits` built on the device, sharing `delay`
 // (step and tail tables) when given. They lack the host's mod-9 offset table, which only CPU
-// engines read (SearchTables::WithCpuOffsets adds it). FailedPrecondition without CUDA.
+// engines read (SearchTables::WithCpuOffsets adds it). FailedPrecondition without CUDA;
+// Corruption when the sieve the device built fails its check (core/sieve_check.h).
 constexpr int kMinGpuBuiltSieveBits = 23;  // from here on seconds on the host
 constexpr int kMaxGpuBuiltSieveBits = 30;
 static_assert(kMaxUnitSieveBits <= kMaxGpuBuiltSieveBits, "every unit width can be built on a GPU");

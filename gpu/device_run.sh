@@ -1,7 +1,9 @@
 #!/bin/bash
 # Runs on the GPU machine from the repository root (see docs/PERFORMANCE.md, GPU section):
 # the binaries, libgmp and the reference CSVs travel in .carry/gpu (built on the dev host).
-#   gpu/device_run.sh test|stats|known|mutation|bench|full|all   (logs under $OUT)
+#   gpu/device_run.sh test|sieve|stats|known|mutation|bench|full|all   (logs under $OUT)
+# sieve: the device-built sieves against Sieve::Generate at every unit width up to 30 bits and
+# against the compiled-in fingerprints (gpu_sieve_test; Generate at 30 bits is the slow part).
 # known: the known-answer suite in the production configuration (gpu_known_answer_test);
 # mutation: the same suite built with COLLATZ_GPU_MUTATION=1 and =2
 # (gpu_known_answer_test_m1, _m2 beside it), which must fail.
@@ -15,6 +17,10 @@ summary=()
 if [[ $mode == test || $mode == all ]]; then
   timeout 400 ./gpu_engine_test --gtest_filter=-*WholeRange* 2>&1 | tee "$OUT/test.log" | grep -E "^\[ *(OK|FAILED|PASSED|SKIPPED) *\]|Failure|Expected|Which is|gpu:|cpu:" | cut -c1-400 | tail -60
   summary+=("test rc=$?")
+fi
+if [[ $mode == sieve || $mode == all ]]; then
+  timeout 500 ./gpu_sieve_test 2>&1 | tee "$OUT/sieve.log" | grep -E "^\[ *(OK|FAILED|PASSED|SKIPPED) *\]|Failure|^k [0-9]+:" | tail -30
+  summary+=("sieve rc=$?")
 fi
 if [[ $mode == stats || $mode == all ]]; then
   timeout 300 ./gpu_stats_test 2>&1 | tee "$OUT/stats.log" | grep -E "^\[ *(OK|FAILED|PASSED|SKIPPED) *\]|Failure" | tail -30

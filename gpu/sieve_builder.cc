@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/sieve_check.h"
 #include "core/step_table.h"
 #include "core/tail_table.h"
 #include "gpu/cuda_memory.h"
@@ -112,6 +113,9 @@ Status BuildDeviceSearchTables(int device, int sieve_bits, std::shared_ptr<const
   auto tables = std::make_shared<SearchTables>();
   std::shared_ptr<DeviceSieve> on_device;
   STATUS_TRY(BuildSieveOnDevice(sieve_bits, &tables->sieve, &on_device));
+  // Every GPU-built sieve is checked against Sieve::Generate's before its tables are used
+  // (core/sieve_check.h: its fingerprint, and random residues against the definition).
+  STATUS_TRY(CheckBuiltSieve(*tables->sieve, "GPU-built sieve (device " + std::to_string(device) + ")"));
   tables->device_sieve = std::move(on_device);
   tables->delay = delay != nullptr ? std::move(delay)
                                    : std::make_shared<FastDelay>(std::make_shared<StepTable>(kDefaultStepBits),

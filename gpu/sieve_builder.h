@@ -23,7 +23,10 @@ Status BuildSieveOnDevice(int bits, std::shared_ptr<const Sieve>* out,
 // Search tables for the GPU engine with such a sieve, built on `device`: `delay` (the step
 // and tail tables) shared when given, else core's defaults; without the host's mod-9 offset
 // table (only the CPU engine reads it; SearchTables::WithCpuOffsets adds it), with the device's
-// copy of the sieve (SearchTables::device_sieve) for the engine's entries.
+// copy of the sieve (SearchTables::device_sieve) for the engine's entries. The sieve is
+// checked first (core/sieve_check.h: CheckBuiltSieve; H200 host: 0.04 / 0.22 / 0.76 s at 25 /
+// 28 / 30 bits, the build itself 0.02 / 0.30 / 1.04 s); a mismatch with Sieve::Generate's
+// is an error (Corruption) and no tables are made.
 Status BuildDeviceSearchTables(int device, int sieve_bits, std::shared_ptr<const FastDelay> delay,
                                std::shared_ptr<const SearchTables>* out);
 

@@ -227,6 +227,12 @@ std::string Coordinator::NewToken() {
 }
 
 grpc::Status Coordinator::Register(const WorkerDescription& d, int64_t* worker_id) {
+  if (!d.build_flavour.empty() && !options_.allow_test_builds) {
+    return grpc::Status(StatusCode::FAILED_PRECONDITION,
+                        "worker binary is a " + d.build_flavour + " build (" + d.binary_version +
+                            "), not fit to search a campaign; a server started with --allow-test-builds (tests "
+                            "only) takes it");
+  }
   if (d.sieve_bits != sieve_bits()) {
     return grpc::Status(StatusCode::FAILED_PRECONDITION,
                         "worker sieve width " + std::to_string(d.sieve_bits) + " differs from the server's " +

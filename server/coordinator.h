@@ -76,6 +76,9 @@ struct CoordinatorOptions {
   // widths stored with units by a run with other options); the server: a generated sieve
   // sharing the base tables' step and tail tables. Needed only when there is such a width.
   std::function<Status(int sieve_bits, std::shared_ptr<const SearchTables>* out)> build_tables;
+  // Whether workers of a test, debug or mutation build (WorkerDescription::build_flavour)
+  // may register: collatz-server --allow-test-builds, for tests only.
+  bool allow_test_builds = false;
 };
 
 struct WorkerDescription {
@@ -93,6 +96,9 @@ struct WorkerDescription {
   // The stored token it authenticated with (server/auth.h Caller::token_name); "" for the
   // shared token and when authentication is off. An identity of the worker when not "".
   std::string token_name;
+  // The binary's build flavour (RegisterRequest.build_flavour): "" for a release build.
+  // Others are refused unless CoordinatorOptions::allow_test_builds.
+  std::string build_flavour;
 };
 
 // A unit of a stats job as a worker computes it: every batch of [begin, end).

@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   int max_failures = 3, sieve_bits = kDefaultSieveBits, stats_audit_batches = 4, referee_threads = 1;
   int class_sieve_bits = engines::kWideUnitClassSieveBits;
   bool insecure = false;
+  bool allow_test_builds = false;
   app.add_option("--listen", listen, "Address to listen on (host:port)")->capture_default_str();
   app.add_option("--db", db_path, "Record database (SQLite; created if missing)")->required();
   app.add_option("--token-file", token_file,
@@ -106,6 +107,9 @@ int main(int argc, char** argv) {
                  "Serve the web dashboard and its JSON API on this address (host:port; port 0 picks one; "
                  "the --token-file token is required there too); none: not served");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off")->capture_default_str();
+  app.add_flag("--allow-test-builds", allow_test_builds,
+               "Let workers of a test, debug or GPU-mutation build register (they say so at registration); "
+               "for tests only: their results may be wrong by design");
   CLI11_PARSE(app, argc, argv);
 
   auto logger = spdlog::stderr_color_mt("collatz-server");
@@ -180,6 +184,7 @@ int main(int argc, char** argv) {
   options.audit_fraction = audit_fraction;
   ParseDoubleCheck(double_check_text, &options.double_check);  // CLI::IsMember checked it
   options.adaptive_floor = adaptive_floor;
+  options.allow_test_builds = allow_test_builds;
   options.merge_interval_ms = 1000;
   options.default_stats_unit_size = stats_unit_size;
   options.stats_audit_batches = stats_audit_batches;
@@ -285,6 +290,8 @@ int main(int argc, char** argv) {
     spdlog::info("results count once checked by a worker of another host, GPU and token: give each host its own "
                  "token (collatzctl tokens add); a fleet of one host checks nothing (--double-check none)");
   }
+               ToDecimal(unit_size), lease_seconds, audit_fraction);
+  if (allow_test_builds) spdlog::warn("--allow-test-builds: workers of test, debug and mutation builds may register");
   (void)platform::NotifyReady("listening on " + listen + " (port " + std::to_string(port) + ")");  // systemd Type=notify
 
   // Expired leases go back to the queue even when nobody asks for work.

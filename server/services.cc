@@ -66,6 +66,7 @@ grpc::Status WorkerService::Register(grpc::ServerContext* ctx, const v1::Registe
   d.work_hash_version = req->work_hash_version();
   d.instance_id = req->instance_id();
   d.unit_sieve_bits = req->unit_sieve_bits();
+  d.build_flavour = req->build_flavour();
   int64_t id = 0;
   grpc::Status st = c_->Register(d, &id);
   if (!st.ok()) return st;

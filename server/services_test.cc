@@ -141,6 +141,25 @@ TEST_F(ServicesTest, RegisterRefusesAnotherWorkHashVersion) {
   EXPECT_EQ(c_->ListWorkers()[0].w.work_hash_version, kWorkHashVersion);
 }
 
+// The build flavour crosses the wire: a test build is refused (no --allow-test-builds here).
+TEST_F(ServicesTest, RegisterRefusesATestBuild) {
+  auto stub = v1::Worker::NewStub(channel_);
+  v1::RegisterRequest req;
+  req.set_host("tester");
+  req.set_backend("cpu");
+  req.set_sieve_bits(12);
+  req.set_work_hash_version(kWorkHashVersion);
+  req.set_unit_sieve_bits(true);
+  req.set_build_flavour("test");
+  v1::RegisterResponse resp;
+  grpc::ClientContext ctx;
+  client::AddToken(&ctx, kToken);
+  grpc::Status st = stub->Register(&ctx, req, &resp);
+  EXPECT_EQ(st.error_code(), StatusCode::FAILED_PRECONDITION);
+  EXPECT_NE(st.error_message().find("is a test build"), std::string::npos) << st.error_message();
+  EXPECT_TRUE(c_->ListWorkers().empty());
+}
+
 TEST_F(ServicesTest, BadRequestsGetPreciseCodes) {
   EXPECT_EQ(Submit(kToken, 5, 5).error_code(), StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(Submit(kToken, 9, 5).error_code(), StatusCode::INVALID_ARGUMENT);

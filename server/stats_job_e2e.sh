@@ -22,8 +22,9 @@ export COLLATZ_TOKEN=stats-e2e-token
 fail() { echo "FAILED: $*"; for f in *.log; do echo "--- $f"; tail -30 "$f"; done; exit 1; }
 
 # Port 0: the server binds a free port and logs it ("listening on 127.0.0.1:0 (port N)").
-"$SERVER" --listen 127.0.0.1:0 --db stats.db --double-check none --token-file tok --stats-unit-size 2^20 --lease-seconds 4 \
-  2>>server.log &
+# --allow-test-builds: the crashing and the lying worker are collatz-worker-test, a test build.
+"$SERVER" --listen 127.0.0.1:0 --db stats.db --double-check none --token-file tok --stats-unit-size 2^20 \
+  --lease-seconds 4 --allow-test-builds 2>>server.log &
 echo $! > server.pid
 started=0
 for _ in $(seq 150); do

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   int lie_after = 0;
   LieKind lie = LieKind::kNone;
   WorkerSeams seams;
+  seams.test_binary = true;  // its flavour is "test": a coordinator needs --allow-test-builds
   seams.add_flags = [&](CLI::App* app) {
     app->add_flag("--test-crash-after-spool", crash_after_spool, "SIGKILL itself right after spooling a result");
     app->add_flag("--test-lie-stats", lie_in_stats, "Report a wrong sum in the last batch of every stats result");

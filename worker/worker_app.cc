@@ -16,6 +16,7 @@
 #include "client/worker_client.h"
 #include "engines/engine_factory.h"
 #include "platform/systemd_notify.h"
+#include "worker/build_flavour.h"
 #include "worker/build_version.h"
 #include "worker/gpu_discovery.h"
 #include "worker/lease_loop.h"
@@ -136,14 +137,21 @@ int WorkerMain(int argc, char** argv, const WorkerSeams& seams) {
       ->capture_default_str();
   app.add_flag("--skip-self-test", skip_self_test, "Do not run the startup known-answer test (not recommended)");
   app.add_flag("--validate-only", validate_only, "Check the flags and the token file, then exit 0 (deployment checks)");
-  app.set_version_flag("--version", COLLATZ_WORKER_BINARY_VERSION,
-                       "Print the version (and the commit built from) and exit");
+  const std::string build_flavour = BuildFlavour(ThisBuild(seams.test_binary));
+  const std::string binary_version = VersionWithFlavour(COLLATZ_WORKER_BINARY_VERSION, build_flavour);
+  app.set_version_flag("--version", binary_version,
+                       "Print the version (the commit built from, and the flavour of a test, debug or mutation "
+                       "build) and exit");
   if (seams.add_flags) seams.add_flags(&app);
   CLI11_PARSE(app, argc, argv);
 
   if (Status st = SetUpLogging(log_format, log_level); !st.ok()) {
     std::fprintf(stderr, "collatz-worker: %s\n", st.message().c_str());
     return kExitUsage;
+  }
+  if (!build_flavour.empty()) {
+    spdlog::warn("{} is a {} build: not fit to search a campaign (servers refuse it without --allow-test-builds)",
+                 binary_version, build_flavour);
   }
   if (backend != "gpu" && backend != "cpu" && backend != "auto") {
     spdlog::error("--backend must be gpu, cpu or auto, not {}", backend);
@@ -323,7 +331,8 @@ int WorkerMain(int argc, char** argv, const WorkerSeams& seams) {
     return finish(kExitFatal);
   }
   identity.driver = driver;
-  identity.binary_version = COLLATZ_WORKER_BINARY_VERSION;
+  identity.binary_version = binary_version;
+  identity.build_flavour = build_flavour;
   identity.backend = use_gpu ? "gpu" : "cpu";
   identity.sieve_bits = tables->sieve->bits();
   identity.unit_sieve_bits = true;  // each lane searches a unit with the engine of its width

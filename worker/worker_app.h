@@ -19,6 +19,9 @@ class App;
 namespace collatz::worker {
 
 struct WorkerSeams {
+  // collatz-worker-test: a test build (worker/build_flavour.h), said in --version and at
+  // registration, which a coordinator refuses unless started with --allow-test-builds.
+  bool test_binary = false;
   // Adds flags to the command line before it is parsed.
   std::function<void(CLI::App*)> add_flags;
   // After parsing: may wrap each lane's stats engine, and the spool the lanes write to.

@@ -106,9 +106,22 @@ TEST(WorkerEndToEnd, SearchesARangeExactlyWithJsonLogsAndMetrics) {
   EXPECT_NE(final_log.find("cpu: unit 1 [1, 1048576) done in"), std::string::npos) << final_log;
 }
 
+// collatz-worker-test is a test build: a server refuses it unless told --allow-test-builds
+// (the tests below that run it pass the flag), and the worker stops.
+TEST(WorkerEndToEnd, TestBuildIsRefusedWithoutTheFlag) {
+  TempDir dir;
+  Server server(dir.path(), 0, "server.log");
+  ASSERT_TRUE(server.ok()) << server.child().output();
+  Child tester(COLLATZ_TEST_WORKER_BINARY, WorkerArgs(server, dir, {"--skip-self-test"}), dir.File("worker.log"));
+  ASSERT_EQ(tester.Wait(60000), 1) << tester.output();
+  EXPECT_NE(tester.output().find("is a test build"), std::string::npos) << tester.output();
+  EXPECT_NE(tester.output().find("--allow-test-builds"), std::string::npos) << tester.output();
+}
+
 TEST(WorkerEndToEnd, SpooledResultSurvivesSigkillBeforeItWasSent) {
   TempDir dir;
-  Server server(dir.path(), 0, "server.log", {"--lease-seconds", "4"});
+  // The crashing worker is collatz-worker-test: a test build.
+  Server server(dir.path(), 0, "server.log", {"--lease-seconds", "4", "--allow-test-builds"});
   ASSERT_TRUE(server.ok()) << server.child().output();
   ASSERT_EQ(server.Submit(1, Pow2(24), Pow2(21)).units(), 9u);
   {
