@@ -290,7 +290,6 @@ int main(int argc, char** argv) {
     spdlog::info("results count once checked by a worker of another host, GPU and token: give each host its own "
                  "token (collatzctl tokens add); a fleet of one host checks nothing (--double-check none)");
   }
-               ToDecimal(unit_size), lease_seconds, audit_fraction);
   if (allow_test_builds) spdlog::warn("--allow-test-builds: workers of test, debug and mutation builds may register");
   (void)platform::NotifyReady("listening on " + listen + " (port " + std::to_string(port) + ")");  // systemd Type=notify
 
