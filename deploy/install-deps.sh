@@ -3,6 +3,7 @@
 # Idempotent and non-interactive: safe to run again; installs only what is missing.
 set -euo pipefail
 
+# COLLATZ_DEPS=build (the container image's build stage): only what building needs.
 PACKAGES=(
   build-essential cmake pkg-config git ca-certificates
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
@@ -10,10 +11,21 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libgmp-dev libxxhash-dev
   prometheus-cpp-dev libsystemd-dev libcpp-httplib-dev
-  gnuplot-nox
-  systemd python3-yaml
-  chromium chromium-driver python3-selenium
 )
+if [ "${COLLATZ_DEPS:-all}" != build ]; then
+  PACKAGES+=(
+    gnuplot-nox
+    systemd python3-yaml
+    chromium chromium-driver python3-selenium
+    # deploy_slurm_real: a one-node Slurm (auth/none, no munge needed)
+    slurmctld slurmd slurm-client
+    # deploy_systemd_real: systemd booted in a podman container (runc) on a debootstrap root
+    podman runc debootstrap
+  )
+  # deploy_kubernetes_schema validates offline with pinned npm packages
+  # (deploy/kubernetes/validate): Debian's npm where no Node.js with npm is installed already.
+  if ! command -v npm >/dev/null 2>&1; then PACKAGES+=(nodejs npm); fi
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
