@@ -705,22 +705,28 @@ void RegisterAdminCommands(CLI::App& app) {
   r->add_flag("--candidates", records.candidates, "Also print candidates above the covered prefix (table, json)");
   r->callback([] { std::exit(ServerRecords(records)); });
 
-  static TokensArgs tokens_add, tokens_list, tokens_revoke;
+  // One set of arguments for the three: the connection flags go before or after the
+  // subcommand (collatzctl tokens --server S add ... or tokens add --server S ...).
+  static TokensArgs tokens;
+  TokensArgs& tokens_add = tokens;
+  TokensArgs& tokens_list = tokens;
+  TokensArgs& tokens_revoke = tokens;
   CLI::App* tk = app.add_subcommand("tokens", "Access tokens per host and role on the server (docs/CLI.md)");
   tk->require_subcommand(1);
+  AddConnectionFlags(tk, &tokens.c);
   CLI::App* ta = tk->add_subcommand("add", "Issue a token and print it (once: the server keeps only its hash)");
   AddConnectionFlags(ta, &tokens_add.c);
   ta->add_option("--name", tokens_add.name, "Its name, e.g. the host's (A-Z a-z 0-9 . _ -; never reused)")->required();
   ta->add_option("--role", tokens_add.role, "worker (the Worker service only) or admin (everything)")
       ->capture_default_str();
-  ta->callback([] { std::exit(TokensAdd(tokens_add)); });
+  ta->callback([] { std::exit(TokensAdd(tokens)); });
   CLI::App* tl = tk->add_subcommand("list", "Every token: name, role, created, revoked, last used");
   AddConnectionFlags(tl, &tokens_list.c);
-  tl->callback([] { std::exit(TokensList(tokens_list)); });
+  tl->callback([] { std::exit(TokensList(tokens)); });
   CLI::App* tr = tk->add_subcommand("revoke", "Revoke a token: refused from its next call on");
   AddConnectionFlags(tr, &tokens_revoke.c);
   tr->add_option("name", tokens_revoke.name, "The token's name")->required();
-  tr->callback([] { std::exit(TokensRevoke(tokens_revoke)); });
+  tr->callback([] { std::exit(TokensRevoke(tokens)); });
 
   static StatsFetchArgs fetch;
   CLI::App* f = app.add_subcommand(
