@@ -54,9 +54,14 @@ class LyingSpool final : public SpoolWriter {
     switch (kind_) {
       case LieKind::kOmitRecord:
       case LieKind::kSelfCheck:
+        // A record left out: the last ladder entry, or in a unit without one the last class
+        // minimum (a class record candidate), so that every unit can carry the lie.
         if (r->ladder_size() > 0) {
           r->mutable_ladder()->RemoveLast();
           what = "left the last ladder entry out";
+        } else if (r->class_minima_size() > 0) {
+          r->mutable_class_minima()->RemoveLast();
+          what = "left the last class minimum out (no ladder entry)";
         }
         break;
       case LieKind::kDropClassMinimum:

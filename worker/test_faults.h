@@ -20,7 +20,8 @@ std::unique_ptr<StatsEngine> MakeLyingStatsEngine(std::unique_ptr<StatsEngine> e
 // How a lying worker changes each search result it hands in (collatz-worker-test
 // --test-lie KIND), from its `after`-th result on (0: every one; earlier ones honest, so
 // that it earns trust first):
-//   omit-record         the last entry of the ladder left out (verification cannot see it)
+//   omit-record         the last entry of the ladder left out (verification cannot see it),
+//                       or of the class minima in a unit without ladder entries
 //   drop-class-minimum  the last class minimum left out
 //   wrong-count         one candidate more (verification refuses it)
 //   self-check          as omit-record; the process also registers as another host and GPU,
