@@ -23,6 +23,7 @@ fail() { echo "FAILED: $*"; for f in *.log; do echo "--- $f"; tail -30 "$f"; don
 
 # Port 0: the server binds a free port and logs it ("listening on 127.0.0.1:0 (port N)").
 # --allow-test-builds: the crashing and the lying worker are collatz-worker-test, a test build.
+: > server.log  # exists before the loop below reads it (set -e: a failed sed would end the script)
 "$SERVER" --listen 127.0.0.1:0 --db stats.db --double-check none --token-file tok --stats-unit-size 2^20 \
   --lease-seconds 4 --allow-test-builds 2>>server.log &
 echo $! > server.pid

@@ -20,6 +20,7 @@ echo "tokens-e2e-shared-token" > shared.tok
 unset COLLATZ_TOKEN
 fail() { echo "FAILED: $*"; for f in *.log *.txt; do [ -e "$f" ] && { echo "--- $f"; tail -30 "$f"; }; done; exit 1; }
 
+: > server.log  # exists before the loop below reads it (set -e: a failed sed would end the script)
 "$SERVER" --listen 127.0.0.1:0 --db t.db --token-file shared.tok --unit-size 2^20 --lease-seconds 10 2>>server.log &
 echo $! > server.pid
 started=0
