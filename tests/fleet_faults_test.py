@@ -7,8 +7,8 @@ host names of their own, and the liar with its own token search [1, END) with bo
 while the server and an honest worker are SIGKILLed and started again. At the end:
   - the final delay and class records equal the reference (../shared/data) below END,
     and the checked prefix is END;
-  - the liar is flagged (every kind lies in a way a check or the verifier sees), no honest
-    worker is;
+  - the liar is flagged, no honest worker is (under `adaptive` a liar whose every lie went
+    unsampled and changed no record may stay unflagged: by design, and said in the summary);
   - every result revoked is searched again (no unit is left unfinished), and with
     `all` no wrong result was ever counted (slipped = 0); with `adaptive` the number that
     slipped through by design and were revoked later is printed;
@@ -205,10 +205,17 @@ def run_one(args, policy, lie, ref_delay, ref_class):
         # Flags, checks, re-searches, from the database.
         db = sqlite3.connect("file:%s?mode=ro" % fleet.db, uri=True)
         flagged = {host: bool(f) for host, f in db.execute("SELECT host, flagged FROM workers")}
+        liar_flagged = "flagged"
         for host, f in flagged.items():
             is_liar = host.startswith("host-liar") or host.startswith("self-check-")
             if is_liar and not f:
-                fail("%s/%s: the liar %s is not flagged" % (policy, lie, host))
+                if policy != "adaptive":
+                    fail("%s/%s: the liar %s is not flagged" % (policy, lie, host))
+                # By design adaptive samples: a lie no check sampled, in a result whose left-out
+                # entry was not a record (a class minimum below which a smaller member lies in an
+                # earlier unit), changes nothing and is seen by nobody. The records are exact
+                # (checked above); the summary says so.
+                liar_flagged = "NOT flagged (its lies changed no record and no check sampled them)"
             if not is_liar and f:
                 reason = db.execute("SELECT flag_reason FROM workers WHERE host = ?", (host,)).fetchone()[0]
                 fail("%s/%s: honest worker %s is flagged: %s" % (policy, lie, host, reason))
@@ -237,11 +244,11 @@ def run_one(args, policy, lie, ref_delay, ref_class):
             fail("%s/%s: %d checks came from the token of the result they checked" % (policy, lie, self_checks))
         if policy == "all" and slipped:
             fail("all/%s: %d wrong results were counted before they were caught" % (lie, slipped))
-        print("fleet_faults %s/%s: records exact below %d; liar flagged, honest not; %d checks (%d mismatches), "
+        print("fleet_faults %s/%s: records exact below %d; liar %s, honest not; %d checks (%d mismatches), "
               "%d lies told, %d results rejected, %d revoked (%d that depended on a revoked result; %d of the liar's own "
               "had counted unchecked before its flag: lies that slipped through by design, or its honest first "
               "results); integrity ok; %.1f s" %
-              (policy, lie, END, checks, mismatches, lies, rejected, revoked, dependents, slipped, time.time() - started),
+              (policy, lie, END, liar_flagged, checks, mismatches, lies, rejected, revoked, dependents, slipped, time.time() - started),
               flush=True)
     finally:
         fleet.stop()
