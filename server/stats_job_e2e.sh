@@ -10,6 +10,7 @@
 # The crashing and the lying worker are collatz-worker-test (the same worker with fault flags).
 #   server/stats_job_e2e.sh COLLATZ_SERVER COLLATZ_WORKER COLLATZCTL COLLATZ_WORKER_TEST
 set -euo pipefail
+source "$(dirname "$(realpath "$0")")/e2e_server_start.sh"
 SERVER=$(realpath "${1:?usage: $0 COLLATZ_SERVER COLLATZ_WORKER COLLATZCTL COLLATZ_WORKER_TEST}")
 WORKER=$(realpath "${2:?}")
 CTL=$(realpath "${3:?}")
@@ -21,23 +22,9 @@ echo "stats-e2e-token" > tok
 export COLLATZ_TOKEN=stats-e2e-token
 fail() { echo "FAILED: $*"; for f in *.log; do echo "--- $f"; tail -30 "$f"; done; exit 1; }
 
-# Port 0: the server binds a free port and logs it ("listening on 127.0.0.1:0 (port N)").
 # --allow-test-builds: the crashing and the lying worker are collatz-worker-test, a test build.
-: > server.log  # exists before the loop below reads it (set -e: a failed sed would end the script)
-"$SERVER" --listen 127.0.0.1:0 --db stats.db --double-check none --token-file tok --stats-unit-size 2^20 \
-  --lease-seconds 4 --allow-test-builds 2>>server.log &
-echo $! > server.pid
-started=0
-for _ in $(seq 150); do
-  PORT=$(sed -n 's/.*listening on .* (port \([0-9]*\)).*/\1/p' server.log | head -1)
-  if [ -n "$PORT" ]; then
-    export COLLATZ_SERVER=127.0.0.1:$PORT
-    "$CTL" status >/dev/null 2>&1 && { started=1; break; }
-  fi
-  kill -0 "$(cat server.pid)" 2>/dev/null || break
-  sleep 0.2
-done
-[ "$started" = 1 ] || fail "the server did not start"
+start_server_on_free_port "$SERVER" --db stats.db --double-check none --token-file tok --stats-unit-size 2^20 \
+  --lease-seconds 4 --allow-test-builds || fail "the server did not start"
 
 out=$("$CTL" submit --kind stats --from 2^40 --to 2^40+2^22 --batch 1024)
 echo "$out"

@@ -10,6 +10,7 @@
 # of being refused, exit 2). About 20 seconds on 2 cores.
 #   server/tokens_e2e.sh COLLATZ_SERVER COLLATZ_WORKER COLLATZCTL
 set -euo pipefail
+source "$(dirname "$(realpath "$0")")/e2e_server_start.sh"
 SERVER=$(realpath "${1:?usage: $0 COLLATZ_SERVER COLLATZ_WORKER COLLATZCTL}")
 WORKER=$(realpath "${2:?}")
 CTL=$(realpath "${3:?}")
@@ -20,20 +21,7 @@ echo "tokens-e2e-shared-token" > shared.tok
 unset COLLATZ_TOKEN
 fail() { echo "FAILED: $*"; for f in *.log *.txt; do [ -e "$f" ] && { echo "--- $f"; tail -30 "$f"; }; done; exit 1; }
 
-: > server.log  # exists before the loop below reads it (set -e: a failed sed would end the script)
-"$SERVER" --listen 127.0.0.1:0 --db t.db --token-file shared.tok --unit-size 2^20 --lease-seconds 10 2>>server.log &
-echo $! > server.pid
-started=0
-for _ in $(seq 150); do
-  PORT=$(sed -n 's/.*listening on .* (port \([0-9]*\)).*/\1/p' server.log | head -1)
-  if [ -n "$PORT" ]; then
-    export COLLATZ_SERVER=127.0.0.1:$PORT
-    "$CTL" status >/dev/null 2>&1 && { started=1; break; }
-  fi
-  kill -0 "$(cat server.pid)" 2>/dev/null || break
-  sleep 0.2
-done
-[ "$started" = 1 ] || fail "the server did not start"
+start_server_on_free_port "$SERVER" --db t.db --token-file shared.tok --unit-size 2^20 --lease-seconds 10 || fail "the server did not start"
 
 # 1. Tokens issued with the shared token; each printed once, alone on stdout.
 "$CTL" tokens add --name box-a --token-file shared.tok > a.tok 2>add.txt || fail "tokens add box-a"
