@@ -153,10 +153,7 @@ grpc::Status Coordinator::RevokeResultsLocked(const std::vector<int64_t>& unit_i
       if (u.state == StoredUnitState::kFinished && u.audit == AuditState::kWanted) audit_queue_.insert(u.id);
     }
   }
-  if (!revoke.empty() || !active.empty()) {
-    Remerge();
-    published_checked_ = false;
-  }
+  if (!revoke.empty() || !active.empty()) Remerge();  // the next merge is checked afresh
   if (revoke.size() > revoked.size()) {
     spdlog::warn("{} results revoked ({}), {} more that depended on them, {} leases", revoked.size(), why,
                  revoke.size() - revoked.size(), active.size());

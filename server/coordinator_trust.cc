@@ -285,7 +285,6 @@ grpc::Status Coordinator::CheckAgainstPublishedLocked(int64_t now) {
     }
     RETURN_IF_DB_ERROR(txn->Commit(), "published check");
     spdlog::warn("published check: unit {} of worker {} {}; the worker is flagged", culprit_unit, culprit, what);
-    published_checked_ = false;
     Remerge();
   }
   return grpc::Status::OK;
