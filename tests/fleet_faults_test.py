@@ -150,7 +150,7 @@ def run_one(args, policy, lie, ref_delay, ref_class):
         liar_token = fleet.add_token("liar")
         # Adaptive: the liar is honest for its first results, so that it earns trust and
         # some lies are not checked when handed in.
-        after = ["--test-lie-after", "6"] if policy == "adaptive" else []
+        after = ["--test-lie-after", "3"] if policy == "adaptive" else []
         if lie == "self-check":
             fleet.start_worker("liar", args.test_worker, liar_token, ["--test-lie", "omit-record"] + after)
             fleet.start_worker("liar-again", args.test_worker, liar_token, ["--test-lie", "self-check"] + after)
