@@ -94,6 +94,7 @@ void RunStepModel(const Sieve& sieve, const UnitSpec& spec, u128 sample, int gro
   constexpr uint64_t kMaxSteps = 100000;
   uint64_t examined = 0, within_k = 0, within_kg = 0, walks = 0, tail_ends = 0, overflows = 0, max_steps = 0;
   double steps_all = 0, steps_walks = 0, rounds_walks = 0;
+  std::vector<uint64_t> walk_stop_at(25, 0);  // walks by T-steps beyond k + G to their first stop (24: more)
   uint64_t state = 0x243F6A8885A308D3ull;
   const auto t0 = std::chrono::steady_clock::now();
   // Evenly spread candidates (a random point in each of `sample` slices of the unit, then
@@ -145,6 +146,7 @@ void RunStepModel(const Sieve& sieve, const UnitSpec& spec, u128 sample, int gro
       ++walks;
       steps_walks += static_cast<double>(t);
       rounds_walks += static_cast<double>((t - (k + group_bits) + 23) / 24);
+      ++walk_stop_at[std::min<uint64_t>(t - (k + group_bits), 24)];
     }
   }
   const double e = static_cast<double>(std::max<uint64_t>(examined, 1)), w = static_cast<double>(std::max<uint64_t>(walks, 1));
@@ -158,6 +160,15 @@ void RunStepModel(const Sieve& sieve, const UnitSpec& spec, u128 sample, int gro
               static_cast<unsigned long>(max_steps), 100.0 * within_k / e, 100.0 * within_kg / e, 100.0 * walks / e,
               steps_walks / w, rounds_walks / w, (steps_walks - static_cast<double>(walks) * (k + group_bits)) / e,
               static_cast<unsigned long>(tail_ends), static_cast<unsigned long>(overflows));
+  // Where the walks stop: the share of them stopped within j T-steps beyond k + G (a deeper
+  // decision by sub-groups would spare those walks' rounds).
+  std::printf("step model: walks stopped within j T-steps beyond k + G:");
+  uint64_t within = 0;
+  for (int j = 1; j <= 24; ++j) {
+    within += walk_stop_at[j];
+    if (j <= 8 || j % 4 == 0) std::printf(" %d: %.1f%%", j, 100.0 * static_cast<double>(within) / w);
+  }
+  std::printf("\n");
 }
 
 int Main(int argc, char** argv) {
@@ -366,7 +377,8 @@ int Main(int argc, char** argv) {
     std::printf("join map unavailable: %s\n", stats.join_map_unavailable.c_str());
   }
   if (stats.group_launches != 0) {
-    std::printf("residue groups stopped inside their k + G shared steps: %lu; halved one step later: %lu\n",
+    std::printf("residue groups of %d bits stopped inside their k + G shared steps: %lu; halved one step later: %lu\n",
+                stats.group_bits,
                 static_cast<unsigned long>(stats.step_stopped_groups),
                 static_cast<unsigned long>(stats.half_stopped_groups));
   }

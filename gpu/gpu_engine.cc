@@ -120,7 +120,7 @@ Status GpuEngine::Init() {
   // each on an H100 host): together they were most of a short run's fixed cost (issue 23).
   struct HostTables {
     std::vector<StepEntry> steps, walk_steps;
-    std::vector<std::vector<uint64_t>> group_steps;  // by G
+    std::vector<std::vector<StepEntry>> group_steps;  // by G
     Status status;
   };
   const bool groups = o.residue_groups && QueueAllowed();
@@ -129,13 +129,7 @@ Status GpuEngine::Init() {
     h.steps = gpu::MakeStepEntries(o.step_bits);
     if (groups) {
       h.group_steps.resize(gpu::kMaxGroupBits + 1);
-      for (int g = 5; g <= WidestGroupBits(); ++g) {
-        const std::vector<StepEntry> entries = gpu::MakeStepEntries(g);
-        h.group_steps[g].resize(entries.size());
-        for (size_t i = 0; i < entries.size(); ++i) {
-          h.group_steps[g][i] = gpu::PackGroupStep(entries[i].c, entries[i].pow3, entries[i].steps);
-        }
-      }
+      for (int g = 5; g <= WidestGroupBits(); ++g) h.group_steps[g] = gpu::MakeStepEntries(g);
       if (o.group_walk_step_bits > 0) h.walk_steps = gpu::MakeStepEntries(o.group_walk_step_bits);
       if (o.group_class_checks && o.group_ancestor_checks) AncestorOptions(0);  // its one-time search (ms)
     }

@@ -82,9 +82,12 @@ struct GpuEngineOptions {
   // (128 or 256 threads). The group's last member is also checked after each of the T-steps
   // between k and k + G (a prelude kernel), where the unit's record table reaches near it
   // (lever 78); there deeper groups pay: 2^66, 2^46 numbers on an H100: 8.39e12 numbers/s
-  // at G = 16 against 7.55e12 at 13 and 7.75e12 at 17.
+  // at G = 16 against 7.55e12 at 13 and 7.75e12 at 17. What pays is about 227 members a group
+  // (deep_group_min_members), so larger units take deeper groups: at the campaign point B
+  // (docs/PERFORMANCE.md, session 26; H200) 2^48 numbers 2.697e13 at G = 16 (909 members),
+  // 2.786e13 at 17, 2.927e13 at 18 (227), 2.314e13 at 19 (113); 2^49 numbers 2.940e13 at 19.
   bool residue_groups = true;
-  int group_bits = 16;
+  int group_bits = 19;
   // The same for delay+class units (2^66, 2^44 numbers: 3.11e12 at 17, 2.96e12 at 16,
   // 2.58e12 at 13, 2.67e12 at 19 with 16-byte step entries).
   int class_group_bits = 17;
@@ -128,7 +131,9 @@ struct GpuEngineOptions {
   // Groups deeper than unchecked_group_bits pay only with those checks, so they need at least
   // this many members (class units: class_deep_group_min_members; 2^60, 2^40 class numbers:
   // 2.01e12 with 256-member groups of 13 bits, 1.81e12 with 64-member groups of 15).
-  int deep_group_min_members = 64;
+  // Delay-only: 128, so that G keeps 128 to 255 members (B, 2^46 numbers: G = 16, 227 members,
+  // 2.682e13; G = 17, 113 members, 2.418e13; session 26).
+  int deep_group_min_members = 128;
   int class_deep_group_min_members = 256;
   // Walk rounds each lane takes (drawing its group's members from registers) between two
   // warp-wide hand-outs of walking groups.
@@ -191,6 +196,7 @@ struct GpuSearchStats {
   uint64_t join_skipped_groups = 0;  // walking residue groups the join map skipped
   uint64_t step_stopped_groups = 0;  // residue groups stopped between their k-th and (k + G)-th T-step
   uint64_t half_stopped_groups = 0;  // walking residue groups of which one half stopped after k + G + 1
+  int group_bits = 0;                // the residue groups' width G (0: no group launch; the widest if several)
   int join_map_bits = 0;             // the join map's level (0: none built)
   double join_map_seconds = 0;       // the time its build took (once per engine)
   std::string join_map_unavailable;  // why the device could not hold it, if so

@@ -272,7 +272,7 @@ class GpuEngine : public SearchEngine {
   int blocks_per_sm_ = 0;
   int queue_blocks_per_sm_ = 0;
   int group_blocks_per_sm_[3] = {0, 0, 0};  // by steps a walk round (1, 2)
-  DeviceArray<uint64_t> group_steps_[gpu::kMaxGroupBits + 1];  // the G-bit step tables, G = 5 .. the widest (packed)
+  DeviceArray<StepEntry> group_steps_[gpu::kMaxGroupBits + 1];  // the G-bit step tables, G = 5 .. the widest
   DeviceArray<StepEntry> walk_steps_;       // the group walk's shared-memory table, if any
   DeviceArray<StepEntry> steps_;
   DeviceArray<uint16_t> tail_;

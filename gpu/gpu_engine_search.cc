@@ -325,6 +325,7 @@ Status GpuEngine::SearchUnit(const UnitSpec& spec, UnitResult* result, const Pro
     };
     const u128 full_begin = plan.full_begin, full_end = plan.full_end;
     const int group_bits = UnitGroupBits(plan.whole_cycles(), start, cycle.modulus(), classes, shallow_table);
+    stats_.group_bits = std::max(stats_.group_bits, group_bits);
     const int walk_bits = WalkStepBits();
     // Two table steps a walk round when every member is at least 2^(2S) after k + G steps.
     const int round_steps =

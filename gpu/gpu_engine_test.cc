@@ -771,6 +771,34 @@ TEST(GpuEngineTest, NarrowAndWidePairStepsMatchCpu) {
   }
 }
 
+// The deepest residue groups (kMaxGroupBits: their step entries' c and 3^p need 32 bits, and
+// the step between members comes near 2^64) against the CPU, delay-only at two heights and
+// delay+class at one, on units the engine plans in groups of that width (asserted).
+TEST(GpuEngineTest, DeepestGroupsMatchCpu) {
+  REQUIRE_GPU();
+  std::mt19937_64 rng(Seed() + 19);
+  SCOPED_TRACE("seed " + std::to_string(Seed()));
+  const auto tables = TablesWithSieve(5);
+  GpuEngineOptions o;
+  o.group_bits = o.class_group_bits = o.shallow_group_bits = o.unchecked_group_bits = gpu::kMaxGroupBits;
+  o.group_min_members = o.class_group_min_members = 2;
+  o.deep_group_min_members = o.class_deep_group_min_members = 2;
+  o.group_step_check_min_members = 1;
+  auto gpu = MakeGpu(o, tables);
+  for (unsigned height : {60u, 66u}) {
+    SCOPED_TRACE("height " + std::to_string(height));
+    // 2^(5 + 19) 9 x 2 numbers: whole cycles for groups of two members and more.
+    const u128 begin = Pow2(height) + static_cast<u128>(rng()) % Pow2(height - 3);
+    const u128 end = begin + (uint64_t{1} << 29) + rng() % (uint64_t{1} << 20);
+    ExpectSameOnTables(*tables, *gpu, SpecWithRecords(begin, end, Kinds::kDelay, nullptr));
+    EXPECT_EQ(LastGpuSearchStats(*gpu).group_bits, gpu::kMaxGroupBits);
+    if (height == 60) {
+      ExpectSameOnTables(*tables, *gpu, HolesNearTheFloor(SpecWithRecords(begin, end, Kinds::kDelayAndClass, &rng)));
+      EXPECT_EQ(LastGpuSearchStats(*gpu).group_bits, gpu::kMaxGroupBits);
+    }
+  }
+}
+
 // The groups that the checks inside the shared steps stop, counted on the host by their
 // definition (the last member after each T-step k + 1 .. k + G - 1, in groups whose entry
 // did not stop within k steps) for a unit that the engine plans as one group launch: whole

@@ -35,13 +35,11 @@ struct HostFinishEntry {
   uint32_t unused;
 };
 
-// The packed group step entry (LaunchParams::group_steps): c < 3^G and 3^p <= 3^G in 27 bits
-// each (3^17 < 2^27), steps <= 2G above them; so groups are at most 17 bits wide.
-constexpr int kGroupStepFieldBits = 27;
-constexpr int kMaxGroupBits = 17;
-inline uint64_t PackGroupStep(uint32_t c, uint32_t pow3, uint32_t steps) {
-  return uint64_t{c} | uint64_t{pow3} << kGroupStepFieldBits | uint64_t{steps} << (2 * kGroupStepFieldBits);
-}
+// The deepest residue groups: a G-bit step entry's c < 3^G and 3^p <= 3^G fit 32 bits, and
+// the step between members, A2 = 9 3^(p + p2) <= 9 3^(19 + 19) < 2^64 with the 19-bit sieve
+// (GpuEngine::GroupFits checks it for every unit). Groups of 18 and 19 bits keep 227 members
+// in units of 2^48 and 2^49 (docs/PERFORMANCE.md, session 26).
+constexpr int kMaxGroupBits = 19;
 
 // Per-launch totals (atomically accumulated by blocks).
 struct Accumulators {
@@ -154,9 +152,9 @@ struct LaunchParams {
   // C, and its next group_bits T-steps depend on C mod 2^group_bits alone, so the whole
   // group is decided at once after k and after k + group_bits steps. Position (rel) of
   // entry e, cycle C: (e - group_first_entry) * group_cycles + C.
-  // The 2^group_bits-entry step table, packed in 8 bytes (half the L1 footprint of a
-  // StepEntry): c | 3^p << 26 | (G + p) << 52 (G <= 16: c, 3^p < 3^16 < 2^26).
-  const uint64_t* group_steps = nullptr;
+  // The 2^group_bits-entry step table (one 16-byte load a decision; the 8-byte packing it
+  // had held c and 3^p in 27 bits each, so G <= 17).
+  const StepEntry* group_steps = nullptr;
   int group_bits = 0;
   uint32_t group_first_entry = 0, group_entries = 0, group_cycles = 0;
   uint32_t group_rounds = 0;  // (group_entries << group_bits) / 32: decision rounds of 32 groups

@@ -2,8 +2,11 @@
 # gpu/sweep.sh KINDS AT NUMBERS "config 1" "config 2" ...: one gpu_bench per config (on the
 # GPU machine, from the repository root); SUMMARY and verify lines, full log in $OUT/sweep.log.
 kinds=$1 at=$2 numbers=$3; shift 3
-cd .carry/gpu || exit 1
-export LD_LIBRARY_PATH=$PWD COLLATZ_SHARED_DATA=$PWD
+# BENCH_DIR: where gpu_bench and its libraries are (.carry/gpu; or the folder of
+# gpu/pack_real_path.sh, which keeps them in lib/ and the CSVs in data/).
+cd "${BENCH_DIR:-.carry/gpu}" || exit 1
+export LD_LIBRARY_PATH=$PWD:$PWD/lib COLLATZ_SHARED_DATA=$PWD
+[[ -d data ]] && export COLLATZ_SHARED_DATA=$PWD/data
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 for c in "$@"; do
   timeout 120 ./gpu_bench --at "$at" --numbers "$numbers" --kinds "$kinds" --baseline-numbers 0 $c 2>&1 |

@@ -522,11 +522,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
         uint64_t b2_hi = 0, b2_lo = 0, a2 = 0;
         uint32_t s2 = 0, rel = entry * P.group_cycles + q, n_walk = n, half = 0;
         if (walks) {
-          const uint64_t packed = __ldg(P.group_steps + (static_cast<uint32_t>(w_lo) & group_mask));
-          constexpr uint64_t kField = (uint64_t{1} << kGroupStepFieldBits) - 1;
-          const uint3 t2 = make_uint3(static_cast<uint32_t>(packed & kField),
-                                      static_cast<uint32_t>((packed >> kGroupStepFieldBits) & kField),
-                                      static_cast<uint32_t>(packed >> (2 * kGroupStepFieldBits)));
+          const uint4 t2 = __ldg(reinterpret_cast<const uint4*>(P.group_steps) + (static_cast<uint32_t>(w_lo) & group_mask));
           b2_hi = w_hi >> G;
           b2_lo = (w_lo >> G) | (w_hi << (64 - G));
           // Neither overflows: the engine plans G so (GpuEngine::GroupFits).
