@@ -102,3 +102,6 @@ run --at 2^66 --numbers 2^46 --kinds delay,class --sieve-bits 25 --baseline-numb
 # its units, with the host model of the walk (gpu/roofline.sh takes its ncu counters).
 run --at 28019145081685540864 --numbers 2^46 --kinds delay --baseline-numbers 0 --repeat 1 --step-model 2^20
 run --at 28019145081685540864 --numbers 2^44 --kinds delay,class --baseline-numbers 0 --repeat 1
+# Session 26: a campaign unit of 2^49 (B is a multiple of 2^49 too), whose residue groups are
+# 19 bits deep with 227 members (lever 95; the server's --unit-size 2^49, docs/OPERATIONS.md 13).
+run --at 28019145081685540864 --numbers 2^49 --kinds delay --baseline-numbers 0 --repeat 1
