@@ -1,0 +1,355 @@
+// The device tables against their definitions: the bound and stop tables, the two-step
+// walk's pair entries, the join map (host and device). Part of gpu_engine_test; GPU cases
+// skip when no GPU is present (CI).
+#include "gpu/gpu_engine_test_support.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/ancestor_bounds.h"
+#include "core/cpu_engine.h"
+#include "core/merge.h"
+#include "core/delay.h"
+#include "core/records_csv.h"
+#include "core/sieve.h"
+#include "core/step_table.h"
+#include "core/test_support.h"
+#include "core/unit_search.h"
+#include "core/early_termination.h"
+#include "gpu/bound_table.h"
+#include "gpu/gpu_baseline.h"
+#include "gpu/join_map.h"
+#include "gpu/search_kernels.h"
+#include "gpu/sieve_builder.h"
+#include "gpu/stop_tables.h"
+
+namespace collatz {
+namespace {
+
+using namespace gpu_test;  // NOLINT: the helpers of these tests
+
+// The device bound table: the CPU's with 3 sub-bits; finer tables never bound lower than
+// the true R(v) (checked against the record list directly) and never higher than the CPU's.
+TEST(GpuBoundTableTest, MatchesEarlyTerminationAndStaysValid) {
+  std::mt19937_64 rng(Seed() + 9);
+  for (unsigned bits : {20u, 40u, 60u, 64u}) {
+    const UnitSpec spec = SpecWithRecords(Pow2(bits) + 12345, Pow2(bits) + 99999, Kinds::kDelayAndClass, &rng);
+    const EarlyTermination et(spec);
+    ASSERT_EQ(BuildBoundTable(spec, 3), et.bound_table());
+    const std::vector<uint16_t> fine = BuildBoundTable(spec, 6);
+    for (int i = 0; i < 20000; ++i) {
+      const unsigned b = 1 + rng() % (bits + 1);
+      const u128 v = Pow2(b - 1) + (static_cast<u128>(rng()) << 64 | rng()) % Pow2(b - 1);
+      unsigned j = 0;
+      if (b - 1 >= 6) j = static_cast<unsigned>(v >> (b - 1 - 6)) & 63;
+      const uint16_t bound = fine[(b << 6) | j];
+      if (b - 1 >= 6) EXPECT_LE(bound, et.Bound(v));  // narrower octaves are one bucket
+      if (bound == EarlyTermination::kNoBound) continue;
+      uint32_t r = 0;  // R(v): the delay of the last record <= v
+      for (const Record& rec : spec.known_records) {
+        if (rec.n <= v) r = rec.delay;
+      }
+      EXPECT_GE(bound, r) << ToDecimal(v);
+    }
+  }
+}
+
+// The stop thresholds: v < stop_below[s] exactly when s + R(v) <= floor with R known (R
+// taken from the record list directly); the group walk's table, indexed by v mod 4, stops v
+// exactly when v >> e < stop_below[s + e] (e the zeros it counts), or, for v = 2 (mod 3),
+// also when (2v - 1) / 3 < stop_below[s - 2]; it never stops a value whose true delay is too
+// long; and before tail_from every value in the tail stops.
+TEST(GpuStopTableTest, WalkCheckIsExactAndSkipsOnlyStoppedTailValues) {
+  std::mt19937_64 rng(Seed() + 11);
+  auto random_below = [&rng](unsigned bits) {
+    const u128 x = static_cast<u128>(rng()) << 64 | rng();
+    return bits >= 128 ? x : x % Pow2(bits);
+  };
+  for (unsigned bits : {30u, 60u, 66u}) {
+    const UnitSpec spec = SpecWithRecords(Pow2(bits) + 777, Pow2(bits) + 99999, Kinds::kDelay, &rng);
+    const std::vector<ulonglong2> stop = BuildStopTable(spec, spec.floor);
+    ASSERT_EQ(stop.size(), spec.floor + 2u);
+    EXPECT_EQ(Value(stop.back()), 0u);
+    for (size_t s = 1; s < stop.size(); ++s) ASSERT_LE(Value(stop[s]), Value(stop[s - 1])) << s;
+    for (int i = 0; i < 20000; ++i) {
+      const uint32_t s = static_cast<uint32_t>(rng() % (spec.floor + 1));
+      const u128 v = random_below(1 + rng() % (bits + 2));
+      uint32_t r = 0;  // R(v)
+      for (const Record& rec : spec.known_records) {
+        if (rec.n <= v) r = rec.delay;
+      }
+      const bool can_stop = v < spec.records_complete_below && s + r <= spec.floor;
+      EXPECT_EQ(v < Value(stop[s]), can_stop) << ToDecimal(v) << " s=" << s;
+    }
+    for (int tail_bits : {16, 24}) {
+      const WalkStopTable walk = BuildWalkStopTable(stop, tail_bits);
+      const size_t rows = stop.size() + gpu::kWalkExtraRows;
+      ASSERT_EQ(walk.entries.size(), rows << gpu::kWalkRowBits);
+      ASSERT_EQ(walk.last_row, rows - 1);
+      const uint32_t m = (1u << gpu::kWalkCheckBits) - 1;
+      auto entry = [&](size_t s, uint32_t value_class, u128 v) {
+        const size_t row = std::min<size_t>(s, walk.last_row);
+        return Value(walk.entries[(row << gpu::kWalkRowBits) + (value_class << gpu::kWalkCheckBits) +
+                                  (static_cast<uint32_t>(v) & m)]);
+      };
+      auto stop_at = [&](size_t s, size_t back) {
+        return s >= back ? Value(stop[std::min(s - back, stop.size() - 1)]) : u128{0};
+      };
+      for (int i = 0; i < 40000; ++i) {
+        const size_t s = rng() % (rows + 3);  // rows past the last one read it
+        // Values near a shifted threshold, near a predecessor threshold, and random ones.
+        const uint32_t e0 = static_cast<uint32_t>(rng() % 3);
+        u128 v = Value(stop[std::min(s + e0, stop.size() - 1)]) << e0;
+        if (i % 3 == 1 && s >= 2) v = 3 * Value(stop[std::min(s - 2, stop.size() - 1)]) / 2;
+        if (i % 6 == 1 && s >= 5) v = 9 * stop_at(s, 5) / 8;
+        if (i % 6 == 4 && s >= 4) v = 9 * stop_at(s, 4) / 4;
+        v = (i % 3 == 0) ? random_below(1 + rng() % (bits + 4)) : v + rng() % 9;
+        if (i % 3 != 0 && v >= 4) v -= 4;
+        const uint32_t e = gpu::WalkCheckShift(static_cast<uint32_t>(v) & m);
+        ASSERT_EQ(v & ((u128{1} << e) - 1), 0u);  // v has those zeros
+        const bool by_zeros = (v >> e) < Value(stop[std::min(s + e, stop.size() - 1)]);
+        EXPECT_EQ(v < entry(s, 0, v), by_zeros) << ToDecimal(v) << " s=" << s;
+        // The predecessor bounds: exact up to the rounding of the thresholds (floor(3L / 2),
+        // floor(9L / 8), floor(9L / 4)), which stop a value only when its predecessor is below L.
+        const bool by_two = v % 3 == 2 && s >= 2 && (2 * v - 1) / 3 < stop_at(s, 2);
+        if (v % 3 == 2 && v >= 5) {
+          EXPECT_EQ(v < entry(s, 1, v), by_zeros || by_two) << ToDecimal(v) << " s=" << s;
+        }
+        if (v % 9 == 4) {
+          const bool by_five = s >= 5 && (8 * v - 5) / 9 < stop_at(s, 5);
+          const bool stops = v < entry(s, 2, v);
+          EXPECT_TRUE(!stops || by_zeros || by_five) << ToDecimal(v) << " s=" << s;
+          EXPECT_TRUE(stops || !(by_zeros || (s >= 5 && v < 9 * stop_at(s, 5) / 8))) << ToDecimal(v) << " s=" << s;
+        }
+        if (v % 9 == 8) {
+          const bool by_four = s >= 4 && (4 * v - 5) / 9 < stop_at(s, 4);
+          const bool stops = v < entry(s, 3, v);
+          EXPECT_TRUE(!stops || by_zeros || by_two || by_four) << ToDecimal(v) << " s=" << s;
+          EXPECT_TRUE(stops || !(by_zeros || by_two || (s >= 4 && v < 9 * stop_at(s, 4) / 4))) << ToDecimal(v) << " s=" << s;
+        }
+      }
+      for (size_t s = 0; s < walk.tail_from; ++s) {
+        for (uint32_t r = 0; r < (1u << gpu::kWalkRowBits); ++r) {
+          ASSERT_GE(Value(walk.entries[(s << gpu::kWalkRowBits) + r]), Pow2(tail_bits)) << s;
+        }
+      }
+      const size_t first_below = walk.tail_from + gpu::kWalkCheckBits;
+      if (walk.tail_from > 0 && first_below < stop.size()) EXPECT_LT(Value(stop[first_below]), Pow2(tail_bits));
+      // Soundness against true delays: a value the check stops after s steps has s + delay(v)
+      // <= floor (v small enough to compute; v = 2 (mod 3) at least 5, as the walk's are).
+      for (int i = 0; i < 3000; ++i) {
+        const size_t s = rng() % (rows + 3);
+        const u128 v = 5 + random_below(1 + rng() % std::min(bits, 40u));
+        // The value's class, or (as a step that knows less says) a weaker one.
+        uint32_t value_class = (v % 3 == 2 ? 1 : 0) | (v % 9 == 4 || v % 9 == 8 ? 2 : 0);
+        if (rng() % 3 == 0) value_class &= 1;
+        if (v < entry(s, value_class, v)) {
+          EXPECT_LE(s + SlowDelay(v), spec.floor) << ToDecimal(v) << " s=" << s << " class=" << value_class;
+        }
+      }
+    }
+  }
+  // A threshold that drops far below the tail at s = 2: a value in the tail is not stopped at
+  // s = 1 when it counts a zero (2^20 << 1 < 2^24), so the walk must test the tail from s = 1
+  // (s = 0 marks an ended member; a walking one has s >= k + G >= 1).
+  const uint64_t big = uint64_t{1} << 40, small = uint64_t{1} << 20;
+  const std::vector<ulonglong2> drop = {{big, 0}, {big, 0}, {small, 0}, {small, 0}, {0, 0}};
+  EXPECT_EQ(BuildWalkStopTable(drop, 24).tail_from, 1u);
+  EXPECT_EQ(BuildWalkStopTable({{big, 0}, {big, 0}, {big, 0}, {big, 0}, {small, 0}, {0, 0}}, 24).tail_from, 2u);
+  // Saturation: a threshold that would leave 128 bits when shifted stops every even value.
+  const std::vector<ulonglong2> huge(4, ulonglong2{5, uint64_t{1} << 63});
+  const WalkStopTable walk = BuildWalkStopTable(huge, 24);
+  EXPECT_EQ(Value(walk.entries[2]), ~u128{0});  // r = 2: e = 1
+  EXPECT_EQ(Value(walk.entries[0]), ~u128{0});  // r = 0: e = 2
+  EXPECT_EQ(Value(walk.entries[1]), Value(huge[0]));
+  // The two-step walk's table: kPairStepOffset rows that stop every value (an idle lane's
+  // round, at most 4 S steps from s = 0, ends in them), then the walk's rows unchanged.
+  const std::vector<ulonglong2> check = PairWalkCheckTable(walk);
+  const size_t offset = size_t{gpu::kPairStepOffset} << gpu::kWalkRowBits;
+  ASSERT_EQ(check.size(), offset + walk.entries.size());
+  for (size_t i = 0; i < check.size(); ++i) {
+    EXPECT_EQ(Value(check[i]), i < offset ? ~u128{0} : Value(walk.entries[i - offset])) << i;
+  }
+  EXPECT_LT(4u * gpu::kPairStepBits, gpu::kPairStepOffset);
+}
+
+// The group walk's two steps in one multiply (GroupWalkPairStep), on the host with the 12-bit
+// table: for v = 2^24 H + 2^12 L + i1, t = 3^p1 L + c1 < 2^32 gives the second step's entry
+// (t mod 2^12) and carry q = t >> 12, and (3^p1 3^p2) H + (3^p2 q + c2) equals the two table
+// steps; the shared entry's packing round-trips; a step's value class (2 mod 3, 4 or 8 mod 9) holds;
+// the fast path (3^(p1 + p2) < 2^32, H < 2^96) stays below 2^128.
+TEST(GpuPairStepTest, TwoTableStepsInOneMultiply) {
+  constexpr int kBits = gpu::kPairStepBits;
+  const StepTable table(kBits);
+  std::mt19937_64 rng(Seed() + 13);
+  auto step = [&](u128 x) { return kPow3[table.p(x & table.mask())] * (x >> kBits) + table.c(x & table.mask()); };
+  for (uint64_t i = 0; i < table.packed().size(); ++i) {
+    const uint32_t steps = kBits + table.p(i), value_class = gpu::StepValueClass(table.p(i), table.c(i));
+    const uint32_t x = gpu::PackPairStep(table.c(i), steps, value_class);
+    ASSERT_EQ(x >> gpu::kPairStepCShift, table.c(i));
+    ASSERT_EQ(x & 0x7F, steps);
+    ASSERT_EQ((x >> 7) & 3, value_class);
+    ASSERT_EQ(value_class & 1, gpu::StepMakesTwoMod3(table.p(i), table.c(i)));
+  }
+  int fast = 0;
+  for (int i = 0; i < 200000; ++i) {
+    const unsigned bits = 2 * kBits + static_cast<unsigned>(rng() % 77);  // v in [2^24, 2^100)
+    const u128 v = Pow2(bits - 1) + (static_cast<u128>(rng()) << 64 | rng()) % Pow2(bits - 1);
+    const uint64_t i1 = static_cast<uint64_t>(v) & table.mask();
+    const uint64_t m1 = kPow3[table.p(i1)], c1 = table.c(i1);
+    const uint64_t t = m1 * (static_cast<uint64_t>(v >> kBits) & table.mask()) + c1;
+    ASSERT_LT(t, uint64_t{1} << 32);
+    const u128 first = step(v);
+    const uint64_t i2 = t & table.mask();
+    ASSERT_EQ(static_cast<uint64_t>(first) & table.mask(), i2) << ToDecimal(v);
+    const uint64_t m2 = kPow3[table.p(i2)], c2 = table.c(i2);
+    const u128 fused = static_cast<u128>(m1 * m2) * (v >> (2 * kBits)) + (m2 * (t >> kBits) + c2);
+    ASSERT_EQ(fused, step(first)) << ToDecimal(v);
+    const uint32_t value_class = gpu::StepValueClass(table.p(i2), c2);
+    if ((value_class & 1) != 0) ASSERT_EQ(fused % 3, 2u) << ToDecimal(v);
+    if (value_class >= 2) ASSERT_EQ(fused % 9, value_class == 2 ? 4u : 8u) << ToDecimal(v);
+    if (m1 * m2 < (uint64_t{1} << 32)) ++fast;
+  }
+  EXPECT_GT(fast, 190000);  // 3^(p1 + p2) >= 2^32 (p1 + p2 > 20) is rare
+  // The fast path's largest product and addend: (2^96 - 1)(2^32 - 1) + 3^12 (2^20 + 1) < 2^128.
+  const u128 largest = (Pow2(96) - 1) * ((u128{1} << 32) - 1);
+  EXPECT_GT(kU128Max - largest, static_cast<u128>(kPow3[kBits]) * ((1u << 20) + 1));
+}
+
+// The join map against its definition, pair by pair: a lift r of an odd k-bit survivor has
+// weight = the number of lifts reaching the same value after L T-steps (for every h >= 1:
+// (p, c) read off T^L at h = 1 and h = 2) if it is their smallest, else 0; and a lift of
+// weight 0 has the delay of its smallest twin.
+TEST(JoinMapTest, HostMapMatchesPairwiseDefinition) {
+  constexpr int k = 8, L = 14;
+  std::shared_ptr<const Sieve> sieve;
+  ASSERT_TRUE(Sieve::Generate(k, &sieve).ok());
+  std::vector<uint8_t> map;
+  ASSERT_TRUE(BuildJoinMapOnHost(sieve->residues(), k, L, &map).ok());
+  ASSERT_EQ(map.size(), size_t{1} << (L - 1));
+  auto after_l = [](u128 n) {
+    for (int j = 0; j < L; ++j) n = (n & 1) != 0 ? (3 * n + 1) / 2 : n / 2;
+    return n;
+  };
+  std::vector<uint32_t> lifts;
+  std::vector<std::pair<u128, u128>> keys;  // (3^p, c)
+  for (uint32_t b = 0; b < (1u << (L - k)); ++b) {
+    for (const uint64_t low : sieve->residues()) {
+      const uint32_t r = static_cast<uint32_t>(low + (uint64_t{b} << k));
+      const u128 one = after_l(Pow2(L) + r), two = after_l(2 * Pow2(L) + r);
+      lifts.push_back(r);
+      keys.emplace_back(two - one, one - (two - one));
+    }
+  }
+  size_t total = 0, zero = 0;
+  for (size_t i = 0; i < lifts.size(); ++i) {
+    uint32_t smallest = lifts[i], count = 0;
+    for (size_t j = 0; j < lifts.size(); ++j) {
+      if (keys[j] == keys[i]) {
+        ++count;
+        smallest = std::min(smallest, lifts[j]);
+      }
+    }
+    const uint32_t want = smallest == lifts[i] ? count : 0;
+    ASSERT_EQ(map[lifts[i] >> 1], want) << "r " << lifts[i];
+    total += map[lifts[i] >> 1];
+    if (want == 0) {
+      ++zero;
+      for (const u128 h : {u128{1}, u128{77}, Pow2(40) + 3}) {
+        ASSERT_EQ(SlowDelay(h * Pow2(L) + lifts[i]), SlowDelay(h * Pow2(L) + smallest)) << "r " << lifts[i];
+      }
+    }
+  }
+  EXPECT_EQ(total, lifts.size());  // every lift is counted once, by its run's smallest member
+  EXPECT_GT(zero, lifts.size() / 20);  // the map does skip numbers (8% here, 17% of walkers at 2^60, L = 32)
+  // Bad input is refused.
+  EXPECT_FALSE(BuildJoinMapOnHost(sieve->residues(), k, k, &map).ok());
+  EXPECT_FALSE(BuildJoinMapOnHost(sieve->residues(), k, 35, &map).ok());
+  EXPECT_FALSE(BuildJoinMapOnHost({3, 2}, 2, 8, &map).ok());
+}
+
+// The delay-only variants: for H = t (mod 9), runs of the lifts whose N = 2^L H + r the mod-9
+// rule examines; each run's smallest examined lift holds the run's examined count, the
+// others 0 (checked pairwise against delays), and every examined lift is counted once.
+TEST(JoinMapTest, DelayVariantsCountOnlyExaminedTwins) {
+  constexpr int k = 8, L = 14;
+  std::shared_ptr<const Sieve> sieve;
+  ASSERT_TRUE(Sieve::Generate(k, &sieve).ok());
+  std::vector<uint8_t> all;
+  ASSERT_TRUE(BuildJoinMapOnHost(sieve->residues(), k, L, &all).ok());
+  size_t skipped_somewhere = 0;
+  for (int t = 0; t < 9; ++t) {
+    std::vector<uint8_t> map;
+    ASSERT_TRUE(BuildJoinMapOnHost(sieve->residues(), k, L, &map, t).ok());
+    const u128 H = 9 * 1000 + t;  // any H = t (mod 9)
+    auto examined = [&](uint64_t r) { return OddNumberIsComputed(static_cast<unsigned>((H * Pow2(L) + r) % 9), Kinds::kDelay, 9); };
+    // Runs of the full map, regrouped: members with equal delay paths share (p, c).
+    std::map<std::pair<uint32_t, uint64_t>, std::vector<uint64_t>> runs;
+    for (uint32_t b = 0; b < (1u << (L - k)); ++b) {
+      for (const uint64_t low : sieve->residues()) {
+        const uint64_t r = low + (uint64_t{b} << k);
+        uint32_t p = 0;
+        uint64_t c = 0;
+        TStepsOfResidue(r, L, &p, &c);
+        runs[{p, c}].push_back(r);
+      }
+    }
+    size_t total = 0, examined_count = 0;
+    for (const auto& [key, members] : runs) {
+      std::vector<uint64_t> ex;
+      for (uint64_t r : members) {
+        if (examined(r)) ex.push_back(r);
+      }
+      examined_count += ex.size();
+      for (size_t i = 0; i < ex.size(); ++i) {
+        ASSERT_EQ(map[ex[i] >> 1], i == 0 ? ex.size() : 0u) << "t " << t << " r " << ex[i];
+        total += map[ex[i] >> 1];
+        if (i > 0) {
+          ++skipped_somewhere;
+          ASSERT_EQ(SlowDelay(H * Pow2(L) + ex[i]), SlowDelay(H * Pow2(L) + ex[0]));
+        }
+      }
+    }
+    EXPECT_EQ(total, examined_count) << "t " << t;
+  }
+  EXPECT_GT(skipped_somewhere, 100u);
+  std::vector<uint8_t> map;
+  EXPECT_FALSE(BuildJoinMapOnHost(sieve->residues(), k, L, &map, 9).ok());
+}
+
+TEST(GpuJoinMapTest, DeviceMapEqualsHostMap) {
+  REQUIRE_GPU();
+  for (const auto& [k, L] : {std::pair{12, 22}, std::pair{19, 26}}) {
+    const std::vector<uint64_t>& residues = TablesWithSieve(k)->sieve->residues();
+    std::vector<uint8_t> want;
+    ASSERT_TRUE(BuildJoinMapOnHost(residues, k, L, &want).ok());
+    DeviceArray<uint8_t> map;
+    const Status st = BuildJoinMap(residues, k, L, &map);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    std::vector<uint8_t> got(want.size());
+    ASSERT_EQ(map.size(), got.size());
+    ASSERT_EQ(cudaMemcpy(got.data(), map.get(), got.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_TRUE(got == want) << "k " << k << " L " << L;
+    // The nine delay-only variants, one after the other.
+    DeviceArray<uint8_t> maps;
+    const Status delay_st = BuildDelayJoinMaps(residues, k, L, &maps);
+    ASSERT_TRUE(delay_st.ok()) << delay_st.ToString();
+    ASSERT_EQ(maps.size(), got.size() * 9);
+    for (int t = 0; t < 9; ++t) {
+      ASSERT_TRUE(BuildJoinMapOnHost(residues, k, L, &want, t).ok());
+      ASSERT_EQ(cudaMemcpy(got.data(), maps.get() + got.size() * t, got.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+      EXPECT_TRUE(got == want) << "k " << k << " L " << L << " H mod 9 = " << t;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace collatz
