@@ -281,7 +281,10 @@ int StatusCmd(const StatusArgs& a) {
     j["double_check"] = s.double_check();
     j["units"] = {{"pending", s.units_pending()}, {"leased", s.units_leased()}, {"finished", s.units_finished()},
                   {"quarantined", s.units_quarantined()}};
-    j["audits"] = {{"pending", s.audits_pending()}, {"passed", s.audits_passed()}, {"failed", s.audits_failed()}};
+    j["audits"] = {{"pending", s.audits_pending()},
+                   {"blocked", s.audits_blocked()},
+                   {"passed", s.audits_passed()},
+                   {"failed", s.audits_failed()}};
     j["numbers_total"] = Dec(s.numbers_total());
     j["numbers_finished"] = Dec(s.numbers_finished());
     j["numbers_per_second"] = s.numbers_per_second();
@@ -319,6 +322,11 @@ int StatusCmd(const StatusArgs& a) {
   std::printf("audits           %llu pending, %llu passed, %llu failed%s\n",
               static_cast<unsigned long long>(s.audits_pending()), static_cast<unsigned long long>(s.audits_passed()),
               static_cast<unsigned long long>(s.audits_failed()), s.draining() ? "   (server is shutting down)" : "");
+  if (s.audits_blocked() > 0) {
+    std::printf("                 %llu of them wait for a worker of another host, GPU and token: none active is "
+                "independent of their finisher (a fleet of one host: collatz-server --double-check none)\n",
+                static_cast<unsigned long long>(s.audits_blocked()));
+  }
   for (const auto& sub : s.submissions()) {
     std::printf("submission %llu   [%s, %s) priority %d: %llu/%llu units finished%s\n",
                 static_cast<unsigned long long>(sub.submission_id()), Dec(sub.begin()).c_str(), Dec(sub.end()).c_str(),

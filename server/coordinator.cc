@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -328,12 +329,33 @@ CoordinatorStatus Coordinator::GetStatus() {
   s.draining = draining_;
   std::map<int64_t, CoordinatorStatus::Submission> subs;
   for (const auto& [id, sub] : submissions_) subs[id].s = sub;
+  // The workers that may take a check now (unflagged, seen within a lease's duration).
+  std::vector<int64_t> active;
+  const int64_t now = clock_->NowMs();
+  for (const auto& [id, w] : workers_) {
+    if (!w.flagged && now - w.last_seen_ms <= options_.lease_duration_ms) active.push_back(id);
+  }
+  // Whether one of them is independent of a unit's finisher and checkers; units without a
+  // dispute depend on their finisher alone (cached: a one-host fleet may hold many).
+  std::map<int64_t, bool> checkable_by_finisher;
+  auto checkable = [&](const UnitMem& u) {
+    auto any = [&] {
+      return std::any_of(active.begin(), active.end(), [&](int64_t w) { return IndependentChecker(u, w); });
+    };
+    if (disputes_.count(u.id) != 0) return any();
+    auto [it, inserted] = checkable_by_finisher.try_emplace(u.finished_by, false);
+    if (inserted) it->second = any();
+    return it->second;
+  };
   for (const auto& [id, u] : units_) {
     s.numbers_total += Size(u);
     if (u.state == StoredUnitState::kFinished) {
       ++s.finished;
       s.numbers_finished += Size(u);
-      if (u.audit == AuditState::kWanted) ++s.audits_pending;
+      if (u.audit == AuditState::kWanted) {
+        ++s.audits_pending;
+        if (!checkable(u)) ++s.audits_blocked;
+      }
     } else if (u.quarantined) {
       ++s.quarantined;
       s.quarantined_units.push_back(u);
@@ -366,7 +388,6 @@ CoordinatorStatus Coordinator::GetStatus() {
   for (auto& [id, job] : jobs) s.stats_jobs.push_back(job);
   s.audits_passed = audits_passed_;
   s.audits_failed = audits_failed_;
-  const int64_t now = clock_->NowMs();
   if (!recent_.empty()) {
     u128 numbers = 0;
     for (const auto& [t, n] : recent_) numbers += n;

@@ -149,6 +149,11 @@ struct CoordinatorStatus {
   std::string double_check;
   uint64_t pending = 0, leased = 0, finished = 0, quarantined = 0;
   uint64_t audits_pending = 0, audits_passed = 0, audits_failed = 0;
+  // Of the pending checks, those no active worker may take: every unflagged worker seen
+  // within a lease's duration shares a host, GPU or token with the result's finisher or an
+  // earlier checker (IndependentChecker). Under --double-check all on one host, all of them:
+  // nothing below them becomes final until a worker of another host takes part.
+  uint64_t audits_blocked = 0;
   u128 numbers_total = 0, numbers_finished = 0;
   double numbers_per_second = 0, eta_seconds = -1;
   struct Submission {

@@ -34,6 +34,8 @@ class ServerMetrics::Snapshot : public prometheus::Collectable {
     Family(&out, "collatz_server_units", "Search units by state (pending: queued, not quarantined)", kGauge, "state",
            {{"pending", s.pending}, {"leased", s.leased}, {"finished", s.finished}, {"quarantined", s.quarantined}});
     Family(&out, "collatz_server_audits_pending", "Finished units waiting for their audit", kGauge, "", {{"", s.audits_pending}});
+    Family(&out, "collatz_server_audits_blocked", "Pending audits no active worker is independent enough to take", kGauge, "",
+           {{"", s.audits_blocked}});
     Family(&out, "collatz_server_covered_prefix", "P: [1, P) is searched (delay records final below it)", kGauge, "",
            {{"", static_cast<double>(s.covered_prefix)}});
     Family(&out, "collatz_server_class_covered_prefix", "The covered prefix of class-searched units and imports", kGauge, "",

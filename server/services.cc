@@ -206,6 +206,7 @@ grpc::Status AdminService::Status(grpc::ServerContext*, const v1::StatusRequest*
   resp->set_units_finished(s.finished);
   resp->set_units_quarantined(s.quarantined);
   resp->set_audits_pending(s.audits_pending);
+  resp->set_audits_blocked(s.audits_blocked);
   resp->set_audits_passed(s.audits_passed);
   resp->set_audits_failed(s.audits_failed);
   ToWire(s.numbers_total, resp->mutable_numbers_total());

@@ -179,6 +179,38 @@ TEST_F(TrustTest, UnitsPassedByAFlaggedCheckerAreCheckedAgain) {
   EXPECT_TRUE(c_->GetStatus().checked_prefix == (1 << 12));
 }
 
+// Under `all`, a fleet of one host cannot check itself: status counts the pending checks no
+// active worker may take, until a worker of another host takes part (and none once it has);
+// a worker not seen for longer than a lease does not count as able to check.
+TEST_F(TrustTest, StatusCountsChecksNoActiveWorkerMayTake) {
+  options_.double_check = DoubleCheck::kAll;
+  Reopen();
+  SubmitOutcome out;
+  ASSERT_TRUE(c_->Submit(1, 2 << 12, Kinds::kDelay, 1 << 12, 0, &out).ok());
+  const int64_t a = NewWorker("node-a", {{"H200", "GPU-1"}}), b = NewWorker("node-a", {{"H200", "GPU-2"}});
+  Work(a);
+  Work(b);
+  CoordinatorStatus s = c_->GetStatus();
+  EXPECT_EQ(s.audits_pending, 2u);
+  EXPECT_EQ(s.audits_blocked, 2u);
+  EXPECT_TRUE(s.checked_prefix == 1);
+  // A worker of another host, seen now: every check has a taker.
+  const int64_t other = NewWorker("node-b", {{"H200", "GPU-3"}});
+  s = c_->GetStatus();
+  EXPECT_EQ(s.audits_pending, 2u);
+  EXPECT_EQ(s.audits_blocked, 0u);
+  // Silent for longer than a lease: it no longer counts.
+  clock_.Advance(options_.lease_duration_ms + 1);
+  EXPECT_EQ(c_->GetStatus().audits_blocked, 2u);
+  // Back: it checks both, and nothing is pending.
+  EXPECT_EQ(Work(other).purpose, LeasePurpose::kAudit);
+  EXPECT_EQ(Work(other).purpose, LeasePurpose::kAudit);
+  s = c_->GetStatus();
+  EXPECT_EQ(s.audits_pending, 0u);
+  EXPECT_EQ(s.audits_blocked, 0u);
+  EXPECT_TRUE(s.checked_prefix == (2 << 12));
+}
+
 // Adaptive: a new worker is checked every time; agreeing checks lower the rate towards the
 // floor; a disagreement resets it.
 TEST_F(TrustTest, AdaptiveRateFallsWithTrustAndNeverBelowTheFloor) {

@@ -106,6 +106,10 @@ function drawStatus(s) {
   $('audits-passed').textContent = s.audits.passed;
   $('audits-failed').textContent = s.audits.failed;
   $('audits-pending').textContent = s.audits.pending;
+  $('audits-blocked').textContent = s.audits.blocked;
+  $('audits-blocked').title = s.audits.blocked > 0
+      ? 'checks that no active worker may take: each shares a host, GPU or token with the result\'s finisher (one host: --double-check none)'
+      : '';
   $('count-delay').textContent = s.records.delay;
   $('count-class').textContent = s.records.class;
   $('count-candidates').textContent = s.records.delay_candidates + s.records.class_candidates;

@@ -12,6 +12,7 @@ errors. With --screenshot PATH the finished page is saved as a PNG (docs/dashboa
 Exit status: 0 passed, 1 failed, 77 skipped (no Chromium, chromedriver or Selenium).
 """
 import argparse
+import json
 import os
 import re
 import shutil
@@ -192,6 +193,11 @@ def main():
         caption = driver.find_element(By.ID, "chart-caption").text
         if "stats units" not in caption:
             fail("the chart's caption does not count the stats units: " + caption)
+
+        # The checks no active worker may take, as collatzctl status counts them.
+        blocked = lambda: str(json.loads(collatzctl("status", "--format", "json"))["audits"]["blocked"])
+        wait_for("the blocked checks as status counts them",
+                 lambda: driver.find_element(By.ID, "audits-blocked").text == blocked(), 20)
 
         errors = [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
         if errors:
