@@ -195,6 +195,11 @@ void Coordinator::RefreshMergedLocked(bool force) {
   merged_seq_ = counted_seq_;
   merged_ = MergeRecords(imports_, MergeInputs());
   published_checked_ = false;
+  auto table = std::make_shared<MergedRecords>();
+  table->covered_prefix = merged_.covered_prefix;
+  table->delay_final = merged_.delay_final;
+  merge_history_[merged_seq_] = std::move(table);
+  if (merge_history_.size() >= kMergeHistoryPruneAt) PruneMergeHistoryLocked();
   last_merge_cost_ms_ =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
   merged_dirty_ = false;

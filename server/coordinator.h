@@ -180,6 +180,9 @@ struct CoordinatorCounters {
   uint64_t results_accepted = 0, results_duplicate = 0, results_audit_matched = 0, results_audit_mismatched = 0,
            results_refused = 0;
   uint64_t member_searches = 0, member_search_reuses = 0;  // ClassMemberCache
+  // Checks whose search's record table was merged again from the finished units (its merge
+  // was no longer kept: Coordinator::merge_history_), O(finished units) each.
+  uint64_t check_table_merges = 0;
 };
 
 // A revoked result: its unit's end and when it was counted (0: never, nothing depends on it).
@@ -422,8 +425,9 @@ class Coordinator {
   // The table_seq of the lease whose result the unit holds (0: none).
   int64_t TableSeqOf(const UnitMem& u) const;
   // The record table for a check of `u` (an audit, a double check, the server's re-run):
-  // the one its search had, from the counted results below it up to `seq`.
-  void RecordTableAsOf(const UnitMem& u, int64_t seq, UnitSpec* spec) const;
+  // the one its search had: the merge it came from while merge_history_ keeps it, else from
+  // the counted results below it up to `seq` (counted in CoordinatorCounters::check_table_merges).
+  void RecordTableAsOf(const UnitMem& u, int64_t seq, UnitSpec* spec);
   // Finished units (not in `skip`) and active leases whose record table, floor or holes came
   // from a merge holding one of `revoked` below them: (unit id or lease token, the revoked
   // unit it depended on).
@@ -507,6 +511,15 @@ class Coordinator {
   // counted_seq_: the last counted_seq given; merged_seq_: its value when merged_ was made
   // (what a lease made from merged_ depends on, StoredLease::table_seq).
   int64_t counted_seq_ = 0, merged_seq_ = 0;
+  // The record tables of earlier merges (covered prefix and final delay records alone), by
+  // merged_seq_, while a lease or a result awaiting its check was made from them: a check
+  // repeats its unit with the table its search had (RecordTableAsOf), which without them is a
+  // merge of every counted result below the unit, O(finished units) a check (under `all`
+  // nearly every check, since the units below are counted after its search). Not stored: after
+  // a restart RecordTableAsOf merges again. Pruned in RefreshMergedLocked.
+  std::map<int64_t, std::shared_ptr<const MergedRecords>> merge_history_;
+  static constexpr size_t kMergeHistoryPruneAt = 256;
+  void PruneMergeHistoryLocked();
   // The published delay records below min(their bound, the checked prefix) already agreed
   // with this merge (checked again when the merge changes).
   bool published_checked_ = false;

@@ -57,6 +57,9 @@ int main(int argc, char** argv) {
   app.add_option("--sim-unit-size", sim_unit_size_text, "Numbers per unit of the simulation")->capture_default_str();
   app.add_option("--sim-threads", fleet.threads, "Client threads driving the simulated GPUs")->capture_default_str();
   app.add_option("--server-binary", fleet.server_binary, "collatz-server (default: beside this program)");
+  app.add_option("--sim-double-check", fleet.double_check, "The server's trust policy in the simulation")
+      ->check(CLI::IsMember({"none", "adaptive", "all"}))
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   if (fleet.gpus > 0) {
     // Bounded: a loopback run of at most 100,000 GPUs for at most 10 minutes.

@@ -68,8 +68,14 @@ int64_t Coordinator::TableSeqOf(const UnitMem& u) const {
   return it == leases_.end() ? 0 : it->second.table_seq;
 }
 
-void Coordinator::RecordTableAsOf(const UnitMem& u, int64_t seq, UnitSpec* spec) const {
-  // The table below u comes from the counted results below it; when none of those was
+void Coordinator::RecordTableAsOf(const UnitMem& u, int64_t seq, UnitSpec* spec) {
+  // The merge the search's lease was made from, while it is kept.
+  auto hit = merge_history_.find(seq);
+  if (hit != merge_history_.end()) {
+    RecordTableBelow(*hit->second, u.begin, &spec->known_records, &spec->records_complete_below);
+    return;
+  }
+  // Else the table below u comes from the counted results below it; when none of those was
   // counted after `seq`, it is the current merge's (the usual case: the search moves up).
   std::vector<FinishedUnit> inputs;
   bool newer = false;
@@ -87,8 +93,24 @@ void Coordinator::RecordTableAsOf(const UnitMem& u, int64_t seq, UnitSpec* spec)
     RecordTableBelow(merged_, u.begin, &spec->known_records, &spec->records_complete_below);
     return;
   }
+  ++counters_.check_table_merges;
   const MergedRecords then = MergeRecords(imports_, inputs);
   RecordTableBelow(then, u.begin, &spec->known_records, &spec->records_complete_below);
+}
+
+void Coordinator::PruneMergeHistoryLocked() {
+  // The merges still wanted: the current one, those of active leases (a search's result will
+  // want its check) and those of results awaiting their check.
+  std::set<int64_t> wanted = {merged_seq_};
+  for (const auto& [token, l] : leases_) {
+    if (l.state == LeaseState::kActive) wanted.insert(l.table_seq);
+  }
+  for (const auto& [id, u] : units_) {
+    if (u.state == StoredUnitState::kFinished && u.audit == AuditState::kWanted) wanted.insert(TableSeqOf(u));
+  }
+  for (auto it = merge_history_.begin(); it != merge_history_.end();) {
+    it = wanted.count(it->first) != 0 ? std::next(it) : merge_history_.erase(it);
+  }
 }
 
 namespace {

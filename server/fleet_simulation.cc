@@ -129,7 +129,7 @@ UnitResult EmptyLadderResult(const client::Lease& lease, SimSieves* sieves) {
 }
 
 struct Counters {
-  std::atomic<uint64_t> completed{0}, accepted{0}, leases{0}, failures{0}, no_unit{0}, drained{0};
+  std::atomic<uint64_t> completed{0}, accepted{0}, matched{0}, leases{0}, failures{0}, no_unit{0}, drained{0};
   std::atomic<int64_t> max_lag_us{0};
 };
 
@@ -169,6 +169,7 @@ void DriveGpus(std::vector<SimGpu>& gpus, SteadyTime end, std::chrono::microseco
       if (g.worker->Complete(g.lease, EmptyLadderResult(g.lease, sieves), interval.count() / 1e6, "simulated", &d).ok()) {
         ++c->completed;
         if (d == v1::DISPOSITION_ACCEPTED) ++c->accepted;
+        if (d == v1::DISPOSITION_AUDIT_MATCHED) ++c->matched;
       } else {
         ++c->failures;
       }
@@ -194,7 +195,7 @@ void CompleteOutstanding(std::vector<SimGpu>& gpus, SimSieves* sieves, Counters*
     if (!g.has_lease) continue;
     v1::Disposition d;
     if (g.worker->Complete(g.lease, EmptyLadderResult(g.lease, sieves), 1, "simulated", &d).ok() &&
-        d == v1::DISPOSITION_ACCEPTED) {
+        (d == v1::DISPOSITION_ACCEPTED || d == v1::DISPOSITION_AUDIT_MATCHED)) {
       ++c->drained;
     } else {
       ++c->failures;
@@ -212,9 +213,9 @@ int RunFleetSimulation(const FleetOptions& o) {
   const std::string listen = "127.0.0.1:" + std::to_string(port);
   std::vector<std::string> args = {o.server_binary, "--db", o.db, "--listen", listen, "--token-file", token_file,
                                    "--sieve-bits", std::to_string(o.sieve_bits), "--log-level", "warn",
-                                   // The coordinator's load per result; every simulated GPU
-                                   // shares one token, so nothing could check another.
-                                   "--double-check", "none"};
+                                   // The shared token is no identity: the workers' host names and
+                                   // GPU UUIDs keep checks off the finisher's own host.
+                                   "--double-check", o.double_check};
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -321,13 +322,14 @@ int RunFleetSimulation(const FleetOptions& o) {
   const double cpu = after.cpu_s - before.cpu_s, n = static_cast<double>(counters.completed.load());
   const double target = o.gpus / o.result_interval_s;
   std::printf("simulated fleet: %d GPUs (%d workers of %d), one result per GPU every %.1f s = %.0f results/s offered; "
-              "%d client threads; units of %s numbers at %s\n",
+              "%d client threads; units of %s numbers at %s; --double-check %s\n",
               o.gpus, worker_count, o.gpus_per_worker, o.result_interval_s, target, o.threads, ToDecimal(o.unit_size).c_str(),
-              ToDecimal(o.begin).c_str());
+              ToDecimal(o.begin).c_str(), o.double_check.c_str());
   std::printf("first leases: %d in %.2f s\n", o.gpus, first_leases_s);
-  std::printf("measured %.1f s: %.0f completions (%llu accepted), %.0f results/s sustained (%.0f%% of offered), "
+  std::printf("measured %.1f s: %.0f completions (%llu accepted, %llu checks agreeing), %.0f results/s sustained (%.0f%% of offered), "
               "%llu leases, %llu without work, %llu failed calls, worst lag behind schedule %.2f s\n",
-              wall, n, static_cast<unsigned long long>(counters.accepted.load()), n / wall, 100 * n / wall / target,
+              wall, n, static_cast<unsigned long long>(counters.accepted.load()),
+              static_cast<unsigned long long>(counters.matched.load()), n / wall, 100 * n / wall / target,
               static_cast<unsigned long long>(counters.leases.load()), static_cast<unsigned long long>(counters.no_unit.load()),
               static_cast<unsigned long long>(counters.failures.load()), counters.max_lag_us.load() / 1e6);
   if (!alive) {

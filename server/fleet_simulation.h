@@ -6,7 +6,7 @@
 // high above the imported published records (--at 2^66): an empty ladder, which is what
 // real workers report there for all but a vanishing few units, with the exact candidate
 // count of the unit's sieve (the server checks it); their work hash is not a real one
-// (nothing audits it here). Reported: the server process's CPU seconds per wall
+// (a check of the same unit reports the same). Reported: the server process's CPU seconds per wall
 // second (/proc/PID/stat) and per result, the results/s it sustained, its RSS, the
 // database bytes per unit and per 10^20 numbers, and the time of one merge of the
 // finished units of 10^20 numbers (the server re-merges them while results come in).
@@ -34,6 +34,10 @@ struct FleetOptions {
   double duration_s = 60;         // the measured window (after every GPU leased its first unit)
   int threads = 16;               // client threads driving the simulated GPUs
   int sieve_bits = 16;
+  // The server's --double-check: "none" measures the load of one search a unit; "all" and
+  // "adaptive" add the checks (a worker's results are checked by workers of other hosts;
+  // the simulated results of a unit are equal, so every check agrees).
+  std::string double_check = "none";
 };
 
 // Runs the simulation and prints the figures; 0 on success.

@@ -179,6 +179,51 @@ TEST_F(TrustTest, UnitsPassedByAFlaggedCheckerAreCheckedAgain) {
   EXPECT_TRUE(c_->GetStatus().checked_prefix == (1 << 12));
 }
 
+// A check repeats its unit with the record table its search had, though results below the
+// unit were counted meanwhile: from the kept merge (no merge again), and after a restart,
+// which keeps none, from the counted results below the unit (one merge again, counted).
+TEST_F(TrustTest, ChecksRepeatTheRecordTableTheirSearchHad) {
+  options_.double_check = DoubleCheck::kAll;
+  Reopen();
+  SubmitOutcome out;
+  ASSERT_TRUE(c_->Submit(1, 3 << 12, Kinds::kDelay, 1 << 12, 0, &out).ok());
+  const int64_t a = NewWorker(), b = NewWorker();
+  auto complete = [&](int64_t worker, const LeaseGrant& g, Disposition want) {
+    Disposition d;
+    ASSERT_TRUE(c_->Complete(worker, g.unit_id, g.token, Search(g.spec), 1, "cpu", &d).ok());
+    EXPECT_EQ(d, want);
+  };
+  auto same_table = [](const LeaseGrant& check, const LeaseGrant& search) {
+    EXPECT_EQ(check.purpose, LeasePurpose::kAudit);
+    EXPECT_EQ(check.unit_id, search.unit_id);
+    EXPECT_TRUE(check.spec.records_complete_below == search.spec.records_complete_below)
+        << ToDecimal(check.spec.records_complete_below) << " vs " << ToDecimal(search.spec.records_complete_below);
+    EXPECT_EQ(check.spec.known_records, search.spec.known_records);
+  };
+  Work(a);  // unit 1, awaiting its check
+  LeaseGrant s2, s3, c1, c2, c3;
+  ASSERT_TRUE(c_->Lease(a, &s2).ok());  // unit 2: nothing counted below it yet
+  complete(a, s2, Disposition::kAccepted);
+  ASSERT_TRUE(c_->Lease(b, &c1).ok());  // unit 1's check: counted, the checked prefix moves up
+  ASSERT_EQ(c1.unit_id, 1);
+  complete(b, c1, Disposition::kAuditMatched);
+  ASSERT_TRUE(c_->GetStatus().checked_prefix == (1 << 12));
+  ASSERT_TRUE(c_->Lease(b, &c2).ok());
+  same_table(c2, s2);
+  EXPECT_TRUE(c2.spec.records_complete_below == 0);  // not the current table, complete below 2^12
+  ASSERT_TRUE(c_->Lease(a, &s3).ok());  // unit 3, with unit 1 counted below it
+  EXPECT_TRUE(s3.spec.records_complete_below == (1 << 12));
+  complete(a, s3, Disposition::kAccepted);
+  complete(b, c2, Disposition::kAuditMatched);  // unit 2 counts after unit 3's search
+  EXPECT_EQ(c_->Counters().check_table_merges, 0u);
+  Reopen();
+  ASSERT_TRUE(c_->Lease(b, &c3).ok());
+  same_table(c3, s3);
+  EXPECT_EQ(c_->Counters().check_table_merges, 1u);
+  complete(b, c3, Disposition::kAuditMatched);
+  EXPECT_TRUE(c_->GetStatus().checked_prefix == (3 << 12));
+}
+
 // Under `all`, a fleet of one host cannot check itself: status counts the pending checks no
 // active worker may take, until a worker of another host takes part (and none once it has);
 // a worker not seen for longer than a lease does not count as able to check.
