@@ -167,8 +167,11 @@ int WorkerMain(int argc, char** argv, const WorkerSeams& seams) {
     return kExitUsage;
   }
   if (validate_only) {
-    std::printf("collatz-worker: flags valid (server %s, backend %s, gpus %s, spool %s)\n", server_address.c_str(),
-                backend.c_str(), gpus_flag.c_str(), spool_dir.c_str());
+    // The devices the backend would use: GPUs for gpu and auto, threads for cpu.
+    const std::string devices = backend == "cpu" ? "threads " + (threads == 0 ? std::string("all cores") : std::to_string(threads))
+                                                 : "gpus " + gpus_flag;
+    std::printf("collatz-worker: flags valid (server %s, backend %s, %s, spool %s)\n", server_address.c_str(),
+                backend.c_str(), devices.c_str(), spool_dir.c_str());
     return 0;
   }
 
