@@ -46,8 +46,11 @@ class LyingStatsEngine final : public StatsEngine {
 class LyingSpool final : public SpoolWriter {
  public:
   LyingSpool(SpoolWriter* spool, LieKind kind, int after) : spool_(spool), kind_(kind), after_(after) {}
+  // The first `after` results that could carry the lie go in honest (to earn trust): counting
+  // only those, a liar lies as soon as it has had after + 1 chances (counting every result, a
+  // liar whose first units held nothing to lie about could run out of units unheard).
   Status Write(const v1::CompleteRequest& request, std::string* name) override {
-    if (!request.has_result() || seen_++ < after_) return spool_->Write(request, name);
+    if (!request.has_result()) return spool_->Write(request, name);
     v1::CompleteRequest lie = request;
     v1::UnitResult* r = lie.mutable_result();
     const char* what = nullptr;
@@ -76,7 +79,8 @@ class LyingSpool final : public SpoolWriter {
         break;
       case LieKind::kNone: break;
     }
-    if (what != nullptr) spdlog::warn("test fault --test-lie: unit {} {}", request.unit_id(), what);
+    if (what == nullptr || seen_++ < after_) return spool_->Write(request, name);
+    spdlog::warn("test fault --test-lie: unit {} {}", request.unit_id(), what);
     return spool_->Write(lie, name);
   }
 

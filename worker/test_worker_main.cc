@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
     app->add_flag("--test-lie-stats", lie_in_stats, "Report a wrong sum in the last batch of every stats result");
     app->add_option("--test-lie", lie_text, "Lie in search results: omit-record, drop-class-minimum, wrong-count, self-check")
         ->check(CLI::IsMember({"omit-record", "drop-class-minimum", "wrong-count", "self-check"}));
-    app->add_option("--test-lie-after", lie_after, "Hand in this many honest results first (to earn trust)");
+    app->add_option("--test-lie-after", lie_after, "Hand in this many honest results that could carry the lie first (to earn trust)");
   };
   seams.wrap_stats = [&](std::unique_ptr<StatsEngine> engine) {
     return lie_in_stats ? MakeLyingStatsEngine(std::move(engine)) : std::move(engine);
