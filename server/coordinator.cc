@@ -199,7 +199,10 @@ void Coordinator::RefreshMergedLocked(bool force) {
   table->covered_prefix = merged_.covered_prefix;
   table->delay_final = merged_.delay_final;
   merge_history_[merged_seq_] = std::move(table);
-  if (merge_history_.size() >= kMergeHistoryPruneAt) PruneMergeHistoryLocked();
+  if (merge_history_.size() >= merge_history_prune_at_) {
+    PruneMergeHistoryLocked();
+    merge_history_prune_at_ = std::max<size_t>(256, 2 * merge_history_.size());
+  }
   last_merge_cost_ms_ =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
   merged_dirty_ = false;

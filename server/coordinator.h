@@ -518,7 +518,9 @@ class Coordinator {
   // nearly every check, since the units below are counted after its search). Not stored: after
   // a restart RecordTableAsOf merges again. Pruned in RefreshMergedLocked.
   std::map<int64_t, std::shared_ptr<const MergedRecords>> merge_history_;
-  static constexpr size_t kMergeHistoryPruneAt = 256;
+  // Pruned (a pass over leases and units) when it reaches this size: 256, or twice what the
+  // last pruning kept, so that many awaited checks do not prune at every merge.
+  size_t merge_history_prune_at_ = 256;
   void PruneMergeHistoryLocked();
   // The published delay records below min(their bound, the checked prefix) already agreed
   // with this merge (checked again when the merge changes).

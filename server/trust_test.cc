@@ -224,6 +224,35 @@ TEST_F(TrustTest, ChecksRepeatTheRecordTableTheirSearchHad) {
   EXPECT_TRUE(c_->GetStatus().checked_prefix == (3 << 12));
 }
 
+// The kept merges are pruned to those still named: after some 300 merges, the merge of a
+// search whose check is still awaited is kept, so its check merges nothing again, though a
+// unit below it counted after its search (without the kept merge it would: a mutant that
+// prunes every merge but the current one fails here).
+TEST_F(TrustTest, PrunedMergeHistoryKeepsTheTablesOfAwaitedChecks) {
+  options_.double_check = DoubleCheck::kAll;
+  Reopen();
+  SubmitOutcome out;
+  constexpr int kUnits = 302;
+  ASSERT_TRUE(c_->Submit(1, static_cast<u128>(kUnits) << 12, Kinds::kDelay, 1 << 12, 0, &out).ok());
+  // Neither c (same GPU) nor d (same host) may check a's unit; d checks c's.
+  const int64_t a = NewWorker("host-a", {{"H200", "GPU-1"}}), c = NewWorker("host-c", {{"H200", "GPU-1"}}),
+                d = NewWorker("host-a", {{"H200", "GPU-2"}});
+  ASSERT_EQ(Work(c).unit_id, 1);
+  const LeaseGrant first = Work(a);  // unit 2, searched before unit 1 below it counts
+  ASSERT_EQ(Work(d).unit_id, 1);     // unit 1's check: counted after unit 2's search
+  for (int i = 2; i < kUnits; ++i) {
+    ASSERT_EQ(Work(c).purpose, LeasePurpose::kSearch) << i;
+    ASSERT_EQ(Work(d).purpose, LeasePurpose::kAudit) << i;
+  }
+  EXPECT_EQ(c_->GetStatus().audits_pending, 1u);
+  const int64_t b = NewWorker("host-b", {{"H200", "GPU-3"}});
+  const LeaseGrant check = Work(b);
+  EXPECT_EQ(check.purpose, LeasePurpose::kAudit);
+  EXPECT_EQ(check.unit_id, first.unit_id);
+  EXPECT_EQ(check.spec.known_records, first.spec.known_records);
+  EXPECT_EQ(c_->Counters().check_table_merges, 0u);
+}
+
 // Under `all`, a fleet of one host cannot check itself: status counts the pending checks no
 // active worker may take, until a worker of another host takes part (and none once it has);
 // a worker not seen for longer than a lease does not count as able to check.
