@@ -7,15 +7,12 @@
 
 #include "core/sieve_membership.h"
 #include "core/step_table.h"
+#include "core/test_support.h"
 
 namespace collatz {
 namespace {
 
-std::shared_ptr<const Sieve> Generated(int bits) {
-  std::shared_ptr<const Sieve> s;
-  EXPECT_TRUE(Sieve::Generate(bits, &s).ok());
-  return s;
-}
+using testing_support::GeneratedSieve;
 
 struct Parts {
   std::vector<uint64_t> r, c;
@@ -40,14 +37,14 @@ void ExpectCorrupt(const Status& st, const std::string& part) {
 
 TEST(SieveCheck, GeneratedSievesPass) {
   for (int k : {1, 2, 9, 19, 22}) {
-    const Status st = CheckBuiltSieve(*Generated(k), "test sieve");
+    const Status st = CheckBuiltSieve(*GeneratedSieve(k), "test sieve");
     EXPECT_TRUE(st.ok()) << st.ToString();
-    EXPECT_TRUE(CheckSieveSamples(*Generated(k), 4096, 7 + k).ok()) << k;
+    EXPECT_TRUE(CheckSieveSamples(*GeneratedSieve(k), 4096, 7 + k).ok()) << k;
   }
 }
 
 TEST(SieveCheck, TheFingerprintCatchesEveryKindOfEdit) {
-  const auto sieve = Generated(18);
+  const auto sieve = GeneratedSieve(18);
   {
     Parts parts(*sieve);
     parts.Erase(1234);
@@ -72,7 +69,7 @@ TEST(SieveCheck, TheFingerprintCatchesEveryKindOfEdit) {
 // Independent of the table: the samples alone see a sieve that lacks survivors, holds a
 // non-survivor or carries a wrong (p, c) (narrow, so that 2048 samples reach every residue).
 TEST(SieveCheck, TheSamplesCatchWhatTheyMeet) {
-  const auto sieve = Generated(8);
+  const auto sieve = GeneratedSieve(8);
   {
     Parts parts(*sieve);
     const uint64_t dropped = parts.r[10];
@@ -100,7 +97,7 @@ TEST(SieveCheck, TheSamplesCatchWhatTheyMeet) {
                                                                   " carries (p, c)");
   }
   // At 24 bits a sieve missing a tenth of its survivors fails the random samples too.
-  const auto wide = Generated(24);
+  const auto wide = GeneratedSieve(24);
   Parts parts(*wide);
   Parts thinned = parts;
   thinned.r.clear();

@@ -6,16 +6,13 @@
 #include <map>
 
 #include "core/step_table.h"
+#include "core/test_support.h"
 #include "core/tail_table.h"
 
 namespace collatz {
 namespace {
 
-std::shared_ptr<const Sieve> Generated(int bits) {
-  std::shared_ptr<const Sieve> s;
-  EXPECT_TRUE(Sieve::Generate(bits, &s).ok());
-  return s;
-}
+using testing_support::GeneratedSieve;
 
 // SPEC section 2: all residues / odd residues that survive.
 TEST(SieveTest, SurvivorCountsOfTheSpec) {
@@ -28,7 +25,7 @@ TEST(SieveTest, SurvivorCountsOfTheSpec) {
       EXPECT_EQ(std::count_if(direct.begin(), direct.end(), [](uint64_t r) { return r & 1; }),
                 static_cast<long>(counts.second)) << "k=" << k;
     }
-    EXPECT_EQ(Generated(k)->size(), counts.second) << "k=" << k;
+    EXPECT_EQ(GeneratedSieve(k)->size(), counts.second) << "k=" << k;
   }
 }
 
@@ -37,7 +34,7 @@ TEST(SieveTest, LiftingEqualsDirectDefinition) {
     auto direct = DirectSieveSurvivors(k);
     std::vector<uint64_t> odd;
     for (uint64_t r : direct) if (r & 1) odd.push_back(r);
-    auto s = Generated(k);
+    auto s = GeneratedSieve(k);
     EXPECT_EQ(s->residues(), odd) << "k=" << k;
     for (size_t j = 0; j < s->size(); ++j) {
       uint32_t p;
@@ -73,7 +70,7 @@ TEST(SieveTest, ThreadCountsGiveTheSameSieve) {
 }
 
 TEST(SieveTest, KeepsTheSpecFractions) {
-  auto s = Generated(19);
+  auto s = GeneratedSieve(19);
   const double odd_fraction = static_cast<double>(s->size()) / (1 << 19);
   EXPECT_NEAR(odd_fraction, 0.133, 0.0005);
   // With rule 2 as well: 8.85% (SPEC 2).
@@ -84,7 +81,7 @@ TEST(SieveTest, KeepsTheSpecFractions) {
 }
 
 TEST(SieveTest, FromResiduesRoundTripAndRejectsBadInput) {
-  auto s = Generated(12);
+  auto s = GeneratedSieve(12);
   std::shared_ptr<const Sieve> back;
   ASSERT_TRUE(Sieve::FromResidues(12, s->residues(), &back).ok());
   EXPECT_EQ(back->residues(), s->residues());
@@ -98,7 +95,7 @@ TEST(SieveTest, FromResiduesRoundTripAndRejectsBadInput) {
 }
 
 TEST(SieveTest, OffsetVariantsHoldExactlyTheComputedNumbers) {
-  auto s = Generated(10);
+  auto s = GeneratedSieve(10);
   for (unsigned modulus : {1u, 3u, 9u}) {
     OffsetTable table(s, modulus);
     for (uint64_t h = 1; h < 30; ++h) {
@@ -162,7 +159,7 @@ TEST(SieveTest, SkipRulesKeepEveryRecordBelow2p24) {
     class_records.emplace(d, n);  // keeps the first (smallest) n of each delay
   }
   for (int k : {8, 12, 16, 19}) {
-    auto s = Generated(k);
+    auto s = GeneratedSieve(k);
     auto survives = [&](uint64_t n) {
       return n < (uint64_t{1} << k) || std::binary_search(s->residues().begin(), s->residues().end(), n & ((uint64_t{1} << k) - 1));
     };

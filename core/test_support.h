@@ -12,6 +12,7 @@
 
 #include "core/merge.h"
 #include "core/records_csv.h"
+#include "core/sieve.h"
 #include "core/unit.h"
 
 namespace collatz::testing_support {
@@ -43,6 +44,13 @@ inline std::vector<Record> ReferenceRecords(const std::string& name, RecordCsvKi
   if (!st.ok()) FailOnReferenceData("cannot read reference data " + path + ": " + st.ToString());
   if (rows.empty()) FailOnReferenceData("reference data " + path + " holds no records");
   return rows;
+}
+
+// The k-bit sieve as Sieve::Generate makes it (a failure fails the test).
+inline std::shared_ptr<const Sieve> GeneratedSieve(int bits) {
+  std::shared_ptr<const Sieve> s;
+  EXPECT_TRUE(Sieve::Generate(bits, &s).ok());
+  return s;
 }
 
 // The published delay records (delay_records.csv), ascending by n, read once.
