@@ -46,6 +46,9 @@ void ExpectSameOnTables(const SearchTables& tables, SearchEngine& gpu, const Uni
 UnitSpec SpecWithRecords(u128 begin, u128 end, Kinds kinds, std::mt19937_64* rng);
 // Only the holes within 40 of the floor (a class unit at a real frontier).
 UnitSpec HolesNearTheFloor(UnitSpec spec);
+// The spec with a floor lower than its records give: the records above it leave the table,
+// which stays complete below the first one dropped.
+UnitSpec WithLowerFloor(UnitSpec spec, uint32_t floor);
 // A unit leased without trust (docs/FLOOR.md): the floor is the largest delay of the published
 // records below it (recomputed, not trusted), no record table, so no early termination; class
 // units with every class up to the floor open but those the records and their doublings fill.

@@ -320,12 +320,7 @@ TEST(GpuEngineTest, ResidueGroupBufferOverflowIsRecovered) {
   // A low floor with a record table: groups walk and many numbers reach the ladder buffer.
   UnitSpec spec = SpecWithRecords(Pow2(40) + rng() % Pow2(38), Pow2(40), Kinds::kDelay, nullptr);
   spec.end = spec.begin + (uint64_t{1} << 24);
-  spec.floor = 400;
-  // The record table stays complete below its first dropped record.
-  while (!spec.known_records.empty() && spec.known_records.back().delay > spec.floor) {
-    spec.records_complete_below = spec.known_records.back().n;
-    spec.known_records.pop_back();
-  }
+  spec = WithLowerFloor(spec, 400);
   ExpectSameOnTables(*SmallSieveTables(), *gpu, spec);
   EXPECT_GT(LastGpuSearchStats(*gpu).group_launches, 0u);
   EXPECT_GT(LastGpuSearchStats(*gpu).split_launches, 0u);
@@ -428,11 +423,7 @@ TEST(GpuEngineTest, JoinMapSkipsTwinsAndKeepsResults) {
   for (int i = 0; i < 3; ++i) {
     UnitSpec spec = SpecWithRecords(Pow2(40) + ((rng() % Pow2(16)) << 21), Pow2(40), Kinds::kDelayAndClass, nullptr);
     spec.end = spec.begin + (uint64_t{1} << 24);
-    spec.floor = 400;
-    while (!spec.known_records.empty() && spec.known_records.back().delay > spec.floor) {
-      spec.records_complete_below = spec.known_records.back().n;
-      spec.known_records.pop_back();
-    }
+    spec = WithLowerFloor(spec, 400);
     for (uint32_t d = spec.floor - 20; d <= spec.floor; d += 3) spec.open_holes.push_back(d);
     ExpectSameOnTables(*SmallSieveTables(), *gpu, spec);
     const GpuSearchStats stats = LastGpuSearchStats(*gpu);
@@ -458,11 +449,7 @@ TEST(GpuEngineTest, JoinMapSkipsTwinsAndKeepsResults) {
     const u128 begin = i < 0 ? u128{281559577919488ULL} : Pow2(height) + ((rng() % Pow2(16)) << 21);
     UnitSpec spec = SpecWithRecords(begin, Pow2(height), Kinds::kDelay, nullptr);
     spec.end = spec.begin + (uint64_t{1} << 27);
-    spec.floor = 400;
-    while (!spec.known_records.empty() && spec.known_records.back().delay > spec.floor) {
-      spec.records_complete_below = spec.known_records.back().n;
-      spec.known_records.pop_back();
-    }
+    spec = WithLowerFloor(spec, 400);
     // With a record table near the unit delay-only units stop most groups at once: no map
     // there; a table that ends 16 bits or more below the unit leaves it on.
     ExpectSameOnTables(*SmallSieveTables(), *gpu, spec);
