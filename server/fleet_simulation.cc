@@ -120,7 +120,8 @@ class SimSieves {
 
 // What a real worker reports for a delay-only unit whose numbers all stay at or below the
 // floor: no ladder, no open tallies, and the candidates of the unit's sieve (the server
-// checks them exactly); the work hash is not computed (nothing audits it in this simulation).
+// checks them exactly); the work hash is not computed but fixed by the unit, so that a check
+// (--sim-double-check) agrees.
 UnitResult EmptyLadderResult(const client::Lease& lease, SimSieves* sieves) {
   UnitResult r;
   r.candidates = static_cast<uint64_t>(std::min<u128>(sieves->CountExamined(lease), UINT64_MAX));
