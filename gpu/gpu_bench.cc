@@ -15,7 +15,7 @@
 //             [--shallow-group-bits 14 (units whose table ends far below)] [--unchecked-group-bits 13] [--group-min-members 16]
 //             [--deep-group-min-members 64 (class units: 256)]
 //             [--group-chunk-members 256] [--no-group-class-checks] [--no-group-ancestor-checks]
-//             [--no-group-half-checks]
+//             [--no-group-half-checks] [--group-split-min 8 (0: no split)]
 //             [--narrow-walk-max-bits 76 (0: the three-limb pair step everywhere)]
 //             [--step-model 2^20 [--model-group-bits 16] [--model-only]]
 // --context: trusted (the default) as above; floor: the same floor and open holes (the delays
@@ -215,6 +215,7 @@ int Main(int argc, char** argv) {
     else if (key == "--no-group-class-checks") a.gpu.group_class_checks = false;
     else if (key == "--no-group-ancestor-checks") a.gpu.group_ancestor_checks = false;
     else if (key == "--no-group-half-checks") a.gpu.group_half_checks = false;
+    else if (key == "--group-split-min") a.gpu.group_tail_split_min = std::stoi(value());
     else if (key == "--group-chunk-members") a.gpu.group_chunk_members = std::stoi(value());
     else if (key == "--narrow-walk-max-bits") a.gpu.narrow_walk_max_bits = std::stoi(value());
     else if (key == "--walk-rounds") a.gpu.group_walk_rounds = std::stoi(value());
@@ -377,10 +378,11 @@ int Main(int argc, char** argv) {
     std::printf("join map unavailable: %s\n", stats.join_map_unavailable.c_str());
   }
   if (stats.group_launches != 0) {
-    std::printf("residue groups of %d bits stopped inside their k + G shared steps: %lu; halved one step later: %lu\n",
+    std::printf("residue groups of %d bits stopped inside their k + G shared steps: %lu; halved one step later: %lu; "
+                "tail splits: %lu\n",
                 stats.group_bits,
                 static_cast<unsigned long>(stats.step_stopped_groups),
-                static_cast<unsigned long>(stats.half_stopped_groups));
+                static_cast<unsigned long>(stats.half_stopped_groups), static_cast<unsigned long>(stats.tail_splits));
   }
 
   double base_rate = 0;

@@ -107,6 +107,9 @@ Status GpuEngine::Init() {
   if (o.group_chunk_members < 1 || o.group_chunk_members > 65535) {
     return Status::InvalidArgument("group chunk members must be in 1..65535");
   }
+  if (o.group_tail_split_min != 0 && (o.group_tail_split_min < 2 || o.group_tail_split_min > 65535)) {
+    return Status::InvalidArgument("group tail split minimum must be 0 (never) or in 2..65535");
+  }
   if (o.residue_groups && o.queue_block_threads == 512) {
     return Status::InvalidArgument("residue groups run with 128 or 256 queue threads per block");
   }

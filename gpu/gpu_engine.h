@@ -138,6 +138,10 @@ struct GpuEngineOptions {
   // Walk rounds each lane takes (drawing its group's members from registers) between two
   // warp-wide hand-outs of walking groups.
   int group_walk_rounds = 12;
+  // A launch's tail: once no group is left to decide, a generator with at least this many
+  // members left gives half of them to an idle lane of its warp (LaunchParams::
+  // group_split_min). 0: never.
+  int group_tail_split_min = 8;
   // Table steps a walk round takes before its check (1 or 2). Two halve the checks and the
   // member hand-overs per T-step at the price of checking each member half as often
   // (docs/PERFORMANCE.md, lever 53); they need the 12-bit shared walk table, tail_bits >= 24
@@ -196,6 +200,7 @@ struct GpuSearchStats {
   uint64_t join_skipped_groups = 0;  // walking residue groups the join map skipped
   uint64_t step_stopped_groups = 0;  // residue groups stopped between their k-th and (k + G)-th T-step
   uint64_t half_stopped_groups = 0;  // walking residue groups of which one half stopped after k + G + 1
+  uint64_t tail_splits = 0;          // generators that gave half their members to an idle lane at a launch's tail
   int group_bits = 0;                // the residue groups' width G (0: no group launch; the widest if several)
   int join_map_bits = 0;             // the join map's level (0: none built)
   double join_map_seconds = 0;       // the time its build took (once per engine)

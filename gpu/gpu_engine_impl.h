@@ -111,14 +111,15 @@ class GpuEngine : public SearchEngine {
     char buf[400];
     std::snprintf(buf, sizeof buf,
                   "%s, %llu launches (%llu residue-group, %llu split), tail %d bits, own table %d bits, "
-                  "join map skipped %llu groups, %llu stopped inside their shared steps, %llu halved, "
+                  "join map skipped %llu groups, %llu stopped inside their shared steps, %llu halved, %llu tail splits, "
                   "set-up %.3f s, kernels %.3f s",
                   s.full_delay ? "full-delay walk" : "early termination",
                   static_cast<unsigned long long>(s.launches), static_cast<unsigned long long>(s.group_launches),
                   static_cast<unsigned long long>(s.split_launches), s.tail_bits, s.self_record_bits,
                   static_cast<unsigned long long>(s.join_skipped_groups),
                   static_cast<unsigned long long>(s.step_stopped_groups),
-                  static_cast<unsigned long long>(s.half_stopped_groups), s.setup_seconds, s.kernel_seconds);
+                  static_cast<unsigned long long>(s.half_stopped_groups),
+                  static_cast<unsigned long long>(s.tail_splits), s.setup_seconds, s.kernel_seconds);
     return buf;
   }
   std::string SetupNote() const override { return setup_note_; }

@@ -103,6 +103,7 @@ Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
                               ? 1
                               : 0;
     p.group_half_checks = p.group_step_checks != 0 && options_.group_half_checks ? 1 : 0;
+    p.group_split_min = static_cast<uint32_t>(options_.group_tail_split_min);
     if (slot.entry_stops.size() < job.entries) {
       CUDA_TRY(cudaStreamSynchronize(slot.stream));  // an earlier launch of the slot may still read it
       STATUS_TRY(slot.entry_stops.Allocate(job.entries));
@@ -225,6 +226,7 @@ Status GpuEngine::Collect(Slot& slot, const Job& job, UnitResult* part, bool* re
   stats_.join_skipped_groups += acc.join_skipped_groups;
   stats_.step_stopped_groups += acc.step_stopped_groups;
   stats_.half_stopped_groups += acc.half_stopped_groups;
+  stats_.tail_splits += acc.tail_splits;
 
   UnitResult r;
   r.candidates = acc.candidates;

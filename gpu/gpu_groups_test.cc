@@ -119,6 +119,60 @@ TEST(GpuEngineTest, DeepResidueGroupsMatchCpu) {
   EXPECT_GT(step_stopped, 0u);
 }
 
+// A launch's tail (GroupSplitTail): once no group is left to decide, generators with at
+// least group_tail_split_min members left give their later half to idle lanes. Splitting
+// from 2 members on, in small launches (many tails), with one- and two-step rounds, halved
+// groups (their members 2^(G + 1) apart) and the full-delay walk: the same results as the
+// CPU, and splits happened.
+TEST(GpuEngineTest, TailSplitsMatchCpu) {
+  REQUIRE_GPU();
+  std::mt19937_64 rng(Seed() + 29);
+  SCOPED_TRACE("seed " + std::to_string(Seed()));
+  uint64_t splits = 0;
+  for (int round_steps : {1, 2}) {
+    GpuEngineOptions o;
+    o.group_bits = o.class_group_bits = o.shallow_group_bits = o.unchecked_group_bits = 9;
+    o.group_min_members = o.class_group_min_members = 4;
+    o.group_tail_split_min = 2;
+    o.positions_per_launch = uint64_t{1} << 18;
+    o.group_walk_round_steps = round_steps;
+    auto gpu = MakeGpu(o, SmallSieveTables());
+    for (unsigned height : {52u, 64u, 70u, 99u}) {
+      const u128 begin = Pow2(height) + static_cast<u128>(rng()) % Pow2(height - 3);
+      const u128 end = begin + (uint64_t{1} << 26) + rng() % (uint64_t{1} << 20);
+      ExpectSameOnTables(*SmallSieveTables(), *gpu, SpecWithRecords(begin, end, Kinds::kDelay, nullptr));
+      splits += LastGpuSearchStats(*gpu).tail_splits;
+      ExpectSameOnTables(*SmallSieveTables(), *gpu,
+                         HolesNearTheFloor(SpecWithRecords(begin, end, Kinds::kDelayAndClass, &rng)));
+      splits += LastGpuSearchStats(*gpu).tail_splits;
+    }
+    // No record table: every member walks to the tail.
+    o.self_record_bits = 0;
+    auto full = MakeGpu(o, SmallSieveTables());
+    const u128 c = Pow2(70) + rng() % Pow2(60);
+    ExpectSameOnTables(*SmallSieveTables(), *full, FloorOnlySpec(c, c + (uint64_t{1} << 24), Kinds::kDelay));
+    EXPECT_GT(LastGpuSearchStats(*full).group_launches, 0u);
+    splits += LastGpuSearchStats(*full).tail_splits;
+  }
+  // Deep groups with the checks inside their shared steps: halves walk, and split.
+  const auto tables = TablesWithSieve(5);
+  GpuEngineOptions o;
+  o.group_bits = o.class_group_bits = o.shallow_group_bits = o.unchecked_group_bits = 16;
+  o.group_min_members = o.class_group_min_members = 2;
+  o.group_step_check_min_members = 1;
+  o.group_tail_split_min = 2;
+  auto deep = MakeGpu(o, tables);
+  uint64_t halved = 0;
+  for (unsigned height : {60u, 66u}) {
+    const u128 begin = Pow2(height) + static_cast<u128>(rng()) % Pow2(height - 3);
+    ExpectSameOnTables(*tables, *deep, SpecWithRecords(begin, begin + (uint64_t{1} << 27), Kinds::kDelay, nullptr));
+    splits += LastGpuSearchStats(*deep).tail_splits;
+    halved += LastGpuSearchStats(*deep).half_stopped_groups;
+  }
+  EXPECT_GT(halved, 0u);
+  EXPECT_GT(splits, 0u);
+}
+
 // The two-step rounds' narrow fast path (v < 2^88: two products) and its fallback (the steps
 // one by one) against the CPU: narrow everywhere, so that units at 2^84 and 2^96 take the
 // fallback often or always, and the three-limb path everywhere, at heights below and above

@@ -52,6 +52,7 @@ struct Accumulators {
   unsigned long long join_skipped_groups;  // walking groups the join map skipped
   unsigned long long step_stopped_groups;  // groups whose last member stops inside k + G steps
   unsigned long long half_stopped_groups;  // walking groups of which one half stops one step after k + G
+  unsigned long long tail_splits;          // generators split at a launch's tail (GroupSplitTail)
   unsigned int group_rounds_taken;  // the group kernel's decision rounds handed out so far
   unsigned int unused;
 };
@@ -240,6 +241,10 @@ struct LaunchParams {
   // whose values rarely climb that high (GpuEngineOptions::narrow_walk_max_bits; at 2^66 the
   // walk is 6% faster, docs/PERFORMANCE.md, lever 85).
   int walk_narrow = 0;
+  // The group kernel's launch tail (GroupSplitTail): once no group is left to decide or
+  // queued, a generator with at least this many members left gives half of them to an idle
+  // lane of its warp. 0: never.
+  uint32_t group_split_min = 0;
 };
 
 constexpr uint32_t kNoClassChecks = 0xFFFFFFFFu;  // LaunchParams::group_class_min_odd

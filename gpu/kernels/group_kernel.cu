@@ -12,7 +12,8 @@
 // the walk's product loses a carry, =3 a group's first member decides its stops inside the
 // shared steps, =4 the prelude's checks take the largest predecessor bound (value class 3,
 // v = 8 mod 9; residue 80 mod 162) whatever the value's residue, =6 each half of a group is
-// decided by its first member (GroupStopsWithin).
+// decided by its first member (GroupStopsWithin), =7 a split generator's given half starts one
+// member early (GroupSplitTail).
 #ifndef COLLATZ_GPU_MUTATION
 #define COLLATZ_GPU_MUTATION 0
 #endif
@@ -261,6 +262,39 @@ __device__ __forceinline__ uint8_t GroupStopsWithin(const LaunchParams& P, const
     if (GroupBelow(P, s_half, s_half - (P.sieve_bits + G + 1), false, v_hi, v_lo)) stops |= 1u << ((n - 1 - back) & 1);
   }
   return stops == 3 ? kSkipStopped : stops == 0 ? 0 : static_cast<uint8_t>(kSkipHalf + (stops == 1 ? 1 : 0));
+}
+
+// Splits a lane's generator (splits): its later gen_left / 2 members go to the ring as a group
+// of their own (the value gen + keep * gen_step: no overflow, a member's value fits), the
+// lane keeps the first (gen_left + 1) / 2. Positions are 2^shift apart; gen_end_rel is the
+// position after the generator's last member.
+__device__ __forceinline__ void GroupSplitTail(const LaunchParams& P, bool splits, unsigned lanes_below, uint32_t shift,
+                                               uint32_t head, uint32_t& queued, GroupRing& groups, uint64_t gen_hi,
+                                               uint64_t gen_lo, uint64_t gen_step, uint32_t gen_s, uint32_t& gen_left,
+                                               uint32_t& gen_end_rel, uint8_t half) {
+  const uint32_t keep = (gen_left + 1) >> 1, given = gen_left - keep;
+  uint64_t part_hi = gen_hi, part_lo = gen_lo;
+  const uint32_t part_rel = gen_end_rel - (given << shift);
+  if (splits) {
+#if COLLATZ_GPU_MUTATION == 7  // exactness suite's mutation check: the given half starts one member early
+    AddProduct(part_hi, part_lo, gen_step, keep - 1);
+#else
+    AddProduct(part_hi, part_lo, gen_step, keep);
+#endif
+    gen_left = keep;
+    gen_end_rel = part_rel;
+  }
+  const uint32_t queued_before = queued;
+  WarpRingPush(splits, lanes_below, head, queued, [&](uint32_t slot) {
+    groups.lo[slot] = part_lo;
+    groups.hi[slot] = part_hi;
+    groups.step[slot] = gen_step;
+    groups.rel[slot] = part_rel;
+    groups.s[slot] = static_cast<uint16_t>(gen_s);
+    groups.n[slot] = static_cast<uint16_t>(given);
+    groups.half[slot] = half;
+  });
+  if (lanes_below == 0 && queued != queued_before) atomicAdd(&P.acc->tail_splits, queued - queued_before);
 }
 
 // Bit of a shared-memory step entry that holds StepEntry::two_mod_3.
@@ -555,6 +589,19 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
     }
     // Lanes with nothing left to walk take the next walking groups.
     const unsigned needy = __ballot_sync(0xFFFFFFFFu, (s | gen_left) == 0);
+    if (needy != 0 && needy != 0xFFFFFFFFu && group_queued == 0 && round >= P.group_rounds &&
+        P.group_split_min != 0) {
+      // The launch's tail: no group is left to decide or queued, so an idle lane would wait
+      // for the warp's longest generator (about half a group's walk a lane: -10% at B with
+      // 2^31 positions a launch against 2^32). Generators with at least group_split_min
+      // members left give their later half to the ring, one for each idle lane, which the
+      // take below hands out.
+      const bool donor = gen_left >= P.group_split_min;
+      const unsigned donors = __ballot_sync(0xFFFFFFFFu, donor);
+      const bool splits = donor && __popc(donors & lanes_below) < __popc(needy);
+      GroupSplitTail(P, splits, lanes_below, G + lane_half[threadIdx.x], group_head, group_queued, groups, gen_hi,
+                     gen_lo, gen_step, gen_s, gen_left, gen_end_rel, lane_half[threadIdx.x]);
+    }
     if (needy != 0 && group_queued != 0) {
       WarpRingTake(needy, (s | gen_left) == 0, lanes_below, group_head, group_queued, [&](uint32_t slot) {
         gen_lo = groups.lo[slot];
