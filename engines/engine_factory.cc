@@ -77,7 +77,10 @@ int SieveBitsForRun(Backend resolved, Kinds kinds, u128 complete_below, u128 fir
   // Whole units only: a run from below the unit size starts with smaller cuts. Those get the
   // width a coordinator cuts them with by default.
   const bool whole_units = numbers >= unit_size && first_begin >= unit_size;
-  if (whole_units) return UnitSieveBits(kinds, unit_size, DefaultSieveBits(resolved), kWideUnitClassSieveBits);
+  if (whole_units) {
+    return UnitSieveBits(kinds, unit_size, DefaultSieveBits(resolved), kWideUnitClassSieveBits, kWideClassUnitNumbers,
+                         kWideUnitDelaySieveBits);
+  }
   return DefaultSieveBits(resolved);
 }
 

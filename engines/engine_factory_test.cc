@@ -71,6 +71,15 @@ TEST(EngineFactory, ClassWorkInUnitsOf2p46TakesItsWiderSieveOnTheGpu) {
   EXPECT_LE(kWideUnitClassSieveBits, kMaxGpuBuiltSieveBits);
 }
 
+TEST(EngineFactory, DelayWorkInUnitsOf2p49TakesItsWiderSieveOnTheGpu) {
+  const u128 at = Pow2(66), unit = kWideDelayUnitNumbers, near = Pow2(65);
+  EXPECT_EQ(SieveBitsForRun(Backend::kGpu, Kinds::kDelay, near, at, unit, unit), kWideUnitDelaySieveBits);
+  EXPECT_EQ(SieveBitsForRun(Backend::kGpu, Kinds::kDelay, near, at, unit / 2, unit / 2), kDefaultSieveBits);
+  EXPECT_EQ(SieveBitsForRun(Backend::kCpu, Kinds::kDelay, near, at, unit, unit), kDefaultSieveBits);
+  EXPECT_LE(kWideUnitDelaySieveBits, kMaxGpuBuiltSieveBits);
+  EXPECT_GE(kWideUnitDelaySieveBits, kMinGpuBuiltSieveBits);  // built on the device in a fraction of a second
+}
+
 TEST(EngineFactory, ASieveFileGivesTheSameTablesAsItsWidth) {
   const int bits = 12;
   std::shared_ptr<const SearchTables> generated;

@@ -15,15 +15,25 @@ namespace collatz::engines {
 constexpr int kWideUnitClassSieveBits = 25;
 constexpr u128 kWideClassUnitNumbers = static_cast<u128>(1) << 46;
 
+// Delay-only units of 2^49 numbers (a GPU campaign's units, docs/OPERATIONS.md section 13) are
+// fastest with a wide sieve: fewer numbers are examined, and their residue groups still keep
+// about 227 members at the deepest level GroupFits allows (k + G = 38). H200, the campaign point
+// above the published bound, 2^49 numbers: 19 / 22 / 24 / 25 / 26 / 27 / 28 bits gave 3.146 /
+// 3.354 / 3.462 / 3.528 / 3.588 / 3.645 / 3.703e13 numbers/s (docs/PERFORMANCE.md, session 27).
+// Smaller units keep the base width: at 2^46 every width from 20 to 23 bits is within 5% of 19.
+constexpr int kWideUnitDelaySieveBits = 28;
+constexpr u128 kWideDelayUnitNumbers = static_cast<u128>(1) << 49;
+
 // The widest sieve a unit may ask for: what a GPU builds on the device
 // (engines::kMaxGpuBuiltSieveBits); a host builds it too, in tens of seconds.
 constexpr int kMaxUnitSieveBits = 30;
 
 // The sieve width of a unit of `kinds` and `unit_numbers` numbers: `class_bits` for
-// delay+class units of at least `class_min_numbers` numbers, else `base_bits`; class_bits 0
-// means base_bits for every unit.
+// delay+class units of at least `class_min_numbers` numbers, `delay_bits` for delay-only units
+// of at least `delay_min_numbers`, else `base_bits`; a width of 0 means base_bits.
 int UnitSieveBits(Kinds kinds, u128 unit_numbers, int base_bits, int class_bits,
-                  u128 class_min_numbers = kWideClassUnitNumbers);
+                  u128 class_min_numbers = kWideClassUnitNumbers, int delay_bits = 0,
+                  u128 delay_min_numbers = kWideDelayUnitNumbers);
 
 // Whether a unit may ask for a sieve of `bits` (1 .. kMaxUnitSieveBits).
 inline bool IsUnitSieveBits(int bits) { return bits >= 1 && bits <= kMaxUnitSieveBits; }

@@ -19,6 +19,22 @@ TEST(UnitSieveBits, WideClassUnitsGetTheClassWidth) {
   EXPECT_EQ(UnitSieveBits(Kinds::kDelayAndClass, Pow2(20), base, wide), 19);
 }
 
+// Delay-only units of 2^49 numbers (a GPU campaign's) get 28 bits when the caller names the
+// delay width; smaller ones and class units keep theirs.
+TEST(UnitSieveBits, WideDelayUnitsGetTheDelayWidth) {
+  const int base = kDefaultSieveBits, wide_class = kWideUnitClassSieveBits, wide = kWideUnitDelaySieveBits;
+  const u128 unit = kWideDelayUnitNumbers, class_min = kWideClassUnitNumbers;
+  EXPECT_EQ(UnitSieveBits(Kinds::kDelay, unit, base, wide_class, class_min, wide), 28);
+  EXPECT_EQ(UnitSieveBits(Kinds::kDelay, 2 * unit, base, wide_class, class_min, wide), 28);
+  EXPECT_EQ(UnitSieveBits(Kinds::kDelay, unit - 1, base, wide_class, class_min, wide), 19);
+  EXPECT_EQ(UnitSieveBits(Kinds::kDelayAndClass, unit, base, wide_class, class_min, wide), 25);
+  EXPECT_EQ(UnitSieveBits(Kinds::kDelay, unit, base, wide_class, class_min, 0), 19);  // one delay width
+  EXPECT_EQ(UnitSieveBits(Kinds::kDelay, unit, base, wide_class), 19);              // not named
+  EXPECT_EQ(UnitSieveBits(Kinds::kDelay, Pow2(30), 16, 18, Pow2(22), 20, Pow2(30)), 20);
+  EXPECT_EQ(UnitSieveBits(Kinds::kDelay, Pow2(30) - 1, 16, 18, Pow2(22), 20, Pow2(30)), 16);
+  EXPECT_TRUE(IsUnitSieveBits(wide));
+}
+
 TEST(UnitSieveBits, ClassWidthZeroMeansOneWidthAndTheThresholdIsAnArgument) {
   EXPECT_EQ(UnitSieveBits(Kinds::kDelayAndClass, kWideClassUnitNumbers, 19, 0), 19);
   EXPECT_EQ(UnitSieveBits(Kinds::kDelayAndClass, Pow2(22), 16, 18, Pow2(22)), 18);
@@ -30,11 +46,12 @@ TEST(UnitSieveBits, ClassWidthZeroMeansOneWidthAndTheThresholdIsAnArgument) {
 // in whole units takes the width the coordinator cuts those units with.
 TEST(UnitSieveBits, SieveBitsForRunAgreesWithTheCoordinatorsDefault) {
   const u128 at = Pow2(66);
-  for (u128 unit : {Pow2(40), Pow2(44), kWideClassUnitNumbers, Pow2(48)}) {
+  for (u128 unit : {Pow2(40), Pow2(44), kWideClassUnitNumbers, Pow2(48), kWideDelayUnitNumbers, Pow2(50)}) {
     for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
       // Records complete near the unit: the floor-context rule of delay-only runs stays out.
       const int run = SieveBitsForRun(Backend::kGpu, kinds, Pow2(64), at, 4 * unit, unit);
-      EXPECT_EQ(run, UnitSieveBits(kinds, unit, DefaultSieveBits(Backend::kGpu), kWideUnitClassSieveBits))
+      EXPECT_EQ(run, UnitSieveBits(kinds, unit, DefaultSieveBits(Backend::kGpu), kWideUnitClassSieveBits,
+                                   kWideClassUnitNumbers, kWideUnitDelaySieveBits))
           << ToDecimal(unit);
     }
   }

@@ -98,9 +98,10 @@ struct GpuEngineOptions {
   // 14 (33 bits), 1.190e12 at 15, 1.148e12 at 16 (both 33 bits). Delay-only ones take no
   // more than k + G = 33 needs (at least 5): 5 with a 28-bit sieve (UnitGroupBits).
   int shallow_group_bits = 14;
-  // In units whose table reaches near them, groups deeper than this pay only with the checks
-  // inside their shared steps, so they need deep_group_min_members members (2^66, 2^41
-  // numbers: G = 14 without the checks 4.45e12, G = 13 5.41e12).
+  // In units whose table reaches near them, groups deeper than this (with the default 19-bit
+  // sieve; with a k-bit sieve, k + G beyond 19 + this) pay only with the checks inside their
+  // shared steps, so they need deep_group_min_members members (2^66, 2^41 numbers: G = 14
+  // without the checks 4.45e12, G = 13 5.41e12).
   int unchecked_group_bits = 13;
   int group_min_members = 16;
   // Its minimum for delay+class units, whose members walk about four times longer: deeper

@@ -2,6 +2,8 @@
 // it is cut into (two in flight on two streams) and the result they add up to.
 #include "gpu/gpu_engine_impl.h"
 
+#include "core/unit_search.h"
+
 namespace collatz::gpu_engine_internal {
 
 u128 GpuEngine::SievedPosition(const SieveCycle& cycle, u128 q0, u128 x) const {
@@ -74,10 +76,13 @@ int GpuEngine::UnitGroupBits(u128 cycles, u128 start, unsigned modulus, bool cla
   for (const int min_members : {classes ? options_.class_group_min_members : options_.group_min_members,
                                 options_.group_min_members}) {
     for (int g = widest; g >= 5; --g) {
-      // Where the table reaches near the unit, groups deeper than unchecked_group_bits pay
-      // only with the checks inside their shared steps, so only with many members.
+      // Where the table reaches near the unit, groups whose shared steps end deeper than the
+      // default sieve's k + unchecked_group_bits pay only with the checks inside them, so only
+      // with many members: the depth k + G decides, so that a wider sieve keeps its members
+      // (B, 2^48 numbers, 25-bit sieve: G = 13 with 113 members, 3.146e13 numbers/s, where 24
+      // bits kept 227 at G = 13, 3.383e13; session 27).
       const int members =
-          !shallow_table && g > options_.unchecked_group_bits
+          !shallow_table && tables_->sieve->bits() + g > kDefaultSieveBits + options_.unchecked_group_bits
               ? std::max(min_members, classes ? options_.class_deep_group_min_members : options_.deep_group_min_members)
               : min_members;
       if (cycles >= static_cast<u128>(members) << g && GroupMembersReach(start, g, walk_bits) && GroupFits(g, modulus)) {

@@ -98,11 +98,15 @@ grpc::Status Coordinator::Load() {
 grpc::Status Coordinator::BuildWidthTables() {
   base_bits_ = tables_->sieve->bits();
   class_bits_ = options_.class_sieve_bits == 0 ? base_bits_ : options_.class_sieve_bits;
+  delay_bits_ = options_.delay_sieve_bits == 0 ? base_bits_ : options_.delay_sieve_bits;
   tables_by_bits_[base_bits_] = tables_;
   // Each width other than the base with why it is needed: the class width, or a unit cut
   // with it (by a run with other options; it keeps its width).
   std::map<int, std::string> needed;
   if (class_bits_ != base_bits_) needed.emplace(class_bits_, "the class units' width (--class-sieve-bits)");
+  if (delay_bits_ != base_bits_ && options_.default_unit_size >= options_.delay_sieve_min_numbers) {
+    needed.emplace(delay_bits_, "the wide delay-only units' width (--delay-sieve-bits)");
+  }
   for (const auto& [id, u] : units_) {
     if (UnitBits(u) != base_bits_) needed.emplace(UnitBits(u), "unit " + std::to_string(id) + " was cut with it");
   }
@@ -123,9 +127,10 @@ grpc::Status Coordinator::BuildWidthTables() {
     tables_by_bits_[bits] = std::move(t);
   }
   if (SeveralWidths()) {
-    spdlog::info("sieve widths {}: delay+class units of at least {} numbers are cut with {} bits, others with {} "
-                 "(tables built in {:.2f} s)",
-                 WidthsText(), ToDecimal(options_.class_sieve_min_numbers), class_bits_, base_bits_,
+    spdlog::info("sieve widths {}: delay+class units of at least {} numbers are cut with {} bits, delay-only units of "
+                 "at least {} with {}, others with {} (tables built in {:.2f} s)",
+                 WidthsText(), ToDecimal(options_.class_sieve_min_numbers), class_bits_,
+                 ToDecimal(options_.delay_sieve_min_numbers), delay_sieve_bits(), base_bits_,
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   return grpc::Status::OK;

@@ -72,6 +72,13 @@ struct CoordinatorOptions {
   // engines::UnitSieveBits. The width is stored with the unit and fixed from then on.
   int class_sieve_bits = 0;
   u128 class_sieve_min_numbers = engines::kWideClassUnitNumbers;
+  // Delay-only units of at least delay_sieve_min_numbers numbers are cut with delay_sieve_bits
+  // (0: the base width), when its tables were built at Open: where default_unit_size reaches
+  // delay_sieve_min_numbers (a campaign server, --unit-size 2^49) or stored units have it.
+  // Elsewhere such units keep the base width (a 28-bit sieve takes seconds and about 1 GB
+  // to build on the host, which no server of smaller units should pay at every start).
+  int delay_sieve_bits = 0;
+  u128 delay_sieve_min_numbers = engines::kWideDelayUnitNumbers;
   // Builds the search tables of a width other than the base one (the class width, and
   // widths stored with units by a run with other options); the server: a generated sieve
   // sharing the base tables' step and tail tables. Needed only when there is such a width.
@@ -269,6 +276,8 @@ class Coordinator {
   grpc::Status IntegrityCheck(std::string* result);
   int sieve_bits() const { return base_bits_; }  // the base width
   int class_sieve_bits() const { return class_bits_; }  // the class units' width (the base: none)
+  // The wide delay-only units' width, or the base where their tables are not built.
+  int delay_sieve_bits() const { return tables_by_bits_.count(delay_bits_) != 0 ? delay_bits_ : base_bits_; }
   int64_t lease_duration_ms() const { return options_.lease_duration_ms; }
   int64_t retry_after_ms() const { return options_.retry_after_ms; }
 
@@ -475,9 +484,9 @@ class Coordinator {
   std::shared_ptr<const SearchTables> tables_;  // the base width's
   const Clock* clock_;
   CoordinatorOptions options_;
-  // Set by BuildWidthTables and fixed from then on (read without mu_): the base and class
-  // widths, and the tables of every width in use.
-  int base_bits_ = 0, class_bits_ = 0;
+  // Set by BuildWidthTables and fixed from then on (read without mu_): the base, class and
+  // delay widths, and the tables of every width in use.
+  int base_bits_ = 0, class_bits_ = 0, delay_bits_ = 0;
   std::map<int, std::shared_ptr<const SearchTables>> tables_by_bits_;
 
   std::mutex mu_;

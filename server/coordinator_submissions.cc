@@ -82,7 +82,8 @@ grpc::Status Coordinator::Submit(u128 begin, u128 end, Kinds kinds, u128 unit_si
       u.priority = priority;
       // Fixed from now on: the unit is searched, verified and audited with this width.
       u.sieve_bits = engines::UnitSieveBits(kinds, u.end - u.begin, base_bits_, class_bits_,
-                                            options_.class_sieve_min_numbers);
+                                            options_.class_sieve_min_numbers, delay_sieve_bits(),
+                                            options_.delay_sieve_min_numbers);
       RETURN_IF_DB_ERROR(store_->InsertUnit(u, &u.id), "submit");
       made.push_back(u);
       x = u.end;

@@ -2,7 +2,9 @@
 # collatz-server --sieve FILE: the join sieve of a collatz-sieve file, whose width wins over
 # --sieve-bits (the width every worker must then use), beside a generated class width; a
 # damaged or missing file stops the server at start with exit 1 before it listens, and a class
-# width no unit may have (--class-sieve-bits 31) with exit 2. A few seconds.
+# width no unit may have (--class-sieve-bits 31) with exit 2. The delay-only units' wide width
+# (--delay-sieve-bits) is built only by a server whose --unit-size reaches
+# --delay-sieve-min-numbers. A few seconds.
 #   server/sieve_flag_e2e.sh COLLATZ_SERVER COLLATZ_SIEVE
 set -euo pipefail
 SERVER=${1:?usage: $0 COLLATZ_SERVER COLLATZ_SIEVE}
@@ -12,11 +14,23 @@ trap 'kill -KILL $(cat "$W"/server.pid 2>/dev/null) 2>/dev/null || true; rm -rf 
 cd "$W"
 "$SIEVE" generate --bits 12 --out sieve-12.bin --threads 1 --quiet
 
-"$SERVER" --listen 127.0.0.1:0 --db good.db --double-check none --sieve sieve-12.bin --sieve-bits 19 --class-sieve-bits 14 2>good.log &
+"$SERVER" --listen 127.0.0.1:0 --db good.db --double-check none --sieve sieve-12.bin --sieve-bits 19 --class-sieve-bits 14 \
+  --delay-sieve-bits 13 2>good.log &
 echo $! > server.pid
 for _ in $(seq 100); do grep -q "listening on" good.log && break; sleep 0.1; done
 grep -q "sieve 12 bits" good.log || { echo "FAIL: the server did not take the file's width"; cat good.log; exit 1; }
 grep -q "sieve widths 12 and 14 bits" good.log || { echo "FAIL: no class width beside the file's"; cat good.log; exit 1; }
+grep -q "delay-only units of 562949953421312+: 12 bits" good.log || { echo "FAIL: units of 2^46 built the delay width"; cat good.log; exit 1; }
+kill -TERM "$(cat server.pid)"
+wait "$(cat server.pid)" || true
+rm server.pid
+# A campaign server (units of 2^49 and more) builds the delay width too.
+"$SERVER" --listen 127.0.0.1:0 --db campaign.db --double-check none --sieve sieve-12.bin --class-sieve-bits 14 \
+  --delay-sieve-bits 13 --unit-size 2^49 2>campaign.log &
+echo $! > server.pid
+for _ in $(seq 100); do grep -q "listening on" campaign.log && break; sleep 0.1; done
+grep -q "sieve widths 12, 13 and 14 bits" campaign.log || { echo "FAIL: no delay width"; cat campaign.log; exit 1; }
+grep -q "delay-only units of 562949953421312+: 13 bits" campaign.log || { echo "FAIL: delay width not used"; cat campaign.log; exit 1; }
 kill -TERM "$(cat server.pid)"
 wait "$(cat server.pid)" || true
 rm server.pid
@@ -33,4 +47,8 @@ rc=0
 timeout 30 "$SERVER" --listen 127.0.0.1:0 --db bad.db --class-sieve-bits 31 2>bad.log || rc=$?
 [ "$rc" = 2 ] || { echo "FAIL: --class-sieve-bits 31 exited $rc, want 2"; cat bad.log; exit 1; }
 grep -q "class-sieve-bits must be" bad.log || { echo "FAIL: --class-sieve-bits 31: no clear error"; cat bad.log; exit 1; }
-echo "ok: the file's width wins beside the class width; damaged and missing files exit 1 before listening; a bad class width exits 2"
+rc=0
+timeout 30 "$SERVER" --listen 127.0.0.1:0 --db bad.db --delay-sieve-bits 31 2>bad.log || rc=$?
+[ "$rc" = 2 ] || { echo "FAIL: --delay-sieve-bits 31 exited $rc, want 2"; cat bad.log; exit 1; }
+grep -q "delay-sieve-bits must be" bad.log || { echo "FAIL: --delay-sieve-bits 31: no clear error"; cat bad.log; exit 1; }
+echo "ok: the file's width wins beside the class and delay widths; damaged and missing files exit 1 before listening; bad widths exit 2"

@@ -78,6 +78,49 @@ TEST_F(UnitWidthTest, ClassUnitsOfTheThresholdGetTheClassWidthOthersTheBase) {
   EXPECT_EQ(LeaseAll(NewWorker()), want);
 }
 
+// Delay-only units of at least delay_sieve_min_numbers get delay_sieve_bits where the server's
+// unit size reaches that (its tables are built at Open), and are searched and accepted with it;
+// a server of smaller units keeps the base width for them (no tables built at every start).
+TEST_F(UnitWidthTest, WideDelayUnitsGetTheDelayWidthOnAServerOfSuchUnits) {
+  constexpr int kDelayWide = 13;
+  const u128 unit = Pow2(14), d = Pow2(24);
+  options_.delay_sieve_bits = kDelayWide;
+  options_.delay_sieve_min_numbers = unit;
+  options_.default_unit_size = unit / 2;  // a server of smaller units
+  Reopen();
+  EXPECT_EQ(c_->delay_sieve_bits(), kBase);
+  SubmitOutcome out;
+  ASSERT_TRUE(c_->Submit(d, d + unit, Kinds::kDelay, unit, 0, &out).ok());
+  EXPECT_EQ(LeaseAll(NewWorker()), (std::map<u128, int>{{d, kBase}}));
+
+  RemoveDatabase();
+  options_.default_unit_size = unit;  // a campaign server
+  Reopen();
+  EXPECT_EQ(c_->delay_sieve_bits(), kDelayWide);
+  const u128 a = Pow2(16);
+  ASSERT_TRUE(c_->Submit(d, d + 2 * unit + 100, Kinds::kDelay, unit, 0, &out).ok());  // a short last unit
+  ASSERT_TRUE(c_->Submit(a, a + 2 * kClassMin, Kinds::kDelayAndClass, kClassMin, 0, &out).ok());
+  const int64_t w = NewWorker();
+  LeaseGrant g = LeaseOne(w);
+  ASSERT_TRUE(g.has_unit);
+  const std::map<u128, int> want = {{a, kClass}, {a + kClassMin, kClass}, {d, kDelayWide}, {d + unit, kDelayWide},
+                                    {d + 2 * unit, kBase}};
+  ASSERT_EQ(want.count(g.spec.begin), 1u);
+  const int bits = g.sieve_bits;
+  EXPECT_EQ(bits, want.at(g.spec.begin));
+  Disposition disp;
+  grpc::Status st = c_->Complete(w, g.unit_id, g.token, Search(g.spec, bits), 1, "cpu", &disp);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  EXPECT_EQ(disp, Disposition::kAccepted);
+  std::map<u128, int> rest = LeaseAll(w);
+  rest[g.spec.begin] = bits;
+  EXPECT_EQ(rest, want);
+  // Restarted as a server of smaller units, the stored width keeps its tables.
+  options_.default_unit_size = unit / 2;
+  Reopen();
+  EXPECT_EQ(c_->delay_sieve_bits(), kDelayWide);
+}
+
 // An honest worker searches each unit with the width its lease names; the audit lease names
 // the same width, and the auditor's equal result matches.
 TEST_F(UnitWidthTest, AClassUnitIsSearchedVerifiedAndAuditedWithItsWidth) {
