@@ -123,7 +123,9 @@ TEST(GpuEngineTest, DeepResidueGroupsMatchCpu) {
 // least group_tail_split_min members left give their later half to idle lanes. Splitting
 // from 2 members on, in small launches (many tails), with one- and two-step rounds, halved
 // groups (their members 2^(G + 1) apart) and the full-delay walk: the same results as the
-// CPU, and splits happened.
+// CPU, and splits happened. A member walked with another's value changes a result only where
+// one of them has a ladder delay, so the units also run with their floor lowered by 40: most
+// walking members then end on the ladder (mutation 7 shows it).
 TEST(GpuEngineTest, TailSplitsMatchCpu) {
   REQUIRE_GPU();
   std::mt19937_64 rng(Seed() + 29);
@@ -145,6 +147,10 @@ TEST(GpuEngineTest, TailSplitsMatchCpu) {
       ExpectSameOnTables(*SmallSieveTables(), *gpu,
                          HolesNearTheFloor(SpecWithRecords(begin, end, Kinds::kDelayAndClass, &rng)));
       splits += LastGpuSearchStats(*gpu).tail_splits;
+      UnitSpec low = SpecWithRecords(begin, end, Kinds::kDelay, nullptr);
+      low.floor -= 40;
+      ExpectSameOnTables(*SmallSieveTables(), *gpu, low);
+      splits += LastGpuSearchStats(*gpu).tail_splits;
     }
     // No record table: every member walks to the tail.
     o.self_record_bits = 0;
@@ -165,7 +171,12 @@ TEST(GpuEngineTest, TailSplitsMatchCpu) {
   uint64_t halved = 0;
   for (unsigned height : {60u, 66u}) {
     const u128 begin = Pow2(height) + static_cast<u128>(rng()) % Pow2(height - 3);
-    ExpectSameOnTables(*tables, *deep, SpecWithRecords(begin, begin + (uint64_t{1} << 27), Kinds::kDelay, nullptr));
+    UnitSpec spec = SpecWithRecords(begin, begin + (uint64_t{1} << 27), Kinds::kDelay, nullptr);
+    ExpectSameOnTables(*tables, *deep, spec);
+    splits += LastGpuSearchStats(*deep).tail_splits;
+    halved += LastGpuSearchStats(*deep).half_stopped_groups;
+    spec.floor -= 40;
+    ExpectSameOnTables(*tables, *deep, spec);
     splits += LastGpuSearchStats(*deep).tail_splits;
     halved += LastGpuSearchStats(*deep).half_stopped_groups;
   }
