@@ -71,7 +71,7 @@ TEST(EngineFactory, ClassWorkInUnitsOf2p46TakesItsWiderSieveOnTheGpu) {
   EXPECT_LE(kWideUnitClassSieveBits, kMaxGpuBuiltSieveBits);
 }
 
-TEST(EngineFactory, DelayWorkInUnitsOf2p49TakesItsWiderSieveOnTheGpu) {
+TEST(EngineFactory, DelayWorkInUnitsOf2p48TakesItsWiderSieveOnTheGpu) {
   const u128 at = Pow2(66), unit = kWideDelayUnitNumbers, near = Pow2(65);
   EXPECT_EQ(SieveBitsForRun(Backend::kGpu, Kinds::kDelay, near, at, unit, unit), kWideUnitDelaySieveBits);
   EXPECT_EQ(SieveBitsForRun(Backend::kGpu, Kinds::kDelay, near, at, unit / 2, unit / 2), kDefaultSieveBits);

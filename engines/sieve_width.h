@@ -15,14 +15,15 @@ namespace collatz::engines {
 constexpr int kWideUnitClassSieveBits = 25;
 constexpr u128 kWideClassUnitNumbers = static_cast<u128>(1) << 46;
 
-// Delay-only units of 2^49 numbers (a GPU campaign's units, docs/OPERATIONS.md section 13) are
-// fastest with a wide sieve: fewer numbers are examined, and their residue groups still keep
-// about 227 members at the deepest level GroupFits allows (k + G = 38). H200, the campaign point
-// above the published bound, 2^49 numbers: 19 / 22 / 24 / 25 / 26 / 27 / 28 bits gave 3.146 /
-// 3.354 / 3.462 / 3.528 / 3.588 / 3.645 / 3.703e13 numbers/s (docs/PERFORMANCE.md, session 27).
-// Smaller units keep the base width: at 2^46 every width from 20 to 23 bits is within 5% of 19.
+// Delay-only units of 2^48 numbers and more (a GPU campaign's units of 2^49, docs/OPERATIONS.md
+// section 13) are fastest with a wide sieve: fewer numbers are examined, and their residue
+// groups still keep about 227 members at (nearly) the deepest level GroupFits allows (k + G =
+// 38). H200, the campaign point above the published bound, 2^49 numbers: 19 / 22 / 24 / 25 /
+// 26 / 27 / 28 bits gave 3.146 / 3.354 / 3.462 / 3.528 / 3.588 / 3.645 / 3.703e13 numbers/s;
+// 2^48 numbers: 19 / 24 / 26 / 28 bits 3.145 / 3.386 / 3.488 / 3.592e13 (docs/PERFORMANCE.md,
+// session 27). Smaller units keep the base width (2^46: 20 to 23 bits within 5% of 19).
 constexpr int kWideUnitDelaySieveBits = 28;
-constexpr u128 kWideDelayUnitNumbers = static_cast<u128>(1) << 49;
+constexpr u128 kWideDelayUnitNumbers = static_cast<u128>(1) << 48;
 
 // The widest sieve a unit may ask for: what a GPU builds on the device
 // (engines::kMaxGpuBuiltSieveBits); a host builds it too, in tens of seconds.

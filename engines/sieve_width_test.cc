@@ -19,7 +19,7 @@ TEST(UnitSieveBits, WideClassUnitsGetTheClassWidth) {
   EXPECT_EQ(UnitSieveBits(Kinds::kDelayAndClass, Pow2(20), base, wide), 19);
 }
 
-// Delay-only units of 2^49 numbers (a GPU campaign's) get 28 bits when the caller names the
+// Delay-only units of 2^48 numbers and more (a GPU campaign's) get 28 bits when the caller names the
 // delay width; smaller ones and class units keep theirs.
 TEST(UnitSieveBits, WideDelayUnitsGetTheDelayWidth) {
   const int base = kDefaultSieveBits, wide_class = kWideUnitClassSieveBits, wide = kWideUnitDelaySieveBits;

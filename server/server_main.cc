@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
   CLI::App app{"collatz-server: the coordinator of a distributed Collatz delay-record search"};
   std::string listen = "127.0.0.1:50051", db_path, token_file, tls_cert, tls_key, unit_size_text = "2^46";
   std::string log_level = "info", stats_unit_size_text = "2^30", metrics_listen, referee_max_text = "2^28", http_listen;
-  std::string sieve_file, class_sieve_min_text = "2^46", delay_sieve_min_text = "2^49";
+  std::string sieve_file, class_sieve_min_text = "2^46", delay_sieve_min_text = "2^48";
   double lease_seconds = 600, audit_fraction = 0;
   int max_failures = 3, sieve_bits = kDefaultSieveBits, stats_audit_batches = 4, referee_threads = 1;
   int class_sieve_bits = engines::kWideUnitClassSieveBits, delay_sieve_bits = engines::kWideUnitDelaySieveBits;
@@ -98,7 +98,8 @@ int main(int argc, char** argv) {
   app.add_option("--delay-sieve-bits", delay_sieve_bits,
                  "Join-sieve width of delay-only units of at least --delay-sieve-min-numbers numbers (GPUs search "
                  "2^49-number units 18% faster with 28 bits than with 19); 0: the base width. Its tables are built at "
-                 "the start (seconds) only when --unit-size reaches that size or stored units have the width")
+                 "the start (28 bits: about 12 s on two cores and 1 GB) only when --unit-size reaches that size or "
+                 "stored units have the width")
       ->capture_default_str();
   app.add_option("--delay-sieve-min-numbers", delay_sieve_min_text,
                  "Delay-only units of at least this many numbers get --delay-sieve-bits")

@@ -20,7 +20,7 @@ echo $! > server.pid
 for _ in $(seq 100); do grep -q "listening on" good.log && break; sleep 0.1; done
 grep -q "sieve 12 bits" good.log || { echo "FAIL: the server did not take the file's width"; cat good.log; exit 1; }
 grep -q "sieve widths 12 and 14 bits" good.log || { echo "FAIL: no class width beside the file's"; cat good.log; exit 1; }
-grep -q "delay-only units of 562949953421312+: 12 bits" good.log || { echo "FAIL: units of 2^46 built the delay width"; cat good.log; exit 1; }
+grep -q "delay-only units of 281474976710656+: 12 bits" good.log || { echo "FAIL: units of 2^46 built the delay width"; cat good.log; exit 1; }
 kill -TERM "$(cat server.pid)"
 wait "$(cat server.pid)" || true
 rm server.pid
@@ -30,7 +30,7 @@ rm server.pid
 echo $! > server.pid
 for _ in $(seq 100); do grep -q "listening on" campaign.log && break; sleep 0.1; done
 grep -q "sieve widths 12, 13 and 14 bits" campaign.log || { echo "FAIL: no delay width"; cat campaign.log; exit 1; }
-grep -q "delay-only units of 562949953421312+: 13 bits" campaign.log || { echo "FAIL: delay width not used"; cat campaign.log; exit 1; }
+grep -q "delay-only units of 281474976710656+: 13 bits" campaign.log || { echo "FAIL: delay width not used"; cat campaign.log; exit 1; }
 kill -TERM "$(cat server.pid)"
 wait "$(cat server.pid)" || true
 rm server.pid
