@@ -99,7 +99,7 @@ TEST(AncestorBoundsTest, TableEqualsThresholds) {
 namespace collatz {
 namespace {
 
-// The claim the prelude's checks rest on (gpu/kernels/group_kernel.cu, GroupBelow; the CPU's
+// The claim the prelude's checks rest on (gpu/kernels/group_prelude_kernel.cu, GroupBelow; the CPU's
 // StopsWithinFirstSteps): numbers 9 2^m t apart take the same parities for m T-steps, and
 // after j < m of them, a odd, differ by 9 3^a 2^(m - j) t: they share v mod 9 always, v mod
 // 162 once a >= 2 (and j < m), so one residue's bound serves them all.

@@ -105,3 +105,8 @@ run --at 28019145081685540864 --numbers 2^44 --kinds delay,class --baseline-numb
 # Session 26: a campaign unit of 2^49 (B is a multiple of 2^49 too), whose residue groups are
 # 19 bits deep with 227 members (lever 95; the server's --unit-size 2^49, docs/OPERATIONS.md 13).
 run --at 28019145081685540864 --numbers 2^49 --kinds delay --baseline-numbers 0 --repeat 1
+# Session 27: the same unit with the 28-bit sieve that collatz-server and collatzctl give
+# delay-only units of 2^48 and more (lever 97; gpu_bench takes 19 bits unless told), and the
+# launch tail split (lever 96) off for comparison.
+run --at 28019145081685540864 --numbers 2^49 --kinds delay --sieve-bits 28 --baseline-numbers 0 --repeat 1
+run --at 28019145081685540864 --numbers 2^49 --kinds delay --sieve-bits 28 --group-split-min 0 --baseline-numbers 0 --repeat 1

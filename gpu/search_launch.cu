@@ -1,8 +1,9 @@
 // The host launchers of the search kernels (gpu/search_kernels.h): they pick a kernel
 // instantiation through the families' pickers (gpu/kernels/find_kernels.h), size its shared
 // memory and launch it. The kernels themselves live in gpu/kernels/: search_kernel.cu (the
-// plain kernel), queue_kernel.cu (the walk queue), group_kernel.cu (residue groups and their
-// preludes); the tail fill is gpu/kernels/fill_tail_kernel.cu (LaunchFillTail, gpu/fill_tail.h).
+// plain kernel), queue_kernel.cu (the walk queue), group_kernel.cu (residue groups) and
+// group_prelude_kernel.cu (their preludes); the tail fill is gpu/kernels/fill_tail_kernel.cu
+// (LaunchFillTail, gpu/fill_tail.h).
 #include "gpu/search_kernels.h"
 
 #include <algorithm>

@@ -30,7 +30,7 @@ cudaError_t FindQueueKernel(int block_threads, bool sieved, int threads_per_sm, 
 cudaError_t FindGroupKernel(int block_threads, int threads_per_sm, int walk_step_bits, int round_steps,
                             bool full_delay, bool narrow, LaunchKernelFn* kernel);
 
-// The group launch's prelude kernels (group_kernel.cu) and their block size.
+// The group launch's prelude kernels (group_prelude_kernel.cu) and their block size.
 constexpr int kPreludeThreads = 128;
 using EntryStopKernelFn = void (*)(LaunchParams, uint8_t*);
 using GroupSkipKernelFn = void (*)(LaunchParams, const uint8_t*, uint8_t*);
