@@ -29,14 +29,18 @@
 #                     server's own default applies. A server without --double-check runs
 #                     "all" as --audit-fraction 1 and skips "adaptive".
 #   CAMPAIGN_SECONDS  the work to submit, in seconds at CAMPAIGN_RATE numbers/s per GPU (75:
-#                     28 units of 2^46 a GPU); with G >= 2, under "all" every unit is searched
+#                     4.7 units of 2^49 a GPU); with G >= 2, under "all" every unit is searched
 #                     twice (half the units), under "adaptive" 2/3 of them
-#   CAMPAIGN_RATE     numbers/s per GPU assumed for that (2.6e13, issue 43's table)
+#   CAMPAIGN_RATE     numbers/s per GPU assumed for that (3.5e13: an H200 through the server
+#                     in units of 2^49, docs/PERFORMANCE.md session 27)
 #   CAMPAIGN_UNITS    whole units of CAMPAIGN_UNIT to submit above the first (partial) unit
 #                     [P, B), instead of the above
-#   CAMPAIGN_UNIT     unit size (2^46: the server's default)
-#   CAMPAIGN_IDLE     each worker exits after this many seconds without work (8: more than a
-#                     unit's search, so that a GPU waiting for the last unit to check stays)
+#   CAMPAIGN_UNIT     unit size (2^49, as docs/OPERATIONS.md section 13 starts a campaign:
+#                     delay-only units of 2^48 and more take the 28-bit sieve; 2^46 is the
+#                     server's own default)
+#   CAMPAIGN_IDLE     each worker exits after this many seconds without work (a unit's search
+#                     at CAMPAIGN_RATE + 4, at least 8: more than a unit's search, so that a
+#                     GPU waiting for the last unit to check stays)
 #   CAMPAIGN_TIMEOUT  seconds each worker may run at most (2 * CAMPAIGN_SECONDS + 60)
 #   CAMPAIGN_BACKEND  gpu (default), or cpu to try the script without a GPU (with small
 #                     CAMPAIGN_UNIT and CAMPAIGN_UNITS; CAMPAIGN_NGPUS stands for "all", 2)
@@ -255,9 +259,9 @@ campaign_one() {
 
 campaign() {
   c_backend=${CAMPAIGN_BACKEND:-gpu}
-  c_unit=${CAMPAIGN_UNIT:-2^46}; c_unit_n=$(py "print(${c_unit/^/**})")
-  c_rate=${CAMPAIGN_RATE:-2.6e13}; c_seconds=${CAMPAIGN_SECONDS:-75}
-  c_idle=${CAMPAIGN_IDLE:-8}
+  c_unit=${CAMPAIGN_UNIT:-2^49}; c_unit_n=$(py "print(${c_unit/^/**})")
+  c_rate=${CAMPAIGN_RATE:-3.5e13}; c_seconds=${CAMPAIGN_SECONDS:-75}
+  c_idle=${CAMPAIGN_IDLE:-$(py "import math; print(max(8, math.ceil($c_unit_n / $c_rate) + 4))")}
   c_timeout=${CAMPAIGN_TIMEOUT:-$(py "print(int(2 * $c_seconds + 60))")}
   local all
   if [[ $c_backend == gpu ]]; then all=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU'); else all=${CAMPAIGN_NGPUS:-2}; fi
