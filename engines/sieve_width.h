@@ -21,7 +21,8 @@ constexpr u128 kWideClassUnitNumbers = static_cast<u128>(1) << 46;
 // 38). H200, the campaign point above the published bound, 2^49 numbers: 19 / 22 / 24 / 25 /
 // 26 / 27 / 28 bits gave 3.146 / 3.354 / 3.462 / 3.528 / 3.588 / 3.645 / 3.703e13 numbers/s;
 // 2^48 numbers: 19 / 24 / 26 / 28 bits 3.145 / 3.386 / 3.488 / 3.592e13 (docs/PERFORMANCE.md,
-// session 27). Smaller units keep the base width (2^46: 20 to 23 bits within 5% of 19).
+// session 27). Smaller units keep the base width (2^46: 20 to 23 bits gave -1.5% to +5.2% against
+// 19; 28 bits not measured there).
 constexpr int kWideUnitDelaySieveBits = 28;
 constexpr u128 kWideDelayUnitNumbers = static_cast<u128>(1) << 48;
 

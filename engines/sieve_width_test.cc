@@ -46,7 +46,7 @@ TEST(UnitSieveBits, ClassWidthZeroMeansOneWidthAndTheThresholdIsAnArgument) {
 // in whole units takes the width the coordinator cuts those units with.
 TEST(UnitSieveBits, SieveBitsForRunAgreesWithTheCoordinatorsDefault) {
   const u128 at = Pow2(66);
-  for (u128 unit : {Pow2(40), Pow2(44), kWideClassUnitNumbers, Pow2(48), kWideDelayUnitNumbers, Pow2(50)}) {
+  for (u128 unit : {Pow2(40), Pow2(44), kWideClassUnitNumbers, kWideDelayUnitNumbers, Pow2(49), Pow2(50)}) {
     for (Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
       // Records complete near the unit: the floor-context rule of delay-only runs stays out.
       const int run = SieveBitsForRun(Backend::kGpu, kinds, Pow2(64), at, 4 * unit, unit);
