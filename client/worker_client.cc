@@ -101,6 +101,7 @@ grpc::Status WorkerClient::Register(Registration* out) {
   out->worker_id = resp.worker_id();
   out->server_sieve_bits = static_cast<int>(resp.sieve_bits());
   out->server_class_sieve_bits = static_cast<int>(resp.class_sieve_bits());
+  out->server_delay_sieve_bits = static_cast<int>(resp.delay_sieve_bits());
   out->lease_duration_ms = lease_duration_ms_;
   return st;
 }

@@ -41,6 +41,7 @@ struct Registration {
   uint64_t worker_id = 0;
   int server_sieve_bits = 0;
   int server_class_sieve_bits = 0;  // the width of wide delay+class units; 0 from older servers
+  int server_delay_sieve_bits = 0;  // the width of wide delay-only units; 0 from older servers
   uint64_t lease_duration_ms = 0;
 };
 

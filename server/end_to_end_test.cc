@@ -431,6 +431,7 @@ TEST(EndToEnd, DefaultSieveWidthsReachTheWireAndSurviveARestartWithOtherOptions)
               (std::map<u128, int>{{Pow2(50), 25}, {Pow2(50) + unit, 25}, {Pow2(60), 19}}));
     EXPECT_EQ(reg.server_sieve_bits, 19);
     EXPECT_EQ(reg.server_class_sieve_bits, 25);
+    EXPECT_EQ(reg.server_delay_sieve_bits, 19);  // units of 2^46: the 28-bit tables are not built
   });
   // The leases above get a second from the restart, then their units are leased again.
   run_server({"--class-sieve-bits", "0", "--lease-seconds", "1"}, "server2.log",

@@ -74,6 +74,7 @@ grpc::Status WorkerService::Register(grpc::ServerContext* ctx, const v1::Registe
   resp->set_sieve_bits(static_cast<uint32_t>(c_->sieve_bits()));
   resp->set_work_hash_version(kWorkHashVersion);
   resp->set_class_sieve_bits(static_cast<uint32_t>(c_->class_sieve_bits()));
+  resp->set_delay_sieve_bits(static_cast<uint32_t>(c_->delay_sieve_bits()));
   resp->set_lease_duration_ms(static_cast<uint64_t>(c_->lease_duration_ms()));
   return grpc::Status::OK;
 }

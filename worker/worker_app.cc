@@ -351,13 +351,16 @@ int WorkerMain(int argc, char** argv, const WorkerSeams& seams) {
       client::Registration reg;
       grpc::Status st = connection.Register(&reg);
       if (st.ok()) {
-        spdlog::info("registered with {} as worker {} ({} on {}, {} device(s)); lease {} ms; units of {} bits{}",
+        const auto wide = [&](int bits, const char* what) {
+          return bits != 0 && bits != reg.server_sieve_bits
+                     ? std::string(", wide ") + what + " units of " + std::to_string(bits) +
+                           " bits (an engine of that width is built at the first)"
+                     : std::string();
+        };
+        spdlog::info("registered with {} as worker {} ({} on {}, {} device(s)); lease {} ms; units of {} bits{}{}",
                      server_address, reg.worker_id, identity.backend, identity.host, devices.size(),
-                     reg.lease_duration_ms, reg.server_sieve_bits,
-                     reg.server_class_sieve_bits != 0 && reg.server_class_sieve_bits != reg.server_sieve_bits
-                         ? ", wide class units of " + std::to_string(reg.server_class_sieve_bits) +
-                               " bits (an engine of that width is built at the first)"
-                         : "");
+                     reg.lease_duration_ms, reg.server_sieve_bits, wide(reg.server_class_sieve_bits, "class"),
+                     wide(reg.server_delay_sieve_bits, "delay-only"));
         (void)platform::NotifyReady("registered with " + server_address + " as worker " + std::to_string(reg.worker_id));
         break;
       }
