@@ -5,10 +5,12 @@
 # sieve: the device-built sieves against Sieve::Generate at every unit width up to 30 bits and
 # against the compiled-in fingerprints (gpu_sieve_test; Generate at 30 bits is the slow part).
 # known: the known-answer suite in the production configuration (gpu_known_answer_test);
-# mutation: the same suite built with COLLATZ_GPU_MUTATION=1 and =2
-# (gpu_known_answer_test_m1, _m2 beside it), which must fail.
+# mutation: each mutant build packed beside the suites (gpu/pack_gpu_tests.sh BUILD 1 2 3 4 6 7:
+# gpu_known_answer_test_mN, gpu_engine_test_mN) against the test written to see its mistake,
+# with seeds 1-3 where the test draws its units; every mutant must fail ("caught").
 set -o pipefail
 mode=${1:-all}
+[[ -d .carry/gpu || ! -f .carry/gpu.tar.xz ]] || tar -xJf .carry/gpu.tar.xz -C .carry || exit 1
 cd .carry/gpu || exit 1
 export LD_LIBRARY_PATH=$PWD COLLATZ_SHARED_DATA=$PWD
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -31,11 +33,26 @@ if [[ $mode == known || $mode == all ]]; then
   summary+=("known-answer rc=$?")
 fi
 if [[ $mode == mutation || $mode == all ]]; then
-  for m in 1 2; do
-    timeout 300 ./gpu_known_answer_test_m$m --gtest_filter='*PublishedRecordWindow/0:*Constructed*' > "$OUT/mutation$m.log" 2>&1
-    rc=$?
-    # A mutant that passes means the suite cannot see that mistake.
-    summary+=("mutation $m: $([[ $rc != 0 ]] && echo caught || echo MISSED) ($(grep -c Failure "$OUT/mutation$m.log") failures)")
+  # mutation -> the binary and the tests written to see it (gpu/kernels: COLLATZ_GPU_MUTATION).
+  declare -A target=(
+    [1]="gpu_known_answer_test *PublishedRecordWindow/0:*Constructed*"   # the walk ends a step early
+    [2]="gpu_known_answer_test *PublishedRecordWindow/0:*Constructed*"   # a carry is lost
+    [3]="gpu_engine_test *StepStoppedGroupsMatchHostCount*"               # the group's first member decides
+    [4]="gpu_engine_test *StepStoppedGroupsMatchHostCount*"               # one residue's bound for every value
+    [6]="gpu_engine_test *StepStoppedGroupsMatchHostCount*"               # each half's first member decides
+    [7]="gpu_engine_test *TailSplitsMatchCpu*")                           # a split half starts a member early
+  for m in 1 2 3 4 6 7; do
+    read -r suite filter <<< "${target[$m]}"
+    [[ -x ./${suite}_m$m ]] || { summary+=("mutation $m: not packed"); continue; }
+    seeds=1; [[ $suite == gpu_engine_test ]] && seeds="1 2 3"
+    for seed in $seeds; do
+      COLLATZ_TEST_SEED=$seed timeout 300 "./${suite}_m$m" --gtest_filter="$filter" > "$OUT/mutation${m}_$seed.log" 2>&1
+      rc=$?
+      # A mutant that passes means the suite cannot see that mistake.
+      verdict=$([[ $rc != 0 ]] && echo caught || echo MISSED)
+      grep -q '^\[  SKIPPED' "$OUT/mutation${m}_$seed.log" && [[ $rc == 0 ]] && verdict="not run (skipped: no GPU?)"
+      summary+=("mutation $m seed $seed: $verdict ($(grep -c Failure "$OUT/mutation${m}_$seed.log") failures)")
+    done
   done
 fi
 if [[ $mode == full || $mode == all ]]; then

@@ -19,7 +19,8 @@
 # sampled numbers, 0: none), ROOFLINE_GROUP_BITS (16: the group depth the model assumes, the
 # engine's default for delay-only units of 2^46 near their table), ROOFLINE_COUNT (3),
 # ROOFLINE_SKIP (launches to skip; default half of step 1's group launches), ROOFLINE_STALLS
-# (1: also ncu's WarpStateStats and SchedulerStats sections, the stall reasons).
+# (1: also ncu's WarpStateStats and SchedulerStats sections, the stall reasons), ROOFLINE_ARGS
+# (more gpu_bench arguments, e.g. "--sieve-bits 28" for the campaign's 2^49 units).
 set -u
 cd "${ROOFLINE_DIR:-$(dirname "$0")}" || exit 1
 export LD_LIBRARY_PATH=$PWD/lib:$PWD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -83,7 +84,7 @@ sections=()
 : > "$R/rows.txt"
 for at in $points; do
   name=$(echo "$at" | tr -c 'A-Za-z0-9\n' '_')
-  args=(--at "$at" --numbers "$numbers" --kinds delay --baseline-numbers 0 --repeat 1)
+  args=(--at "$at" --numbers "$numbers" --kinds delay --baseline-numbers 0 --repeat 1 ${ROOFLINE_ARGS:-})
   timeout 200 ./gpu_bench "${args[@]}" --step-model "${ROOFLINE_MODEL:-2^20}" --model-group-bits "${ROOFLINE_GROUP_BITS:-16}" \
     > "$R/bench_$name.txt" 2>&1
   echo "roofline $at: gpu_bench rc $?: $(grep -E '^SUMMARY' "$R/bench_$name.txt" | sed -e 's/.*: \([0-9.e+]* numbers\/s\).*(median wall \([0-9.]* s\).*/\1 (\2)/')"

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Packs the GPU suites of a build (gpu_engine_test, gpu_known_answer_test, gpu_sieve_test,
+# gpu_stats_test, gpu_bench, stats_bench), libgmp, libxxhash and the reference CSVs into
+# .carry/gpu.tar.xz for the GPU machine, with the mutant builds of the exactness suites that
+# gpu/device_run.sh mutation runs (each must FAIL its target test there).
+#   gpu/pack_gpu_tests.sh BUILD_DIR [MUTATION ...]
+# Each MUTATION N (1 2 3 4 6 7: see the COLLATZ_GPU_MUTATION blocks in gpu/kernels) is built
+# here, CUDA-only for sm_90, in build-mutN (kept: a later pack rebuilds only what changed), and
+# its gpu_engine_test and gpu_known_answer_test travel as gpu_engine_test_mN and
+# gpu_known_answer_test_mN. On the GPU machine (carry .carry):
+#   tar -xJf .carry/gpu.tar.xz -C .carry && bash gpu/device_run.sh test|known|mutation|...
+set -euo pipefail
+build=$(cd "${1:?build dir}" && pwd)
+shift
+cd "$(dirname "$0")/.."
+stage=$(mktemp -d)
+mkdir -p "$stage/gpu" .carry
+for b in gpu_engine_test gpu_known_answer_test gpu_sieve_test gpu_stats_test gpu_bench stats_bench; do
+  if [[ -x $build/gpu/$b ]]; then cp "$build/gpu/$b" "$stage/gpu/"; else echo "pack_gpu_tests.sh: $build/gpu/$b not built" >&2; fi
+done
+for m in "$@"; do
+  dir=build-mut$m
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DCOLLATZ_CUDA_ONLY=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
+    -DCOLLATZ_GPU_MUTATION="$m" > "$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; exit 1; }
+  cmake --build "$dir" -j"$(nproc)" --target gpu_engine_test gpu_known_answer_test > "$dir.build.log" 2>&1 ||
+    { tail -30 "$dir.build.log"; exit 1; }
+  cp "$dir/gpu/gpu_engine_test" "$stage/gpu/gpu_engine_test_m$m"
+  cp "$dir/gpu/gpu_known_answer_test" "$stage/gpu/gpu_known_answer_test_m$m"
+done
+strip "$stage"/gpu/*
+for b in "$stage"/gpu/*; do
+  ldd "$b" | awk '/=> \// {print $3}' | grep -E '/lib(gmp|xxhash)\.' || true
+done | sort -u | while read -r lib; do cp -L "$lib" "$stage/gpu/"; done
+cp ../shared/data/*.csv "$stage/gpu/"
+tar -cJf .carry/gpu.tar.xz -C "$stage" gpu
+rm -rf "$stage"
+ls -la .carry/gpu.tar.xz
