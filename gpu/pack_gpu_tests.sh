@@ -19,11 +19,11 @@ for b in gpu_engine_test gpu_known_answer_test gpu_sieve_test gpu_stats_test gpu
   if [[ -x $build/gpu/$b ]]; then cp "$build/gpu/$b" "$stage/gpu/"; else echo "pack_gpu_tests.sh: $build/gpu/$b not built" >&2; fi
 done
 for m in "$@"; do
-  dir=build-mut$m
+  dir=build-mut$m; mkdir -p "$dir"
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DCOLLATZ_CUDA_ONLY=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
-    -DCOLLATZ_GPU_MUTATION="$m" > "$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; exit 1; }
-  cmake --build "$dir" -j"$(nproc)" --target gpu_engine_test gpu_known_answer_test > "$dir.build.log" 2>&1 ||
-    { tail -30 "$dir.build.log"; exit 1; }
+    -DCOLLATZ_GPU_MUTATION="$m" > "$dir/pack-configure.log" 2>&1 || { cat "$dir/pack-configure.log"; exit 1; }
+  cmake --build "$dir" -j"$(nproc)" --target gpu_engine_test gpu_known_answer_test > "$dir/pack-build.log" 2>&1 ||
+    { tail -30 "$dir/pack-build.log"; exit 1; }
   cp "$dir/gpu/gpu_engine_test" "$stage/gpu/gpu_engine_test_m$m"
   cp "$dir/gpu/gpu_known_answer_test" "$stage/gpu/gpu_known_answer_test_m$m"
 done
