@@ -59,7 +59,7 @@ u128 DefaultUnitSize(u128 range, bool gpu, unsigned cpu_threads) {
   // A CPU unit gives each thread the engine's entry-stop chunks (the entry stop pays only in
   // chunks that large: core/cpu_engine.h), 2^30 numbers a thread: 2^66, 2^32 numbers, 2
   // threads: 9.8e8 numbers/s in units of 2^28, 1.21e9 in 2^30, 1.30e9 in 2^32.
-  const u128 cpu_least = static_cast<u128>(CpuEngineOptions{}.entry_stop_chunk_numbers) *
+  const u128 cpu_least = static_cast<u128>(CpuEngineOptions{}.EntryStopChunkNumbers(kDefaultSieveBits)) *
                          CpuEngineOptions::kChunksPerThread * std::max(1u, cpu_threads);
   const u128 least = gpu ? Pow2(32) : cpu_least;
   const int hi_bits = gpu ? 49 : 40;

@@ -34,7 +34,7 @@ Status CpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
   u128 chunk = options_.chunk_numbers;
   if (spec.kinds == Kinds::kDelay && et.enabled()) {
     const u128 balanced = total / (static_cast<u128>(threads_) * CpuEngineOptions::kChunksPerThread);
-    chunk = std::max<u128>(chunk, std::min<u128>(options_.entry_stop_chunk_numbers, balanced));
+    chunk = std::max<u128>(chunk, std::min<u128>(options_.EntryStopChunkNumbers(tables_->sieve->bits()), balanced));
   }
   chunk = std::max<u128>(chunk, total / (static_cast<u128>(threads_) * 256) + 1);
   const u128 chunks128 = (total + chunk - 1) / chunk;
@@ -56,7 +56,7 @@ Status CpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
         if ((cancel != nullptr && cancel->load()) || failed.load()) break;
         const u128 from = spec.begin + chunk * i;
         const u128 to = std::min<u128>(spec.end, from + chunk);
-        parts[i] = SearchRange(*tables_, spec, et, from, to, &done, cancel);
+        parts[i] = SearchRange(*tables_, spec, et, from, to, &done, cancel, nullptr, options_.entry_stop_min_blocks);
       }
     } catch (const std::exception& e) {
       std::lock_guard<std::mutex> lock(failure_mu);

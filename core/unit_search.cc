@@ -292,7 +292,7 @@ inline bool StopsWithinFirstSteps(const EarlyTermination& et, u128 v, int k) {
 
 UnitResult SearchRange(const SearchTables& tables, const UnitSpec& spec, const EarlyTermination& et, u128 from,
                        u128 to, std::atomic<uint64_t>* progress, const std::atomic<bool>* cancel,
-                       SearchRangeStats* stats) {
+                       SearchRangeStats* stats, uint64_t entry_stop_min_blocks) {
   ChunkAccumulator acc(spec);
   const Sieve& sieve = *tables.sieve;
   const FastDelay& fast = *tables.delay;
@@ -330,7 +330,8 @@ UnitResult SearchRange(const SearchTables& tables, const UnitSpec& spec, const E
     const u128 full_lo = (start & (block - 1)) == 0 ? h_first : h_first + 1;
     const u128 full_hi = (to & (block - 1)) == 0 ? h_last : h_last - 1;
     // (WorkHashProgression needs fewer than 2^62 terms: far more blocks than any chunk holds.)
-    const bool entry_stop = !classes && et.enabled() && full_lo <= full_hi && full_hi - full_lo < Pow2(62);
+    const bool entry_stop = !classes && et.enabled() && full_lo <= full_hi && full_hi - full_lo < Pow2(62) &&
+                            full_hi - full_lo + 1 >= entry_stop_min_blocks;
     std::array<std::vector<uint32_t>, 9> live;
     uint64_t entry_stopped = 0;
     if (entry_stop) SplitEntries(tables, et, full_lo, full_hi, &acc, &live, &entry_stopped);

@@ -55,9 +55,13 @@ struct SearchRangeStats {
 // whose largest number in the range's whole blocks (per mod-9 class of the block) can stop
 // within its first k T-steps are counted without being walked (the entry stop), which pays
 // the more such blocks the range holds; `stats`, if not null, is increased by their count.
+// Ranges with fewer than `entry_stop_min_blocks` whole blocks walk every entry instead (the
+// entry's test takes its first k T-steps one by one, the walk jumps them in one product, so
+// the test pays only where it serves several blocks of a variant). Same result either way.
 UnitResult SearchRange(const SearchTables& tables, const UnitSpec& spec, const EarlyTermination& et,
                        u128 from, u128 to, std::atomic<uint64_t>* progress = nullptr,
-                       const std::atomic<bool>* cancel = nullptr, SearchRangeStats* stats = nullptr);
+                       const std::atomic<bool>* cancel = nullptr, SearchRangeStats* stats = nullptr,
+                       uint64_t entry_stop_min_blocks = 0);
 
 // The plain version for tests: every odd N of the range that the sieve keeps is computed
 // with SlowDelay or FastDelay, no early termination.

@@ -288,6 +288,27 @@ TEST_F(UnitSearchTest, EntryStopNear2p60StopsMostNumbersAndChangesNothing) {
   EXPECT_GT(stopped, r.candidates * 2 / 5) << stopped << " of " << r.candidates;
 }
 
+// A range with fewer whole blocks than entry_stop_min_blocks walks every entry (the engine's
+// rule for wide sieves, whose chunks hold few blocks): the same result, nothing entry-stopped;
+// at the threshold the entry stop runs again.
+TEST_F(UnitSearchTest, EntryStopMinBlocksWalksSmallRangesWithTheSameResult) {
+  const u128 a = Pow2(60) + 123457;
+  const UnitSpec spec = SpecFromKnowledge(*published_, a, a + Pow2(21) + 54321, Kinds::kDelay);
+  const EarlyTermination et(spec);
+  const UnitResult want = SearchRangeSimple(*tables19_, spec, spec.begin, spec.end);
+  const uint64_t whole_blocks = 3;  // [a, a + 2^21 + 54321) holds blocks 2^41 + 1 .. 2^41 + 3 whole
+  for (uint64_t min_blocks : {uint64_t{0}, whole_blocks, whole_blocks + 1, uint64_t{1} << 40}) {
+    SearchRangeStats stats;
+    const UnitResult got = SearchRange(*tables19_, spec, et, spec.begin, spec.end, nullptr, nullptr, &stats, min_blocks);
+    EXPECT_EQ(got, want) << "entry_stop_min_blocks " << min_blocks;
+    if (min_blocks <= whole_blocks) {
+      EXPECT_GT(stats.entry_stopped, 0u) << min_blocks;
+    } else {
+      EXPECT_EQ(stats.entry_stopped, 0u) << min_blocks;
+    }
+  }
+}
+
 // Windows around published delay records near 2^60 and 2^45: the record's entry must stay
 // live and the record come out as the ladder's last entry.
 TEST_F(UnitSearchTest, EntryStopKeepsTheRecords) {
@@ -322,14 +343,15 @@ TEST_F(UnitSearchTest, EntryStopOnRandomDelayOnlyUnits) {
   EXPECT_GT(stopped, 0u);
 }
 
-// The engine's chunks of delay-only units (entry_stop_chunk_numbers) cut blocks at both
+// The engine's chunks of delay-only units (entry_stop_chunk_blocks) cut blocks at both
 // ends and hold whole blocks between; the merged result equals the plain search.
 TEST_F(UnitSearchTest, EngineChunksWithEntryStop) {
   u128 n;
   ASSERT_TRUE(ParseU128("1339302163616345727", &n).ok());
   const UnitSpec spec = SpecFromKnowledge(*published_, n - Pow2(21) - 4321, n + Pow2(21) + 999, Kinds::kDelay);
   CpuEngineOptions options{2, 1 << 12};
-  options.entry_stop_chunk_numbers = 3 * (1 << 19) + 12345;
+  options.entry_stop_chunk_blocks = 3;
+  options.entry_stop_min_blocks = 0;
   UnitResult got;
   ASSERT_TRUE(CpuEngine(tables19_, options).Search(spec, &got).ok());
   EXPECT_EQ(got, SearchRangeSimple(*tables19_, spec, spec.begin, spec.end));
