@@ -7,6 +7,9 @@
 #           (below the published bound: a check, not a search)
 #   run     collatzctl run on an empty database at 2^66 (delay), after import --published,
 #           and [1, 2^44) both kinds
+#   unit    collatzctl run of one campaign unit (UNIT_NUMBERS, 2^49) at B, the first multiple of
+#           2^46 above the published bound, with --log-level debug (where its time goes beyond
+#           the search), beside collatzctl bench of the same numbers
 #   fleet   collatz-server + one GPU worker at 2^66 (2^46 numbers, one default unit) after
 #           import --published, next to collatzctl bench --numbers 2^46 in the same call
 #   fleet-class  the same with --kinds delay,class (the server cuts such units at its
@@ -356,8 +359,22 @@ for mode in $modes; do
   campaign)
     campaign
     ;;
+  unit)
+    # One campaign unit through collatzctl run (debug log: the tables' set-up, the unit's
+    # spec, search, verification and store, the engine's own set-up and kernel seconds) and
+    # collatzctl bench of the same numbers, one after the other on the same GPU.
+    B=$(py "print(-(-$P // 2**46) * 2**46)"); n=${UNIT_NUMBERS:-2^49}
+    ctl import --db "$W/unit.db" --published > "$OUT/unit_import.txt" 2>&1
+    s=$(date +%s.%N)
+    ctl --log-level debug run --db "$W/unit.db" --from $B --to $B+$n --kinds delay --backend gpu > "$OUT/unit_run.txt" 2> "$OUT/unit_run.err"
+    echo "unit: run [B, B + $n) delay after import --published (rc $?, $(py "print(round($(date +%s.%N) - $s, 2))") s wall): $(grep -E '^# searched' "$OUT/unit_run.txt")"
+    grep -E "tables built|stored:|backend|CUDA" "$OUT/unit_run.err" | sed -e 's/^\[[^]]*\] //' | cut -c1-600
+    ctl bench --backend gpu --at $B --numbers $n --kinds delay --baseline-numbers 0 > "$OUT/unit_bench.txt" 2>&1
+    echo "  same call: bench B --numbers $n delay: $(grep -E 'numbers/s' "$OUT/unit_bench.txt" | head -1)"
+    grep -E "warm|set-up|sieve" "$OUT/unit_bench.txt" | head -4 | cut -c1-300
+    ;;
   *)
-    echo "real_path.sh: unknown mode $mode (bench, run, fleet, fleet-class, campaign)"
+    echo "real_path.sh: unknown mode $mode (bench, run, unit, fleet, fleet-class, campaign)"
     ;;
   esac
 done
