@@ -29,7 +29,7 @@ using wire::FromWire;
 using wire::ToWire;
 
 const char* const kCommands[] = {"submit", "cancel", "requeue",        "status",     "workers", "import",
-                                 "export", "backup",  "server-records", "stats-fetch", "tokens"};
+                                 "export", "backup",  "server-records", "stats-fetch", "tokens", "unflag"};
 
 struct Connection {
   std::string server;
@@ -206,6 +206,28 @@ int Requeue(const RequeueArgs& a) {
   if (int rc = Call("requeue", a.c, &v1::Admin::Stub::Requeue, req, &resp)) return rc;
   std::printf("%llu quarantined unit(s) queued again, their failure counts reset\n",
               static_cast<unsigned long long>(resp.units_requeued()));
+  return kExitOk;
+}
+
+struct UnflagArgs {
+  Connection c;
+  uint64_t worker = 0;
+};
+int Unflag(const UnflagArgs& a) {
+  if (a.worker == 0) return UsageError("unflag", "give --worker (collatzctl workers lists the flagged ones)");
+  v1::UnflagRequest req;
+  req.set_worker_id(a.worker);
+  v1::UnflagResponse resp;
+  if (int rc = Call("unflag", a.c, &v1::Admin::Stub::Unflag, req, &resp)) return rc;
+  std::string others;
+  for (int i = 1; i < resp.workers_cleared_size(); ++i) {
+    others += (others.empty() ? "" : ", ") + std::to_string(resp.workers_cleared(i));
+  }
+  std::printf("worker %llu unflagged (it was: %s); %llu flagged identities cleared%s\n",
+              static_cast<unsigned long long>(a.worker), resp.reason().c_str(),
+              static_cast<unsigned long long>(resp.identities_cleared()),
+              others.empty() ? "" : ("; cleared with it: workers " + others).c_str());
+  std::printf("its revoked results stay revoked; a worker process refused meanwhile must be started again\n");
   return kExitOk;
 }
 
@@ -663,6 +685,12 @@ void RegisterAdminCommands(CLI::App& app) {
   rq->add_option("--stats-unit", requeue.stats_unit, "A quarantined stats unit instead");
   rq->add_flag("--all-quarantined", requeue.all, "Every quarantined unit, search and stats");
   rq->callback([] { std::exit(Requeue(requeue)); });
+
+  static UnflagArgs unflag;
+  CLI::App* uf = app.add_subcommand("unflag", "Clear a worker's flag once its cause is fixed (admin)");
+  AddConnectionFlags(uf, &unflag.c);
+  uf->add_option("--worker", unflag.worker, "The flagged worker's id (collatzctl workers)")->required();
+  uf->callback([] { std::exit(Unflag(unflag)); });
 
   static StatusArgs status;
   CLI::App* st = app.add_subcommand("status", "Progress, covered prefix, units by state, speed, ETA, quarantine");

@@ -279,5 +279,48 @@ TEST_F(AuditTest, FlagStaysWithTheInstallationOnASharedHost) {
   EXPECT_FALSE(Flagged(honest));
 }
 
+// An operator clears a flag once the card is fixed (collatzctl unflag): the worker and its
+// GPU may lease again, so may the worker registered from that GPU meanwhile, across a
+// restart; another liar keeps its flag, and a worker whose flag came from another's identity
+// must wait for that one.
+TEST_F(AuditTest, UnflagClearsTheWorkerItsIdentitiesAndThoseRegisteredFromThem) {
+  SubmitOutcome out;
+  ASSERT_TRUE(c_->Submit(1, 1 << 14, Kinds::kDelay, 1 << 12, 0, &out).ok());
+  auto lie = [&](int64_t worker) {
+    LeaseGrant g;
+    ASSERT_TRUE(c_->Lease(worker, &g).ok());
+    UnitResult r = Search(g.spec);
+    ASSERT_FALSE(r.ladder.empty());
+    r.ladder.back().delay += 1;
+    Disposition d;
+    EXPECT_EQ(c_->Complete(worker, g.unit_id, g.token, r, 1, "cpu", &d).error_code(), StatusCode::PERMISSION_DENIED);
+  };
+  const int64_t bad = NewWorker("node1", {{"H100", "GPU-bad"}});
+  lie(bad);
+  const int64_t other_liar = NewWorker("node3", {{"H100", "GPU-other"}});
+  lie(other_liar);
+  const int64_t again = NewWorker("node2", {{"H100", "GPU-bad"}});
+  ASSERT_TRUE(Flagged(bad) && Flagged(other_liar) && Flagged(again));
+
+  Coordinator::UnflagOutcome u;
+  EXPECT_EQ(c_->Unflag(again, &u).error_code(), StatusCode::FAILED_PRECONDITION);  // GPU-bad is bad's
+  EXPECT_EQ(c_->Unflag(123456, &u).error_code(), StatusCode::NOT_FOUND);
+  ASSERT_TRUE(c_->Unflag(bad, &u).ok());
+  EXPECT_EQ(u.cleared, (std::vector<int64_t>{bad, again}));
+  EXPECT_EQ(u.identities, 1u);  // gpu:GPU-bad
+  EXPECT_NE(u.reason.find("delay"), std::string::npos) << u.reason;
+  EXPECT_FALSE(Flagged(bad));
+  EXPECT_FALSE(Flagged(again));
+  EXPECT_TRUE(Flagged(other_liar));
+  EXPECT_EQ(c_->Unflag(bad, &u).error_code(), StatusCode::FAILED_PRECONDITION);  // not flagged now
+  LeaseGrant g;
+  EXPECT_TRUE(c_->Lease(bad, &g).ok());
+  Reopen();
+  EXPECT_FALSE(Flagged(bad));
+  EXPECT_TRUE(Flagged(other_liar));
+  EXPECT_FALSE(Flagged(NewWorker("node4", {{"H100", "GPU-bad"}})));
+  EXPECT_TRUE(Flagged(NewWorker("node5", {{"H100", "GPU-other"}})));
+}
+
 }  // namespace
 }  // namespace collatz::server

@@ -1,6 +1,6 @@
 // collatzctl's client commands against the real collatz-server binary on 127.0.0.1:
 // exit codes and messages for refused input, a missing token and an unreachable server;
-// import, status, server-records, export, backup, requeue and cancel.
+// import, status, server-records, export, backup, requeue, unflag and cancel.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -109,6 +109,13 @@ TEST(CollatzctlClient, CommandsAgainstTheRealServer) {
   EXPECT_NE(r.out.find("is not quarantined"), std::string::npos) << r.out;
   r = Ctl("requeue --unit 1 --all-quarantined" + t);
   EXPECT_EQ(r.code, 2) << r.out;
+  // No worker here: unflag names the missing one, and needs the admin token.
+  r = Ctl("unflag --worker 7" + t);
+  EXPECT_EQ(r.code, 2) << r.out;  // an id that names nothing: a usage mistake
+  EXPECT_NE(r.out.find("no worker 7"), std::string::npos) << r.out;
+  r = Ctl("unflag --worker 7" + s);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("refused the token"), std::string::npos) << r.out;
   r = Ctl("cancel --id 1" + t);
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("16 unfinished units removed"), std::string::npos) << r.out;

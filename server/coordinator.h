@@ -254,6 +254,14 @@ class Coordinator {
   // unit of both kinds. NOT_FOUND for an unknown id, FAILED_PRECONDITION for a unit that is
   // not quarantined.
   grpc::Status RequeueQuarantined(int64_t unit_id, int64_t stats_unit_id, bool all, uint64_t* requeued);
+  // Clears a flag once its cause is fixed (collatzctl unflag; proto UnflagRequest says what
+  // it clears and refuses). *cleared: the worker, then the workers cleared with it.
+  struct UnflagOutcome {
+    std::vector<int64_t> cleared;
+    uint64_t identities = 0;
+    std::string reason;
+  };
+  grpc::Status Unflag(int64_t worker_id, UnflagOutcome* out);
   // FAILED_PRECONDITION while units remain; max_batches 0: kMaxStatsPageBatches.
   grpc::Status FetchStats(int64_t job_id, uint64_t first_batch, uint64_t max_batches, StatsPage* out);
   static constexpr uint64_t kMaxStatsPageBatches = uint64_t{1} << 18;  // 3 MiB: under gRPC's 4 MiB default

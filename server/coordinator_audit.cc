@@ -47,6 +47,77 @@ std::string Coordinator::InheritedFlag(const StoredWorker& w) const {
   return "";
 }
 
+grpc::Status Coordinator::Unflag(int64_t worker_id, UnflagOutcome* out) {
+  WriteLock lock(this);
+  auto it = workers_.find(worker_id);
+  if (it == workers_.end()) {
+    return grpc::Status(StatusCode::NOT_FOUND, "no worker " + std::to_string(worker_id));
+  }
+  const WorkerMem& w = it->second;
+  if (!w.flagged) {
+    return grpc::Status(StatusCode::FAILED_PRECONDITION, "worker " + std::to_string(worker_id) + " is not flagged");
+  }
+  // An identity it shares with another flagged worker keeps it flagged: that one first.
+  for (const std::string& identity : WorkerIdentities(w)) {
+    auto f = flagged_identities_.find(identity);
+    if (f != flagged_identities_.end() && f->second.worker_id != worker_id) {
+      return grpc::Status(StatusCode::FAILED_PRECONDITION,
+                          identity + " was flagged with worker " + std::to_string(f->second.worker_id) +
+                              ": unflag worker " + std::to_string(f->second.worker_id) + " first");
+    }
+  }
+  std::set<std::string> own;
+  for (const auto& [identity, f] : flagged_identities_) {
+    if (f.worker_id == worker_id) own.insert(identity);
+  }
+  // Workers whose flag came only from this one: registered from one of its identities
+  // (their reason is InheritedFlag's), or flagged with it ("shares an identity with worker
+  // W, ..."), and carrying no flagged identity of their own or of another worker.
+  const std::string shared_prefix = "shares an identity with worker " + std::to_string(worker_id) + ", flagged: ";
+  std::vector<int64_t> cleared = {worker_id};
+  for (const auto& [id, other] : workers_) {
+    if (id == worker_id || !other.flagged) continue;
+    const bool inherited = other.flag_reason == InheritedFlag(other) || other.flag_reason.rfind(shared_prefix, 0) == 0;
+    if (!inherited) continue;
+    bool from_this_one = false, flagged_elsewhere = false;
+    for (const std::string& identity : WorkerIdentities(other)) {
+      auto f = flagged_identities_.find(identity);
+      if (f == flagged_identities_.end()) continue;
+      if (f->second.worker_id == worker_id) {
+        from_this_one = true;
+      } else {
+        flagged_elsewhere = true;
+      }
+    }
+    if (from_this_one && !flagged_elsewhere) cleared.push_back(id);
+  }
+
+  auto txn = store_->Begin();
+  RETURN_IF_DB_ERROR(txn->status(), "unflag");
+  RETURN_IF_DB_ERROR(store_->DeleteFlaggedIdentitiesOf(worker_id), "unflag");
+  for (int64_t id : cleared) {
+    StoredWorker copy = workers_[id];
+    copy.flagged = false;
+    copy.flag_reason.clear();
+    RETURN_IF_DB_ERROR(store_->UpdateWorker(copy), "unflag");
+  }
+  RETURN_IF_DB_ERROR(txn->Commit(), "unflag");
+
+  out->reason = w.flag_reason;
+  out->identities = own.size();
+  out->cleared = cleared;
+  for (const std::string& identity : own) flagged_identities_.erase(identity);
+  for (int64_t id : cleared) {
+    workers_[id].flagged = false;
+    workers_[id].flag_reason.clear();
+  }
+  std::string ids;
+  for (int64_t id : cleared) ids += (ids.empty() ? "" : ", ") + std::to_string(id);
+  spdlog::warn("worker={} unflagged by an operator (was: {}); {} identities cleared; workers cleared: {}", worker_id,
+               out->reason, own.size(), ids);
+  return grpc::Status::OK;
+}
+
 grpc::Status Coordinator::LoadAudits() {
   std::vector<FlaggedIdentity> identities;
   RETURN_IF_DB_ERROR(store_->LoadFlaggedIdentities(&identities), "loading flagged identities");

@@ -379,4 +379,15 @@ grpc::Status AdminService::RevokeToken(grpc::ServerContext* ctx, const v1::Revok
   return auth_->RevokeToken(req->name());
 }
 
+grpc::Status AdminService::Unflag(grpc::ServerContext* ctx, const v1::UnflagRequest* req, v1::UnflagResponse* resp) {
+  CHECK_ADMIN(ctx);
+  Coordinator::UnflagOutcome out;
+  grpc::Status st = c_->Unflag(Id(req->worker_id()), &out);
+  if (!st.ok()) return st;
+  for (int64_t id : out.cleared) resp->add_workers_cleared(static_cast<uint64_t>(id));
+  resp->set_identities_cleared(out.identities);
+  resp->set_reason(out.reason);
+  return grpc::Status::OK;
+}
+
 }  // namespace collatz::server

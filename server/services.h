@@ -40,6 +40,7 @@ class AdminService final : public v1::Admin::Service {
   grpc::Status AddToken(grpc::ServerContext*, const v1::AddTokenRequest*, v1::AddTokenResponse*) override;
   grpc::Status ListTokens(grpc::ServerContext*, const v1::ListTokensRequest*, v1::ListTokensResponse*) override;
   grpc::Status RevokeToken(grpc::ServerContext*, const v1::RevokeTokenRequest*, v1::RevokeTokenResponse*) override;
+  grpc::Status Unflag(grpc::ServerContext*, const v1::UnflagRequest*, v1::UnflagResponse*) override;
 
  private:
   Coordinator* c_;

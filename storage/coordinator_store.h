@@ -209,6 +209,8 @@ class CoordinatorStore {
   // Keeps the first flag of an identity (INSERT OR IGNORE).
   Status InsertFlaggedIdentity(const FlaggedIdentity& f);
   Status LoadFlaggedIdentities(std::vector<FlaggedIdentity>* out);
+  // Removes the identities flagged with `worker_id` (an operator cleared its flag).
+  Status DeleteFlaggedIdentitiesOf(int64_t worker_id);
   Status StoreUnitResult(int64_t unit_id, const UnitResult& r, const UnitProvenance& p);
   Status DeleteUnitResult(int64_t unit_id);
   Status WriteMergedRecords(const MergedRecords& merged);

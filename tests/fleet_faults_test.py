@@ -21,6 +21,7 @@ no per-host tokens (the test needs them).
 import argparse
 import json
 import os
+import re
 import secrets
 import signal
 import socket
@@ -236,6 +237,32 @@ def run_one(args, policy, lie, ref_delay, ref_class):
         ).fetchone()[0]
         integrity = db.execute("PRAGMA integrity_check").fetchone()[0]
         db.close()
+        # The operator's way back once the cause is fixed (collatzctl unflag), worker by worker
+        # in the order the server asks for ("unflag worker N first" where an identity is
+        # another's): afterwards no worker and no identity is flagged.
+        cleared = []
+        for _ in range(20):
+            db = sqlite3.connect("file:%s?mode=ro" % fleet.db, uri=True)
+            left = [row[0] for row in db.execute("SELECT id FROM workers WHERE flagged = 1 ORDER BY id")]
+            db.close()
+            if not left:
+                break
+            r = fleet.ctl("unflag", "--worker", str(left[0]), check=False)
+            if r.returncode != 0:
+                first = re.search(r"unflag worker (\d+) first", r.stdout + r.stderr)
+                if first is None:
+                    fail("%s/%s: unflag --worker %d: rc %d: %s %s" % (policy, lie, left[0], r.returncode, r.stdout, r.stderr))
+                fleet.ctl("unflag", "--worker", first.group(1))
+                cleared.append(int(first.group(1)))
+            else:
+                cleared.append(left[0])
+        db = sqlite3.connect("file:%s?mode=ro" % fleet.db, uri=True)
+        still = db.execute("SELECT count(*) FROM workers WHERE flagged = 1").fetchone()[0]
+        rows = db.execute("SELECT count(*) FROM flagged_identities").fetchone()[0]
+        db.close()
+        if still or rows:
+            fail("%s/%s: after unflag of workers %s: %d workers, %d identities still flagged" % (policy, lie, cleared, still, rows))
+        unflagged = "unflag of workers %s cleared every flag" % cleared if cleared else "no flag to clear"
         if unfinished:
             fail("%s/%s: %d units not finished" % (policy, lie, unfinished))
         if integrity != "ok":
@@ -244,11 +271,11 @@ def run_one(args, policy, lie, ref_delay, ref_class):
             fail("%s/%s: %d checks came from the token of the result they checked" % (policy, lie, self_checks))
         if policy == "all" and slipped:
             fail("all/%s: %d wrong results were counted before they were caught" % (lie, slipped))
-        print("fleet_faults %s/%s: records exact below %d; liar %s, honest not; %d checks (%d mismatches), "
+        print("fleet_faults %s/%s: records exact below %d; liar %s, honest not (then %s); %d checks (%d mismatches), "
               "%d lies told, %d results rejected, %d revoked (%d that depended on a revoked result; %d of the liar's own "
               "had counted unchecked before its flag: lies that slipped through by design, or its honest first "
               "results); integrity ok; %.1f s" %
-              (policy, lie, END, liar_flagged, checks, mismatches, lies, rejected, revoked, dependents, slipped, time.time() - started),
+              (policy, lie, END, liar_flagged, unflagged, checks, mismatches, lies, rejected, revoked, dependents, slipped, time.time() - started),
               flush=True)
     finally:
         fleet.stop()
