@@ -3,6 +3,7 @@
 // durably by host and GPU. One lying and two honest workers over many units.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
@@ -280,9 +281,10 @@ TEST_F(AuditTest, FlagStaysWithTheInstallationOnASharedHost) {
 }
 
 // An operator clears a flag once the card is fixed (collatzctl unflag): the worker and its
-// GPU may lease again, so may the worker registered from that GPU meanwhile, across a
-// restart; another liar keeps its flag, and a worker whose flag came from another's identity
-// must wait for that one.
+// GPU may lease again, so may the worker flagged with it for sharing that GPU (and its other
+// card, flagged with it), and those registered from either card meanwhile, across a restart;
+// another liar keeps its flag, and a worker whose flag came from another's identity must wait
+// for that one.
 TEST_F(AuditTest, UnflagClearsTheWorkerItsIdentitiesAndThoseRegisteredFromThem) {
   SubmitOutcome out;
   ASSERT_TRUE(c_->Submit(1, 1 << 14, Kinds::kDelay, 1 << 12, 0, &out).ok());
@@ -296,21 +298,28 @@ TEST_F(AuditTest, UnflagClearsTheWorkerItsIdentitiesAndThoseRegisteredFromThem) 
     EXPECT_EQ(c_->Complete(worker, g.unit_id, g.token, r, 1, "cpu", &d).error_code(), StatusCode::PERMISSION_DENIED);
   };
   const int64_t bad = NewWorker("node1", {{"H100", "GPU-bad"}});
+  // Flagged with it for sharing GPU-bad; its other card's identity is flagged with it.
+  const int64_t shared = NewWorker("node6", {{"H100", "GPU-bad"}, {"H100", "GPU-2"}});
   lie(bad);
   const int64_t other_liar = NewWorker("node3", {{"H100", "GPU-other"}});
   lie(other_liar);
   const int64_t again = NewWorker("node2", {{"H100", "GPU-bad"}});
-  ASSERT_TRUE(Flagged(bad) && Flagged(other_liar) && Flagged(again));
+  ASSERT_TRUE(Flagged(bad) && Flagged(shared) && Flagged(other_liar) && Flagged(again));
+  EXPECT_TRUE(Flagged(NewWorker("node7", {{"H100", "GPU-2"}})));
 
   Coordinator::UnflagOutcome u;
   EXPECT_EQ(c_->Unflag(again, &u).error_code(), StatusCode::FAILED_PRECONDITION);  // GPU-bad is bad's
   EXPECT_EQ(c_->Unflag(123456, &u).error_code(), StatusCode::NOT_FOUND);
   ASSERT_TRUE(c_->Unflag(bad, &u).ok());
-  EXPECT_EQ(u.cleared, (std::vector<int64_t>{bad, again}));
-  EXPECT_EQ(u.identities, 1u);  // gpu:GPU-bad
+  std::vector<int64_t> with_it(u.cleared.begin() + 1, u.cleared.end());
+  std::sort(with_it.begin(), with_it.end());
+  EXPECT_EQ(u.cleared.front(), bad);
+  EXPECT_EQ(with_it, (std::vector<int64_t>{shared, again, again + 1}));  // node7 registered from GPU-2
+  EXPECT_EQ(u.identities, 2u);  // gpu:GPU-bad, gpu:GPU-2
   EXPECT_NE(u.reason.find("delay"), std::string::npos) << u.reason;
   EXPECT_FALSE(Flagged(bad));
   EXPECT_FALSE(Flagged(again));
+  EXPECT_FALSE(Flagged(shared));
   EXPECT_TRUE(Flagged(other_liar));
   EXPECT_EQ(c_->Unflag(bad, &u).error_code(), StatusCode::FAILED_PRECONDITION);  // not flagged now
   LeaseGrant g;
@@ -319,6 +328,7 @@ TEST_F(AuditTest, UnflagClearsTheWorkerItsIdentitiesAndThoseRegisteredFromThem) 
   EXPECT_FALSE(Flagged(bad));
   EXPECT_TRUE(Flagged(other_liar));
   EXPECT_FALSE(Flagged(NewWorker("node4", {{"H100", "GPU-bad"}})));
+  EXPECT_FALSE(Flagged(NewWorker("node8", {{"H100", "GPU-2"}})));
   EXPECT_TRUE(Flagged(NewWorker("node5", {{"H100", "GPU-other"}})));
 }
 

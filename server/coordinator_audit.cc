@@ -66,36 +66,45 @@ grpc::Status Coordinator::Unflag(int64_t worker_id, UnflagOutcome* out) {
                               ": unflag worker " + std::to_string(f->second.worker_id) + " first");
     }
   }
-  std::set<std::string> own;
-  for (const auto& [identity, f] : flagged_identities_) {
-    if (f.worker_id == worker_id) own.insert(identity);
-  }
-  // Workers whose flag came only from this one: registered from one of its identities
-  // (their reason is InheritedFlag's), or flagged with it ("shares an identity with worker
-  // W, ..."), and carrying no flagged identity of their own or of another worker.
-  const std::string shared_prefix = "shares an identity with worker " + std::to_string(worker_id) + ", flagged: ";
+  // Workers whose flag came only from this one, to a fixed point: flagged by inheritance
+  // (registered from a flagged identity: their reason is InheritedFlag's; or flagged with a
+  // cleared worker for sharing one: "shares an identity with worker W, flagged: ...", whose
+  // own identities that flag added go too), with every flagged identity they hold owned by a
+  // cleared worker or themselves.
   std::vector<int64_t> cleared = {worker_id};
-  for (const auto& [id, other] : workers_) {
-    if (id == worker_id || !other.flagged) continue;
-    const bool inherited = other.flag_reason == InheritedFlag(other) || other.flag_reason.rfind(shared_prefix, 0) == 0;
-    if (!inherited) continue;
-    bool from_this_one = false, flagged_elsewhere = false;
-    for (const std::string& identity : WorkerIdentities(other)) {
-      auto f = flagged_identities_.find(identity);
-      if (f == flagged_identities_.end()) continue;
-      if (f->second.worker_id == worker_id) {
-        from_this_one = true;
-      } else {
-        flagged_elsewhere = true;
+  std::set<int64_t> clearing = {worker_id};
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const auto& [id, other] : workers_) {
+      if (clearing.count(id) != 0 || !other.flagged) continue;
+      bool inherited = other.flag_reason == InheritedFlag(other);
+      for (int64_t c : clearing) {
+        inherited = inherited ||
+                    other.flag_reason.rfind("shares an identity with worker " + std::to_string(c) + ", flagged: ", 0) == 0;
+      }
+      if (!inherited) continue;
+      bool through_cleared = false, elsewhere = false;
+      for (const std::string& identity : WorkerIdentities(other)) {
+        auto f = flagged_identities_.find(identity);
+        if (f == flagged_identities_.end() || f->second.worker_id == id) continue;
+        (clearing.count(f->second.worker_id) != 0 ? through_cleared : elsewhere) = true;
+      }
+      if (through_cleared && !elsewhere) {
+        cleared.push_back(id);
+        clearing.insert(id);
+        grew = true;
       }
     }
-    if (from_this_one && !flagged_elsewhere) cleared.push_back(id);
+  }
+  std::set<std::string> own;  // the identities of the cleared workers' flags
+  for (const auto& [identity, f] : flagged_identities_) {
+    if (clearing.count(f.worker_id) != 0) own.insert(identity);
   }
 
   auto txn = store_->Begin();
   RETURN_IF_DB_ERROR(txn->status(), "unflag");
-  RETURN_IF_DB_ERROR(store_->DeleteFlaggedIdentitiesOf(worker_id), "unflag");
   for (int64_t id : cleared) {
+    RETURN_IF_DB_ERROR(store_->DeleteFlaggedIdentitiesOf(id), "unflag");
     StoredWorker copy = workers_[id];
     copy.flagged = false;
     copy.flag_reason.clear();
