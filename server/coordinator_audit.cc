@@ -110,6 +110,13 @@ grpc::Status Coordinator::Unflag(int64_t worker_id, UnflagOutcome* out) {
     copy.flag_reason.clear();
     RETURN_IF_DB_ERROR(store_->UpdateWorker(copy), "unflag");
   }
+  std::string ids;
+  for (int64_t id : cleared) ids += (ids.empty() ? "" : ", ") + std::to_string(id);
+  RETURN_IF_DB_ERROR(store_->InsertEvent(clock_->NowMs(), "worker_unflagged",
+                                         "worker " + std::to_string(worker_id) + " (" + w.host +
+                                             ") unflagged by an operator; workers cleared: " + ids + "; it was: " +
+                                             w.flag_reason.substr(0, 300)),
+                     "unflag");
   RETURN_IF_DB_ERROR(txn->Commit(), "unflag");
 
   out->reason = w.flag_reason;
@@ -120,8 +127,6 @@ grpc::Status Coordinator::Unflag(int64_t worker_id, UnflagOutcome* out) {
     workers_[id].flagged = false;
     workers_[id].flag_reason.clear();
   }
-  std::string ids;
-  for (int64_t id : cleared) ids += (ids.empty() ? "" : ", ") + std::to_string(id);
   spdlog::warn("worker={} unflagged by an operator (was: {}); {} identities cleared; workers cleared: {}", worker_id,
                out->reason, own.size(), ids);
   return grpc::Status::OK;

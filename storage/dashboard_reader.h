@@ -25,7 +25,7 @@ struct ThroughputBucket {
 
 struct DashboardEvent {
   int64_t at_ms = 0;
-  // worker_flagged, unit_quarantined, stats_unit_quarantined (the events table), or
+  // worker_flagged, worker_unflagged, unit_quarantined, stats_unit_quarantined (the events table), or
   // record (a final record or candidate, at the time the unit holding it finished).
   std::string kind;
   std::string detail;

@@ -48,4 +48,24 @@ CREATE VIEW v_stats_throughput AS
   FROM stats_throughput ORDER BY minute_ms;
 )sql";
 
+// Schema version 11: the events log also keeps a flag that an operator cleared
+// (collatzctl unflag). SQLite cannot change a CHECK, so the table is rebuilt with its rows,
+// ids and index; its view is made again.
+inline constexpr const char* kEventsSchemaV11 = R"sql(
+DROP VIEW v_events;
+CREATE TABLE events_v11 (
+  id     INTEGER PRIMARY KEY,
+  at_ms  INTEGER NOT NULL,
+  kind   TEXT NOT NULL CHECK (kind IN ('worker_flagged', 'worker_unflagged', 'unit_quarantined',
+                                       'stats_unit_quarantined')),
+  detail TEXT NOT NULL
+);
+INSERT INTO events_v11 (id, at_ms, kind, detail) SELECT id, at_ms, kind, detail FROM events;
+DROP TABLE events;
+ALTER TABLE events_v11 RENAME TO events;
+CREATE INDEX events_by_time ON events (at_ms);
+CREATE VIEW v_events AS
+  SELECT id, strftime('%Y-%m-%dT%H:%M:%SZ', at_ms / 1000, 'unixepoch') AS at, kind, detail FROM events ORDER BY id;
+)sql";
+
 }  // namespace collatz

@@ -134,6 +134,7 @@ const std::vector<SchemaMigration>& SchemaMigrations() {
       {9, "access tokens per host and role (hashed); the token each worker registered with", kTokenSchemaV9},
       {10, "trust: when results were counted, who checked them, what each lease depended on, trust earned",
        kTrustSchemaV10},
+      {11, "events: a flag cleared by an operator (worker_unflagged)", kEventsSchemaV11},
   };
   return kMigrations;
 }
