@@ -21,7 +21,7 @@ struct CpuEngineOptions {
   // numbers each) while each thread still gets kChunksPerThread of them, because the entry
   // stop (core/unit_search.h) checks each sieve entry once per chunk and mod-9 variant, and
   // pays more the more blocks of one variant a chunk holds: 2^28 numbers with the 19-bit
-  // sieve, 2^37 with the 28-bit one (whose chunks of 2^28 held one block: 5.5x slower).
+  // sieve, 2^37 with the 28-bit one (whose chunks of 2^28 held one block: 2.7-3.5x slower).
   uint64_t entry_stop_chunk_blocks = 512;
   // Chunks with fewer whole blocks walk every entry (SearchRange's entry_stop_min_blocks):
   // 8 blocks a variant, about where the entry stop starts to pay at 2^66 (2 threads, 19-bit
