@@ -124,11 +124,14 @@ class Fleet:
     def status(self):
         return json.loads(self.ctl("status", "--format", "json").stdout)
 
-    def stop(self):
+    def stop_workers(self):
         for p, _ in self.workers.values():
             if p.poll() is None:
                 p.send_signal(signal.SIGKILL)
                 p.wait()
+
+    def stop(self):
+        self.stop_workers()
         if self.server is not None and self.server.poll() is None:
             self.server.send_signal(signal.SIGTERM)
             try:
@@ -239,7 +242,9 @@ def run_one(args, policy, lie, ref_delay, ref_class):
         db.close()
         # The operator's way back once the cause is fixed (collatzctl unflag), worker by worker
         # in the order the server asks for ("unflag worker N first" where an identity is
-        # another's): afterwards no worker and no identity is flagged.
+        # another's): afterwards no worker and no identity is flagged. The workers are stopped
+        # first (the work is done), so that none is flagged again meanwhile.
+        fleet.stop_workers()
         cleared = []
         for _ in range(20):
             db = sqlite3.connect("file:%s?mode=ro" % fleet.db, uri=True)
