@@ -389,6 +389,11 @@ int Workers(const WorkersArgs& a) {
                 w.token_name().empty() ? "-" : w.token_name().c_str(),
                 w.flagged() ? ("FLAGGED: " + w.flag_reason()).c_str() : "ok");
   }
+  int flagged = 0;
+  for (const auto& w : resp.workers()) flagged += w.flagged() ? 1 : 0;
+  if (flagged > 0) {
+    std::fprintf(stderr, "%d flagged: once the cause is fixed, collatzctl unflag --worker ID (docs/CLI.md)\n", flagged);
+  }
   return kExitOk;
 }
 

@@ -245,6 +245,9 @@ def run_one(args, policy, lie, ref_delay, ref_class):
         # another's): afterwards no worker and no identity is flagged. The workers are stopped
         # first (the work is done), so that none is flagged again meanwhile.
         fleet.stop_workers()
+        listing = fleet.ctl("workers")
+        if "FLAGGED" in listing.stdout and "collatzctl unflag --worker" not in listing.stderr:
+            fail("%s/%s: collatzctl workers lists flagged workers without the unflag hint: %s" % (policy, lie, listing.stderr))
         cleared = []
         for _ in range(20):
             db = sqlite3.connect("file:%s?mode=ro" % fleet.db, uri=True)
