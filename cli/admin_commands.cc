@@ -382,15 +382,15 @@ int Workers(const WorkersArgs& a) {
   if (!gs.ok()) return RpcError("workers", client, gs);
   std::printf("%6s  %-20s %-7s %5s %8s %12s %7s  %-16s %s\n", "id", "host", "backend", "gpus", "units", "numbers/s",
               "leases", "token", "state");
+  int flagged = 0;
   for (const auto& w : resp.workers()) {
+    flagged += w.flagged() ? 1 : 0;
     std::printf("%6llu  %-20s %-7s %5d %8llu %12s %7llu  %-16s %s\n", static_cast<unsigned long long>(w.worker_id()),
                 w.host().c_str(), w.backend().c_str(), w.gpus_size(), static_cast<unsigned long long>(w.units_finished()),
                 FormatRate(w.numbers_per_second()).c_str(), static_cast<unsigned long long>(w.active_leases()),
                 w.token_name().empty() ? "-" : w.token_name().c_str(),
                 w.flagged() ? ("FLAGGED: " + w.flag_reason()).c_str() : "ok");
   }
-  int flagged = 0;
-  for (const auto& w : resp.workers()) flagged += w.flagged() ? 1 : 0;
   if (flagged > 0) {
     std::fprintf(stderr, "%d flagged: once the cause is fixed, collatzctl unflag --worker ID (docs/CLI.md)\n", flagged);
   }

@@ -428,6 +428,11 @@ class Coordinator {
   static std::vector<std::string> WorkerIdentities(const StoredWorker& w);
   // The flag an identity of `w` carries from an earlier worker, or "".
   std::string InheritedFlag(const StoredWorker& w) const;
+  // How the reason of a worker flagged with `worker_id` for sharing an identity begins
+  // (FlagWorker writes it, Unflag recognises it).
+  static std::string SharedIdentityFlagPrefix(int64_t worker_id) {
+    return "shares an identity with worker " + std::to_string(worker_id) + ", flagged: ";
+  }
   grpc::Status LoadAudits();
   // Whether `worker_id` already gave an opinion on the unit's current result.
   bool HasOpinion(const UnitMem& u, int64_t worker_id) const;

@@ -16,7 +16,8 @@ namespace {
 
 using grpc::StatusCode;
 
-std::string Names(const std::set<int64_t>& workers) {
+template <class WorkerIds>
+std::string Names(const WorkerIds& workers) {
   std::string out;
   for (int64_t w : workers) out += (out.empty() ? "" : ", ") + std::to_string(w);
   return out;
@@ -78,10 +79,7 @@ grpc::Status Coordinator::Unflag(int64_t worker_id, UnflagOutcome* out) {
     for (const auto& [id, other] : workers_) {
       if (clearing.count(id) != 0 || !other.flagged) continue;
       bool inherited = other.flag_reason == InheritedFlag(other);
-      for (int64_t c : clearing) {
-        inherited = inherited ||
-                    other.flag_reason.rfind("shares an identity with worker " + std::to_string(c) + ", flagged: ", 0) == 0;
-      }
+      for (int64_t c : clearing) inherited = inherited || other.flag_reason.rfind(SharedIdentityFlagPrefix(c), 0) == 0;
       if (!inherited) continue;
       bool through_cleared = false, elsewhere = false;
       for (const std::string& identity : WorkerIdentities(other)) {
@@ -110,8 +108,7 @@ grpc::Status Coordinator::Unflag(int64_t worker_id, UnflagOutcome* out) {
     copy.flag_reason.clear();
     RETURN_IF_DB_ERROR(store_->UpdateWorker(copy), "unflag");
   }
-  std::string ids;
-  for (int64_t id : cleared) ids += (ids.empty() ? "" : ", ") + std::to_string(id);
+  const std::string ids = Names(cleared);
   RETURN_IF_DB_ERROR(store_->InsertEvent(clock_->NowMs(), "worker_unflagged",
                                          "worker " + std::to_string(worker_id) + " (" + w.host +
                                              ") unflagged by an operator; workers cleared: " + ids + "; it was: " +

@@ -219,7 +219,7 @@ grpc::Status Coordinator::FlagWorker(int64_t worker_id, const std::string& reaso
   spdlog::warn("worker={} flagged: {}; {} unchecked results revoked, {} it checked to be checked again, {} leases",
                worker_id, reason, revoke.size(), recheck.size(), active.size());
   // Other workers registered from the same GPU or host go with it.
-  const std::string inherited = "shares an identity with worker " + std::to_string(worker_id) + ", flagged: " + reason;
+  const std::string inherited = SharedIdentityFlagPrefix(worker_id) + reason;
   std::vector<int64_t> same;
   for (const auto& [id, other] : workers_) {
     if (!other.flagged && !InheritedFlag(other).empty()) same.push_back(id);

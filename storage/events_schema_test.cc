@@ -14,27 +14,7 @@
 namespace collatz {
 namespace {
 
-class EventsSchemaTest : public OldSchemaTest {
- protected:
-  // Rows of `sql`, each row's columns joined by '|', rows by '\n', on a connection of its own.
-  std::string Rows(const std::string& sql) {
-    sqlite3* db = nullptr;
-    EXPECT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
-    std::string out;
-    sqlite3_stmt* q = nullptr;
-    EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &q, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
-    while (q != nullptr && sqlite3_step(q) == SQLITE_ROW) {
-      for (int c = 0; c < sqlite3_column_count(q); ++c) {
-        const unsigned char* text = sqlite3_column_text(q, c);
-        out += (c ? "|" : "") + std::string(text != nullptr ? reinterpret_cast<const char*>(text) : "");
-      }
-      out += "\n";
-    }
-    sqlite3_finalize(q);
-    sqlite3_close(db);
-    return out;
-  }
-};
+class EventsSchemaTest : public OldSchemaTest {};
 
 TEST_F(EventsSchemaTest, Version10EventsSurviveAndTheUnflagKindIsTaken) {
   ASSERT_GE(LatestSchemaVersion(), 11);

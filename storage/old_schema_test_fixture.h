@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include "storage/record_db.h"
@@ -41,8 +42,43 @@ class OldSchemaTest : public ::testing::Test {
     sqlite3_close(raw);
   }
 
+  // The first column of the first row of `sql` as text ("" for none or NULL), read on a
+  // connection of its own.
+  std::string Value(const std::string& sql) {
+    std::string out;
+    bool first = true;
+    ForEachRow(sql, [&](sqlite3_stmt* q) {
+      if (first && sqlite3_column_text(q, 0) != nullptr) out = reinterpret_cast<const char*>(sqlite3_column_text(q, 0));
+      first = false;
+    });
+    return out;
+  }
+  // Every row of `sql`: its columns joined by '|', each row ended by '\n' (NULL as "").
+  std::string Rows(const std::string& sql) {
+    std::string out;
+    ForEachRow(sql, [&](sqlite3_stmt* q) {
+      for (int c = 0; c < sqlite3_column_count(q); ++c) {
+        const unsigned char* text = sqlite3_column_text(q, c);
+        out += (c ? "|" : "") + std::string(text != nullptr ? reinterpret_cast<const char*>(text) : "");
+      }
+      out += "\n";
+    });
+    return out;
+  }
+
   std::filesystem::path dir_;
   std::string path_;
+
+ private:
+  void ForEachRow(const std::string& sql, const std::function<void(sqlite3_stmt*)>& row) {
+    sqlite3* db = nullptr;
+    EXPECT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* q = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &q, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+    while (q != nullptr && sqlite3_step(q) == SQLITE_ROW) row(q);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+  }
 };
 
 }  // namespace collatz

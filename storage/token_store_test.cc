@@ -23,20 +23,6 @@ class TokenStoreTest : public OldSchemaTest {
     t.created_ms = 1000;
     return t;
   }
-  // The single text value of `sql` on a connection of its own.
-  std::string Query(const std::string& sql) {
-    sqlite3* db = nullptr;
-    EXPECT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
-    std::string out;
-    sqlite3_stmt* q = nullptr;
-    EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &q, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
-    if (q != nullptr && sqlite3_step(q) == SQLITE_ROW && sqlite3_column_text(q, 0) != nullptr) {
-      out = reinterpret_cast<const char*>(sqlite3_column_text(q, 0));
-    }
-    sqlite3_finalize(q);
-    sqlite3_close(db);
-    return out;
-  }
 };
 
 TEST_F(TokenStoreTest, Version8WorkersReadWithoutATokenAndNewOnesKeepTheirs) {
@@ -74,7 +60,7 @@ TEST_F(TokenStoreTest, Version8WorkersReadWithoutATokenAndNewOnesKeepTheirs) {
   ASSERT_EQ(workers.size(), 2u);
   EXPECT_EQ(workers[0].token_name, "");
   EXPECT_EQ(workers[1].token_name, "gpu-box-7");
-  EXPECT_EQ(Query("SELECT token_name FROM v_workers WHERE host = 'new-host'"), "gpu-box-7");
+  EXPECT_EQ(Value("SELECT token_name FROM v_workers WHERE host = 'new-host'"), "gpu-box-7");
   std::string integrity;
   ASSERT_TRUE(store->IntegrityCheck(&integrity).ok());
   EXPECT_EQ(integrity, "ok");
@@ -133,8 +119,8 @@ TEST_F(TokenStoreTest, KeepsTokensByDigestNamesOnceAndTheFirstRevocation) {
   EXPECT_EQ(list[1].name, "ops");
   EXPECT_EQ(list[1].role, TokenRole::kAdmin);
   EXPECT_EQ(list[1].last_used_ms, 7000);
-  EXPECT_EQ(Query("SELECT revoked FROM v_tokens WHERE name = 'host-a'"), "1970-01-01T00:00:05Z");
-  EXPECT_EQ(Query("SELECT count(*) FROM v_tokens WHERE revoked IS NULL"), "1");
+  EXPECT_EQ(Value("SELECT revoked FROM v_tokens WHERE name = 'host-a'"), "1970-01-01T00:00:05Z");
+  EXPECT_EQ(Value("SELECT count(*) FROM v_tokens WHERE revoked IS NULL"), "1");
 }
 
 }  // namespace
