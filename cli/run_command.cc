@@ -143,7 +143,7 @@ int RunCommand(const RunArgs& args) {
   u128 unit_size = 0;
   if (!args.unit_size.empty()) {
     if (!(st = ParseNumberFlag("--unit-size", args.unit_size, &unit_size)).ok()) return UsageError(cmd, st.message());
-    if (unit_size < 1 || unit_size > kMaxUnitSize) return UsageError(cmd, "--unit-size must be between 1 and 2^50");
+    if (unit_size < 1 || unit_size > kMaxUnitSize) return UsageError(cmd, "--unit-size must be between 1 and 2^54");
   }
   if (args.db.empty()) return UsageError(cmd, "--db must not be empty");
   if (!(args.progress_interval_s > 0 && args.progress_interval_s <= 86400)) {

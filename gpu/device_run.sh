@@ -5,9 +5,9 @@
 # sieve: the device-built sieves against Sieve::Generate at every unit width up to 30 bits and
 # against the compiled-in fingerprints (gpu_sieve_test; Generate at 30 bits is the slow part).
 # known: the known-answer suite in the production configuration (gpu_known_answer_test);
-# mutation: each mutant build packed beside the suites (gpu/pack_gpu_tests.sh BUILD 1 2 3 4 6 7:
+# mutation: each mutant build packed beside the suites (gpu/pack_gpu_tests.sh BUILD 1 2 3 4 6 7 8:
 # gpu_known_answer_test_mN, gpu_engine_test_mN) against the test written to see its mistake,
-# with seeds 1-3 where the test draws its units; every mutant must fail ("caught").
+# with seeds 1-3 (MUTATION_SEEDS) where the test draws its units; every mutant must fail ("caught").
 set -o pipefail
 mode=${1:-all}
 [[ -d .carry/gpu || ! -f .carry/gpu.tar.xz ]] || tar -xJf .carry/gpu.tar.xz -C .carry || exit 1
@@ -40,11 +40,12 @@ if [[ $mode == mutation || $mode == all ]]; then
     [3]="gpu_engine_test *StepStoppedGroupsMatchHostCount*"               # the group's first member decides
     [4]="gpu_engine_test *StepStoppedGroupsMatchHostCount*"               # one residue's bound for every value
     [6]="gpu_engine_test *StepStoppedGroupsMatchHostCount*"               # each half's first member decides
-    [7]="gpu_engine_test *TailSplitsMatchCpu*")                           # a split half starts a member early
-  for m in 1 2 3 4 6 7; do
+    [7]="gpu_engine_test *TailSplitsMatchCpu*"                            # a split half starts a member early
+    [8]="gpu_engine_test *ShallowWalkGroupsMatchCpu*")                    # a group walked from k counts a step too many
+  for m in 1 2 3 4 6 7 8; do
     read -r suite filter <<< "${target[$m]}"
     [[ -x ./${suite}_m$m ]] || { summary+=("mutation $m: not packed"); continue; }
-    seeds=1; [[ $suite == gpu_engine_test ]] && seeds="1 2 3"
+    seeds=1; [[ $suite == gpu_engine_test ]] && seeds=${MUTATION_SEEDS:-1 2 3}
     for seed in $seeds; do
       COLLATZ_TEST_SEED=$seed timeout 300 "./${suite}_m$m" --gtest_filter="$filter" > "$OUT/mutation${m}_$seed.log" 2>&1
       rc=$?

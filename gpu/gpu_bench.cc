@@ -16,6 +16,7 @@
 //             [--deep-group-min-members 64 (class units: 256)]
 //             [--group-chunk-members 256] [--no-group-class-checks] [--no-group-ancestor-checks]
 //             [--no-group-half-checks] [--group-split-min 8 (0: no split)]
+//             [--group-a2-max-odd-steps L (walking groups with more odd steps in k + G walk from k)]
 //             [--narrow-walk-max-bits 76 (0: the three-limb pair step everywhere)]
 //             [--step-model 2^20 [--model-group-bits 16] [--model-only]]
 // --context: trusted (the default) as above; floor: the same floor and open holes (the delays
@@ -216,6 +217,7 @@ int Main(int argc, char** argv) {
     else if (key == "--no-group-ancestor-checks") a.gpu.group_ancestor_checks = false;
     else if (key == "--no-group-half-checks") a.gpu.group_half_checks = false;
     else if (key == "--group-split-min") a.gpu.group_tail_split_min = std::stoi(value());
+    else if (key == "--group-a2-max-odd-steps") a.gpu.group_a2_max_odd_steps = std::stoi(value());
     else if (key == "--group-chunk-members") a.gpu.group_chunk_members = std::stoi(value());
     else if (key == "--narrow-walk-max-bits") a.gpu.narrow_walk_max_bits = std::stoi(value());
     else if (key == "--walk-rounds") a.gpu.group_walk_rounds = std::stoi(value());
@@ -379,10 +381,11 @@ int Main(int argc, char** argv) {
   }
   if (stats.group_launches != 0) {
     std::printf("residue groups of %d bits stopped inside their k + G shared steps: %lu; halved one step later: %lu; "
-                "tail splits: %lu\n",
+                "tail splits: %lu; walked from k: %lu\n",
                 stats.group_bits,
                 static_cast<unsigned long>(stats.step_stopped_groups),
-                static_cast<unsigned long>(stats.half_stopped_groups), static_cast<unsigned long>(stats.tail_splits));
+                static_cast<unsigned long>(stats.half_stopped_groups), static_cast<unsigned long>(stats.tail_splits),
+                static_cast<unsigned long>(stats.shallow_walk_groups));
   }
 
   double base_rate = 0;

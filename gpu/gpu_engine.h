@@ -148,6 +148,11 @@ struct GpuEngineOptions {
   // (docs/PERFORMANCE.md, lever 53); they need the 12-bit shared walk table, tail_bits >= 24
   // and N >= 2^(k + G + 24), else a launch takes one.
   int group_walk_round_steps = 2;
+  // Walking groups with more odd steps than this among their k + G shared T-steps walk from k
+  // T-steps instead (LaunchParams::group_shallow_steps). 0: as many as keep the step between
+  // members, A2 = modulus 3^odd, below 2^64 (38 in delay-only units); tests lower it to reach
+  // that path in small units.
+  int group_a2_max_odd_steps = 0;
   // Step table of the group walk: 0 uses the global (L2) table of step_bits; 5..13 a table
   // of that width which each block keeps in shared memory: more steps, but no L2 round
   // trip each (the 19-bit table's random reads kept the L2 80% busy; docs/PERFORMANCE.md).
@@ -202,6 +207,7 @@ struct GpuSearchStats {
   uint64_t step_stopped_groups = 0;  // residue groups stopped between their k-th and (k + G)-th T-step
   uint64_t half_stopped_groups = 0;  // walking residue groups of which one half stopped after k + G + 1
   uint64_t tail_splits = 0;          // generators that gave half their members to an idle lane at a launch's tail
+  uint64_t shallow_walk_groups = 0;  // walking residue groups walked from k T-steps (A2 could pass 2^64)
   int group_bits = 0;                // the residue groups' width G (0: no group launch; the widest if several)
   int join_map_bits = 0;             // the join map's level (0: none built)
   double join_map_seconds = 0;       // the time its build took (once per engine)

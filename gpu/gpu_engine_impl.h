@@ -108,10 +108,11 @@ class GpuEngine : public SearchEngine {
                 const std::atomic<bool>* cancel = nullptr) override;
   std::string LastSearchNote() const override {
     const GpuSearchStats& s = stats_;
-    char buf[400];
+    char buf[512];
     std::snprintf(buf, sizeof buf,
                   "%s, %llu launches (%llu residue-group, %llu split), tail %d bits, own table %d bits, "
                   "join map skipped %llu groups, %llu stopped inside their shared steps, %llu halved, %llu tail splits, "
+                  "%llu walked from k, "
                   "set-up %.3f s, kernels %.3f s",
                   s.full_delay ? "full-delay walk" : "early termination",
                   static_cast<unsigned long long>(s.launches), static_cast<unsigned long long>(s.group_launches),
@@ -119,7 +120,8 @@ class GpuEngine : public SearchEngine {
                   static_cast<unsigned long long>(s.join_skipped_groups),
                   static_cast<unsigned long long>(s.step_stopped_groups),
                   static_cast<unsigned long long>(s.half_stopped_groups),
-                  static_cast<unsigned long long>(s.tail_splits), s.setup_seconds, s.kernel_seconds);
+                  static_cast<unsigned long long>(s.tail_splits),
+                  static_cast<unsigned long long>(s.shallow_walk_groups), s.setup_seconds, s.kernel_seconds);
     return buf;
   }
   std::string SetupNote() const override { return setup_note_; }
@@ -176,14 +178,15 @@ class GpuEngine : public SearchEngine {
     return std::max({options_.group_bits, options_.class_group_bits, options_.shallow_group_bits});
   }
   // Whether a group of G bits keeps its arithmetic in range: a member's value after k + G
-  // T-steps below 2^128 (N < 2^100 and a T-step at most x3/2: 0.585 (k + G) < 28) and the
-  // step between members, A2 = modulus 3^(p + p2) with p, p2 the odd steps of the entry and
-  // of the G-bit step, below 2^64.
+  // T-steps below 2^128 (N < 2^100 and a T-step at most x3/2: 0.585 (k + G) < 28), and the
+  // step between members at depth k, 2^G A1 = 2^G modulus 3^p with p the entry's odd steps,
+  // below 2^64. The step after k + G, A2 = modulus 3^(p + p2), may pass 2^64 (k + G > 38):
+  // such groups walk from k T-steps (LaunchParams::group_shallow_steps).
   bool GroupFits(int g, unsigned modulus) const {
     if (tables_->sieve->bits() + g > 47) return false;
-    u128 a2 = modulus;
-    for (int i = 0; i < sieve_max_odd_steps_ + g; ++i) a2 *= 3;
-    return a2 < Pow2(64);
+    u128 a1 = modulus;
+    for (int i = 0; i < sieve_max_odd_steps_; ++i) a1 *= 3;
+    return (a1 << g) < Pow2(64);
   }
   // No early termination: the unit carries no trusted or covered record table (a provable
   // floor alone), so every number walks to the tail (docs/FLOOR.md).

@@ -104,6 +104,11 @@ Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
                               : 0;
     p.group_half_checks = p.group_step_checks != 0 && options_.group_half_checks ? 1 : 0;
     p.group_split_min = static_cast<uint32_t>(options_.group_tail_split_min);
+    // A2 = modulus 3^odd below 2^64 for odd <= max_odd; groups with more walk from k T-steps.
+    int max_odd = 0;
+    for (u128 a2 = p.column_modulus * u128{3}; a2 < Pow2(64); a2 *= 3) ++max_odd;
+    if (options_.group_a2_max_odd_steps > 0) max_odd = std::min(max_odd, options_.group_a2_max_odd_steps);
+    p.group_shallow_steps = static_cast<uint32_t>(p.sieve_bits + job.group_bits + max_odd);
     if (slot.entry_stops.size() < job.entries) {
       CUDA_TRY(cudaStreamSynchronize(slot.stream));  // an earlier launch of the slot may still read it
       STATUS_TRY(slot.entry_stops.Allocate(job.entries));
@@ -227,6 +232,7 @@ Status GpuEngine::Collect(Slot& slot, const Job& job, UnitResult* part, bool* re
   stats_.step_stopped_groups += acc.step_stopped_groups;
   stats_.half_stopped_groups += acc.half_stopped_groups;
   stats_.tail_splits += acc.tail_splits;
+  stats_.shallow_walk_groups += acc.shallow_walk_groups;
 
   UnitResult r;
   r.candidates = acc.candidates;

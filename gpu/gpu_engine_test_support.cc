@@ -86,6 +86,8 @@ UnitSpec WithLowerFloor(UnitSpec spec, uint32_t floor) {
   return spec;
 }
 
+uint32_t TypicalDelayFloor(unsigned height, uint32_t floor) { return std::min<uint32_t>(floor, 9 * height); }
+
 void ExpectSame(SearchEngine& gpu, const UnitSpec& spec) { ExpectSameOnTables(*Tables(), gpu, spec); }
 
 // Random per run; COLLATZ_TEST_SEED repeats a failed run's units.

@@ -49,6 +49,11 @@ UnitSpec HolesNearTheFloor(UnitSpec spec);
 // The spec with a floor lower than its records give: the records above it leave the table,
 // which stays complete below the first one dropped.
 UnitSpec WithLowerFloor(UnitSpec spec, uint32_t floor);
+// A floor near the typical delay of numbers about 2^height (9 height: about 15% of them lie
+// above, the mean is about 7.2 height), or `floor` if that is lower: with the record table
+// kept, few numbers stop early and many walking numbers' delays pass it, so the tallies (count
+// and sum of the delays above the floor) see a member walked with a wrong value or step count.
+uint32_t TypicalDelayFloor(unsigned height, uint32_t floor);
 // A unit leased without trust (docs/FLOOR.md): the floor is the largest delay of the published
 // records below it (recomputed, not trusted), no record table, so no early termination; class
 // units with every class up to the floor open but those the records and their doublings fill.

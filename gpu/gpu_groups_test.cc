@@ -124,8 +124,9 @@ TEST(GpuEngineTest, DeepResidueGroupsMatchCpu) {
 // from 2 members on, in small launches (many tails), with one- and two-step rounds, halved
 // groups (their members 2^(G + 1) apart) and the full-delay walk: the same results as the
 // CPU, and splits happened. A member walked with another's value changes a result only where
-// one of them has a ladder delay, so the units also run with their floor lowered by 40: most
-// walking members then end on the ladder (mutation 7 shows it).
+// one of them has a delay above the floor (the tallies sum those), so the units also run with
+// their floor near the typical delay at their height (TypicalDelayFloor): most walking members
+// then count (mutation 7 shows it; a floor lowered by 40 did not).
 TEST(GpuEngineTest, TailSplitsMatchCpu) {
   REQUIRE_GPU();
   std::mt19937_64 rng(Seed() + 29);
@@ -148,7 +149,7 @@ TEST(GpuEngineTest, TailSplitsMatchCpu) {
                          HolesNearTheFloor(SpecWithRecords(begin, end, Kinds::kDelayAndClass, &rng)));
       splits += LastGpuSearchStats(*gpu).tail_splits;
       UnitSpec low = SpecWithRecords(begin, end, Kinds::kDelay, nullptr);
-      low.floor -= 40;
+      low.floor = TypicalDelayFloor(height, low.floor);
       ExpectSameOnTables(*SmallSieveTables(), *gpu, low);
       splits += LastGpuSearchStats(*gpu).tail_splits;
     }
@@ -175,7 +176,7 @@ TEST(GpuEngineTest, TailSplitsMatchCpu) {
     ExpectSameOnTables(*tables, *deep, spec);
     splits += LastGpuSearchStats(*deep).tail_splits;
     halved += LastGpuSearchStats(*deep).half_stopped_groups;
-    spec.floor -= 40;
+    spec.floor = TypicalDelayFloor(height, spec.floor);
     ExpectSameOnTables(*tables, *deep, spec);
     splits += LastGpuSearchStats(*deep).tail_splits;
     halved += LastGpuSearchStats(*deep).half_stopped_groups;
@@ -237,6 +238,60 @@ TEST(GpuEngineTest, DeepestGroupsMatchCpu) {
       EXPECT_EQ(LastGpuSearchStats(*gpu).group_bits, gpu::kMaxGroupBits);
     }
   }
+}
+
+// Walking groups whose step between members after k + G T-steps, A2 = modulus 3^(p + p2),
+// would pass 2^64 walk their members from k T-steps, 2^G A1 apart (LaunchParams::
+// group_shallow_steps). In production only groups with p + p2 > 38 odd steps do (k + G > 38: the
+// 28-bit sieve in units of 2^50 and more), too rarely for a unit the CPU can check, so here
+// the limit is lowered to 13 odd steps: in groups of 16 bits over a 5-bit sieve, those with
+// more than 13 odd steps in their 21 shared ones (about half the walking groups) take that path,
+// the others the usual one. Delay-only, delay+class, the floor near the typical delay (the
+// walking members' delays then count in the tallies) and the full-delay walk, one- and
+// two-step rounds, against the CPU (mutation 8, a member walked from k counting one step too
+// many, shows it).
+TEST(GpuEngineTest, ShallowWalkGroupsMatchCpu) {
+  REQUIRE_GPU();
+  std::mt19937_64 rng(Seed() + 31);
+  SCOPED_TRACE("seed " + std::to_string(Seed()));
+  const auto tables = TablesWithSieve(5);
+  uint64_t shallow = 0, halved = 0;
+  for (int round_steps : {1, 2}) {
+    SCOPED_TRACE("round steps " + std::to_string(round_steps));
+    GpuEngineOptions o;
+    o.group_bits = o.class_group_bits = o.shallow_group_bits = o.unchecked_group_bits = 16;
+    o.group_min_members = o.class_group_min_members = 2;
+    o.group_step_check_min_members = 1;
+    o.group_walk_round_steps = round_steps;
+    o.group_a2_max_odd_steps = 13;
+    auto gpu = MakeGpu(o, tables);
+    for (unsigned height : {60u, 66u, 84u}) {
+      SCOPED_TRACE("height " + std::to_string(height));
+      const u128 begin = Pow2(height) + static_cast<u128>(rng()) % Pow2(height - 3);
+      const u128 end = begin + (uint64_t{1} << 27) + rng() % (uint64_t{1} << 20);
+      UnitSpec spec = SpecWithRecords(begin, end, Kinds::kDelay, nullptr);
+      ExpectSameOnTables(*tables, *gpu, spec);
+      EXPECT_EQ(LastGpuSearchStats(*gpu).group_bits, 16);
+      shallow += LastGpuSearchStats(*gpu).shallow_walk_groups;
+      halved += LastGpuSearchStats(*gpu).half_stopped_groups;
+      spec.floor = TypicalDelayFloor(height, spec.floor);
+      ExpectSameOnTables(*tables, *gpu, spec);
+      shallow += LastGpuSearchStats(*gpu).shallow_walk_groups;
+      ExpectSameOnTables(*tables, *gpu, HolesNearTheFloor(SpecWithRecords(begin, end, Kinds::kDelayAndClass, &rng)));
+      shallow += LastGpuSearchStats(*gpu).shallow_walk_groups;
+    }
+    // No record table: every member walks to the tail.
+    o.self_record_bits = 0;
+    auto full = MakeGpu(o, tables);
+    const u128 c = Pow2(70) + rng() % Pow2(60);
+    ExpectSameOnTables(*tables, *full, FloorOnlySpec(c, c + (uint64_t{1} << 26), Kinds::kDelay));
+    EXPECT_GT(LastGpuSearchStats(*full).group_launches, 0u);
+    shallow += LastGpuSearchStats(*full).shallow_walk_groups;
+  }
+  EXPECT_GT(shallow, 0u);
+  // Halved groups (at the units' own floors; a floor near the typical delay stops no half):
+  // the usual path ran beside it, for the groups below the limit.
+  EXPECT_GT(halved, 0u);
 }
 
 // The groups that the checks inside the shared steps stop, counted on the host by their

@@ -7,9 +7,9 @@
 #           (below the published bound: a check, not a search)
 #   run     collatzctl run on an empty database at 2^66 (delay), after import --published,
 #           and [1, 2^44) both kinds
-#   unit    collatzctl run of one campaign unit (UNIT_NUMBERS, 2^49) at B, the first multiple of
-#           2^46 above the published bound, with --log-level debug (where its time goes beyond
-#           the search), beside collatzctl bench of the same numbers
+#   unit    collatzctl run of one campaign unit (UNIT_NUMBERS, 2^52) at B, the first multiple of
+#           it above the published bound, with --log-level debug (where its time goes beyond
+#           the search), beside collatzctl bench of the same numbers (UNIT_BENCH=0: without)
 #   fleet   collatz-server + one GPU worker at 2^66 (2^46 numbers, one default unit) after
 #           import --published, next to collatzctl bench --numbers 2^46 in the same call
 #   fleet-class  the same with --kinds delay,class (the server cuts such units at its
@@ -31,16 +31,16 @@
 #                     "none adaptive all"; "default" (the default) passes none, so the
 #                     server's own default applies. A server without --double-check runs
 #                     "all" as --audit-fraction 1 and skips "adaptive".
-#   CAMPAIGN_SECONDS  the work to submit, in seconds at CAMPAIGN_RATE numbers/s per GPU (75:
-#                     4.7 units of 2^49 a GPU); with G >= 2, under "all" every unit is searched
+#   CAMPAIGN_SECONDS  the work to submit, in seconds at CAMPAIGN_RATE numbers/s per GPU (150:
+#                     1.3 units of 2^52 a GPU); with G >= 2, under "all" every unit is searched
 #                     twice (half the units), under "adaptive" 2/3 of them
-#   CAMPAIGN_RATE     numbers/s per GPU assumed for that (3.5e13: an H200 through the server
-#                     in units of 2^49, docs/PERFORMANCE.md session 27)
+#   CAMPAIGN_RATE     numbers/s per GPU assumed for that (4e13: an H200 in units of 2^52,
+#                     docs/PERFORMANCE.md session 29)
 #   CAMPAIGN_UNITS    whole units of CAMPAIGN_UNIT to submit above the first (partial) unit
 #                     [P, B), instead of the above
-#   CAMPAIGN_UNIT     unit size (2^49, as docs/OPERATIONS.md section 13 starts a campaign:
-#                     delay-only units of 2^48 and more take the 28-bit sieve; 2^46 is the
-#                     server's own default)
+#   CAMPAIGN_UNIT     unit size (2^52, as docs/OPERATIONS.md section 13 starts a campaign:
+#                     delay-only units of 2^48 and more take the 28-bit sieve, and each doubling
+#                     deepens their groups; 2^46 is the server's own default)
 #   CAMPAIGN_IDLE     each worker exits after this many seconds without work (a unit's search
 #                     at CAMPAIGN_RATE + 4, at least 8: more than a unit's search, so that a
 #                     GPU waiting for the last unit to check stays)
@@ -262,8 +262,8 @@ campaign_one() {
 
 campaign() {
   c_backend=${CAMPAIGN_BACKEND:-gpu}
-  c_unit=${CAMPAIGN_UNIT:-2^49}; c_unit_n=$(py "print(${c_unit/^/**})")
-  c_rate=${CAMPAIGN_RATE:-3.5e13}; c_seconds=${CAMPAIGN_SECONDS:-75}
+  c_unit=${CAMPAIGN_UNIT:-2^52}; c_unit_n=$(py "print(${c_unit/^/**})")
+  c_rate=${CAMPAIGN_RATE:-4e13}; c_seconds=${CAMPAIGN_SECONDS:-150}
   c_idle=${CAMPAIGN_IDLE:-$(py "import math; print(max(8, math.ceil($c_unit_n / $c_rate) + 4))")}
   c_timeout=${CAMPAIGN_TIMEOUT:-$(py "print(int(2 * $c_seconds + 60))")}
   local all
@@ -363,15 +363,17 @@ for mode in $modes; do
     # One campaign unit through collatzctl run (debug log: the tables' set-up, the unit's
     # spec, search, verification and store, the engine's own set-up and kernel seconds) and
     # collatzctl bench of the same numbers, one after the other on the same GPU.
-    B=$(py "print(-(-$P // 2**46) * 2**46)"); n=${UNIT_NUMBERS:-2^49}
+    n=${UNIT_NUMBERS:-2^52}; B=$(py "print(-(-$P // ${n/^/**}) * ${n/^/**})")
     ctl import --db "$W/unit.db" --published > "$OUT/unit_import.txt" 2>&1
     s=$(date +%s.%N)
     ctl --log-level debug run --db "$W/unit.db" --from $B --to $B+$n --kinds delay --backend gpu > "$OUT/unit_run.txt" 2> "$OUT/unit_run.err"
     echo "unit: run [B, B + $n) delay after import --published (rc $?, $(py "print(round($(date +%s.%N) - $s, 2))") s wall): $(grep -E '^# searched' "$OUT/unit_run.txt")"
     grep -E "tables built|stored:|backend|CUDA" "$OUT/unit_run.err" | sed -e 's/^\[[^]]*\] //' | cut -c1-600
-    ctl bench --backend gpu --at $B --numbers $n --kinds delay --baseline-numbers 0 > "$OUT/unit_bench.txt" 2>&1
-    echo "  same call: bench B --numbers $n delay: $(grep -E 'numbers/s' "$OUT/unit_bench.txt" | head -1)"
-    grep -E "warm|set-up|sieve" "$OUT/unit_bench.txt" | head -4 | cut -c1-300
+    if [[ ${UNIT_BENCH:-1} == 1 ]]; then
+      ctl bench --backend gpu --at $B --numbers $n --kinds delay --baseline-numbers 0 > "$OUT/unit_bench.txt" 2>&1
+      echo "  same call: bench B --numbers $n delay: $(grep -E 'numbers/s' "$OUT/unit_bench.txt" | head -1)"
+      grep -E "warm|set-up|sieve" "$OUT/unit_bench.txt" | head -4 | cut -c1-300
+    fi
     ;;
   *)
     echo "real_path.sh: unknown mode $mode (bench, run, unit, fleet, fleet-class, campaign)"

@@ -36,9 +36,11 @@ struct HostFinishEntry {
 };
 
 // The deepest residue groups: a G-bit step entry's c < 3^G and 3^p <= 3^G fit 32 bits, and
-// the step between members, A2 = 9 3^(p + p2) <= 9 3^(19 + 19) < 2^64 with the 19-bit sieve
-// (GpuEngine::GroupFits checks it for every unit). Groups of 18 and 19 bits keep 227 members
-// in units of 2^48 and 2^49 (docs/PERFORMANCE.md, session 26).
+// the step between members, A2 = 9 3^(p + p2) <= 9 3^(19 + 19) < 2^64 with the 19-bit sieve.
+// Deeper k + G (wider sieves in large units) let A2 pass 2^64 in rare groups (p + p2 > 38):
+// those walk from k T-steps instead (LaunchParams::group_shallow_steps; GpuEngine::GroupFits).
+// Groups of 18 and 19 bits keep 227 members in units of 2^48 and 2^49 (docs/PERFORMANCE.md,
+// session 26).
 constexpr int kMaxGroupBits = 19;
 
 // Per-launch totals (atomically accumulated by blocks).
@@ -53,6 +55,7 @@ struct Accumulators {
   unsigned long long step_stopped_groups;  // groups whose last member stops inside k + G steps
   unsigned long long half_stopped_groups;  // walking groups of which one half stops one step after k + G
   unsigned long long tail_splits;          // generators split at a launch's tail (GroupSplitTail)
+  unsigned long long shallow_walk_groups;  // walking groups past group_shallow_steps: walked from k T-steps
   unsigned int group_rounds_taken;  // the group kernel's decision rounds handed out so far
   unsigned int unused;
 };
@@ -159,6 +162,13 @@ struct LaunchParams {
   int group_bits = 0;
   uint32_t group_first_entry = 0, group_entries = 0, group_cycles = 0;
   uint32_t group_rounds = 0;  // (group_entries << group_bits) / 32: decision rounds of 32 groups
+  // A walking group whose steps after its k + G shared T-steps, k + G + p + p2 (p, p2 the odd
+  // ones), pass this walks its members from k T-steps instead, 2^G A1 apart (below 2^64:
+  // GpuEngine::GroupFits), with no half check: its step between members after k + G, A2 =
+  // column_modulus 3^(p + p2), could pass 2^64. k + G + 38 for the delay-only modulus 9 (rare
+  // groups, and only where k + G > 38); tests lower it so that small units take that path.
+  // Here, in the padding before a pointer: a larger struct cost the group kernel spills.
+  uint32_t group_shallow_steps = 0xFFFFFFFFu;
   // Per entry of the launch (group_entries bytes, filled by LaunchGroups ahead of the group
   // kernel): 1 if every number of the entry here can stop within its first k T-steps (its
   // largest one can after some j <= k; values after j <= k steps grow with N), so that

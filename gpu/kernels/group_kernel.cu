@@ -4,7 +4,8 @@
 // LaunchGroups in gpu/search_launch.cu. Mutations of this file's code (the exactness suite,
 // gpu/kernels/group_common.cuh; kMutationStepsShort): =1 the walk ends its members one step
 // early, =2 the walk's product loses a carry, =7 a split generator's given half starts one
-// member early (GroupSplitTail).
+// member early (GroupSplitTail), =8 a group walked from k T-steps (past group_shallow_steps)
+// counts one step too many.
 #include "gpu/kernels/find_kernels.h"
 #include "gpu/kernels/group_common.cuh"
 
@@ -359,13 +360,26 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
         uint32_t s2 = 0, rel = entry * P.group_cycles + q, n_walk = n, half = 0;
         if (walks) {
           const uint4 t2 = __ldg(reinterpret_cast<const uint4*>(P.group_steps) + (static_cast<uint32_t>(w_lo) & group_mask));
+          // A group whose steps after k + G (k + G + p + p2) pass group_shallow_steps, whose
+          // A2 = A1 3^p2 would pass 2^64 (p + p2 > 38: rare, and only where k + G > 38), walks
+          // whole from k T-steps, 2^G A1 apart (below 2^64: GpuEngine::GroupFits; the prelude
+          // made no half check for it). Selects, not a branch: a branch here cost the walk
+          // spills at the 48-register cap.
+          const bool shallow = e.steps + t2.z > P.group_shallow_steps;
+          // B2 = (w >> G) m + c and A2 = A1 m: the G-bit step's (3^p2, c), or for such a group
+          // (2^G, w mod 2^G), which give B2 = w and A2 = 2^G A1.
+          const uint32_t m = shallow ? 1u << G : t2.y;
           b2_hi = w_hi >> G;
           b2_lo = (w_lo >> G) | (w_hi << (64 - G));
-          // Neither overflows: the engine plans G so (GpuEngine::GroupFits).
-          MulAdd(b2_hi, b2_lo, t2.y, t2.x);
-          a2 = a1 * t2.y;
-          s2 = e.steps + t2.z;
-          if (skip >= kSkipHalf && a2 < (uint64_t{1} << 63)) {
+          // No overflow: N < 2^100 and k + G <= 47 (GpuEngine::GroupFits).
+          MulAdd(b2_hi, b2_lo, m, shallow ? static_cast<uint32_t>(w_lo) & group_mask : t2.x);
+          a2 = a1 * m;
+#if COLLATZ_GPU_MUTATION == 8  // exactness suite's mutation check: a member walked from k counts one step too many
+          s2 = e.steps + (shallow ? 1u : t2.z);
+#else
+          s2 = e.steps + (shallow ? 0u : t2.z);
+#endif
+          if (skip >= kSkipHalf && !shallow && a2 < (uint64_t{1} << 63)) {
             // Only the members t = j (mod 2) walk: B2 + A2 j, 2 A2 apart.
             const uint32_t j = skip - kSkipHalf;
             if (j != 0) Sum128(b2_hi, b2_lo, b2_hi, b2_lo, a2);

@@ -116,7 +116,7 @@ __device__ __forceinline__ bool EntryStops(const LaunchParams& P, uint64_t offse
 // n - 1 or n - 2) decides for it: kSkipHalf + j if only the half t = j (mod 2) can walk on,
 // kSkipStopped if neither (host model at 2^66: 3.3% fewer walk rounds).
 __device__ __forceinline__ uint8_t GroupStopsWithin(const LaunchParams& P, const SieveEntry& e, uint32_t q,
-                                                    uint32_t n) {
+                                                    uint32_t n, bool* shallow) {
   const int G = P.group_bits;
   uint64_t hi, lo;
   EntryValueAfterK(P, e, hi, lo);
@@ -131,9 +131,14 @@ __device__ __forceinline__ uint8_t GroupStopsWithin(const LaunchParams& P, const
     TStep(hi, lo, &s);
     if (GroupBelow(P, s, s - (P.sieve_bits + j), true, hi, lo)) return kSkipStopped;  // members 2^(G - j) apart
   }
-  if (P.group_half_checks == 0 || n < 2) return 0;
   TStep(hi, lo, &s);  // the last member after k + G steps
-  // A2 = A1 3^(the odd steps among the G shared ones); below 2^64 (GpuEngine::GroupFits).
+  // A group past group_shallow_steps walks whole from k T-steps (its A2 could pass 2^64;
+  // the group kernel): no half check. Else A2 = A1 3^(the odd steps among the G shared ones).
+  if (s > P.group_shallow_steps) {
+    *shallow = true;
+    return 0;
+  }
+  if (P.group_half_checks == 0 || n < 2) return 0;
   uint64_t a2 = a1;
   for (uint32_t odd = s - e.steps - static_cast<uint32_t>(G); odd != 0; --odd) a2 *= 3;
   uint32_t stops = 0;
@@ -175,14 +180,16 @@ __global__ void __launch_bounds__(kThreads, 65536 / (32 * kThreads)) GroupSkipKe
                                                             uint8_t* group_skip) {
   const int G = P.group_bits;
   const uint32_t groups = P.group_entries << G;
-  // Both counts in one sum: joined in the low half, stopped in the high (each < 2^32 a launch).
+  // Two counts in each sum, one a half (each < 2^32 a launch): joined and stopped groups;
+  // halved groups and groups that walk from k T-steps (GroupStopsWithin: shallow).
   unsigned long long counts = 0, half_counts = 0;
   for (uint32_t g = blockIdx.x * kThreads + threadIdx.x; g < groups; g += gridDim.x * kThreads) {
     const uint32_t entry = g >> G, q = g & ((1u << G) - 1);
     uint8_t skip = entry_stops[entry] != 0 ? kSkipEntryStops : 0;
+    bool shallow = false;
     const SieveEntry* e = P.entries + P.group_first_entry + entry;
     if (skip == 0 && P.group_step_checks != 0 && q < P.group_cycles) {
-      skip = GroupStopsWithin(P, *e, q, GroupMembers(P, q, G));
+      skip = GroupStopsWithin(P, *e, q, GroupMembers(P, q, G), &shallow);
       if (skip == kSkipStopped) counts += uint64_t{1} << 32;
     }
     if ((skip == 0 || skip >= kSkipHalf) && P.join_map != nullptr && q < P.group_cycles) {
@@ -194,7 +201,8 @@ __global__ void __launch_bounds__(kThreads, 65536 / (32 * kThreads)) GroupSkipKe
         ++counts;
       }
     }
-    if (skip >= kSkipHalf) ++half_counts;  // halved and not joined
+    if (skip >= kSkipHalf) ++half_counts;                      // halved and not joined
+    if (shallow && skip == 0) half_counts += uint64_t{1} << 32;  // walks from k, not joined
     group_skip[g] = skip;
   }
   using Reduce = cub::BlockReduce<unsigned long long, kThreads>;
@@ -204,7 +212,8 @@ __global__ void __launch_bounds__(kThreads, 65536 / (32 * kThreads)) GroupSkipKe
   const unsigned long long halves = Reduce(temp).Sum(half_counts);
   if (threadIdx.x == 0 && (total & 0xFFFFFFFFu) != 0) atomicAdd(&P.acc->join_skipped_groups, total & 0xFFFFFFFFu);
   if (threadIdx.x == 0 && (total >> 32) != 0) atomicAdd(&P.acc->step_stopped_groups, total >> 32);
-  if (threadIdx.x == 0 && halves != 0) atomicAdd(&P.acc->half_stopped_groups, halves);
+  if (threadIdx.x == 0 && (halves & 0xFFFFFFFFu) != 0) atomicAdd(&P.acc->half_stopped_groups, halves & 0xFFFFFFFFu);
+  if (threadIdx.x == 0 && (halves >> 32) != 0) atomicAdd(&P.acc->shallow_walk_groups, halves >> 32);
 }
 
 }  // namespace
