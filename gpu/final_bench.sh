@@ -110,3 +110,7 @@ run --at 28019145081685540864 --numbers 2^49 --kinds delay --baseline-numbers 0 
 # launch tail split (lever 96) off for comparison.
 run --at 28019145081685540864 --numbers 2^49 --kinds delay --sieve-bits 28 --baseline-numbers 0 --repeat 1
 run --at 28019145081685540864 --numbers 2^49 --kinds delay --sieve-bits 28 --group-split-min 0 --baseline-numbers 0 --repeat 1
+# Session 29: the campaign unit of 2^52 (lever 99: 13-bit groups over the 28-bit sieve, k + G =
+# 41; the rare groups whose step between members would pass 2^64 walk from k), B' the first
+# multiple of 2^52 above P; about 110 s.
+run --at 28021396881499226112 --numbers 2^52 --kinds delay --sieve-bits 28 --baseline-numbers 0 --repeat 1
