@@ -122,6 +122,7 @@ grpc::Status WorkerClient::LeaseUnit(Lease* out, bool* has_unit, uint64_t* retry
   const uint64_t id = worker_id_.load();
   req.set_worker_id(id);
   req.set_accepts_stats(accepts_stats_);
+  if (max_unit_numbers_ != 0) wire::ToWire(max_unit_numbers_, req.mutable_max_unit_numbers());
   v1::LeaseResponse resp;
   grpc::Status st = stub_->Lease(&ctx, req, &resp);
   if (!st.ok()) return st;

@@ -60,6 +60,8 @@ class WorkerClient final : public WorkerConnection {
   // Whether leases may be units of stats jobs (every real worker; the tests' search-only
   // workers say no).
   void set_accepts_stats(bool accepts) { accepts_stats_ = accepts; }
+  // The largest search unit or audit to lease (0: any; LeaseRequest.max_unit_numbers).
+  void set_max_unit_numbers(u128 numbers) { max_unit_numbers_ = numbers; }
 
   grpc::Status LeaseUnit(Lease* out, bool* has_unit, uint64_t* retry_after_ms) override;
   grpc::Status Heartbeat(const Lease& lease, uint64_t numbers_done, bool* stop) override;
@@ -80,6 +82,7 @@ class WorkerClient final : public WorkerConnection {
   WorkerIdentity identity_;
   int timeout_ms_;
   bool accepts_stats_ = true;
+  u128 max_unit_numbers_ = 0;
   std::mutex register_mu_;
   std::atomic<uint64_t> worker_id_{0};
   std::atomic<uint64_t> lease_duration_ms_{600000};

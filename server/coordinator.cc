@@ -76,7 +76,7 @@ grpc::Status Coordinator::Load() {
   }
   for (auto& [id, u] : units_) {
     if (u.state == StoredUnitState::kLeased && u.search_token.empty()) u.state = StoredUnitState::kPending;
-    if (u.state == StoredUnitState::kPending && !u.quarantined) queue_.insert({-u.priority, u.begin, id});
+    if (u.state == StoredUnitState::kPending && !u.quarantined) Enqueue(u);
     if (u.state == StoredUnitState::kFinished && u.audit == AuditState::kWanted && u.audit_token.empty()) {
       audit_queue_.insert(id);
     }

@@ -221,9 +221,14 @@ class Coordinator {
   // `token_name` (one token cannot act as another's worker); OK for an unknown worker,
   // which the call itself answers.
   grpc::Status CheckWorkerToken(int64_t worker_id, const std::string& token_name);
-  // A worker that accepts_stats may be given a stats unit (out->stats).
-  grpc::Status Lease(int64_t worker_id, LeaseGrant* out) { return Lease(worker_id, false, out); }
-  grpc::Status Lease(int64_t worker_id, bool accepts_stats, LeaseGrant* out);
+  // A worker that accepts_stats may be given a stats unit (out->stats); one with
+  // max_unit_numbers > 0 no search unit or audit larger than that (a CPU worker in a GPU
+  // campaign: it waits for smaller units instead of holding a unit for days).
+  grpc::Status Lease(int64_t worker_id, LeaseGrant* out) { return Lease(worker_id, false, 0, out); }
+  grpc::Status Lease(int64_t worker_id, bool accepts_stats, LeaseGrant* out) {
+    return Lease(worker_id, accepts_stats, 0, out);
+  }
+  grpc::Status Lease(int64_t worker_id, bool accepts_stats, u128 max_unit_numbers, LeaseGrant* out);
   CoordinatorCounters Counters();
   grpc::Status Heartbeat(int64_t worker_id, int64_t unit_id, const std::string& token, uint64_t numbers_done,
                          int64_t* deadline_ms, bool* stop);
@@ -290,7 +295,7 @@ class Coordinator {
   int64_t retry_after_ms() const { return options_.retry_after_ms; }
 
  private:
-  grpc::Status LeaseImpl(int64_t worker_id, bool accepts_stats, LeaseGrant* out);
+  grpc::Status LeaseImpl(int64_t worker_id, bool accepts_stats, u128 max_unit_numbers, LeaseGrant* out);
   // The server's re-run of a unit that settles an audit: its spec and the tables of its
   // width (null: none wanted).
   struct RefereeRun {
@@ -488,6 +493,11 @@ class Coordinator {
   grpc::Status RevokeResultsLocked(const std::vector<int64_t>& unit_ids, const std::string& why, int64_t now,
                                    const std::vector<std::string>& leases_too = {});
   void Requeue(UnitMem* u);
+  // queue_ and queued_sizes_ together.
+  void Enqueue(const UnitMem& u);
+  void Dequeue(const UnitMem& u);
+  // The first pending search unit of at most max_numbers (0: any), in queue order; nullptr if none.
+  UnitMem* FirstQueuedUnitUpTo(u128 max_numbers);
   void Remerge();  // marks the merge stale
   void RefreshMergedLocked(bool force);
   bool WantsAudit(int64_t unit_id) const;
@@ -510,6 +520,7 @@ class Coordinator {
   std::map<int64_t, StoredSubmission> submissions_;
   std::map<int64_t, UnitMem> units_;
   std::set<QueueKey> queue_;            // pending, not quarantined
+  std::map<u128, int64_t> queued_sizes_;  // queue_'s units by size: whether any fits a lease's limit
   std::set<int64_t> audit_queue_;       // finished, audit wanted, no active audit lease
   std::map<std::string, StoredLease> leases_;
   std::set<std::string> active_tokens_;  // every active lease (and some that ended since)

@@ -35,11 +35,33 @@ UnitSpec Coordinator::SpecFor(const UnitMem& u, uint32_t floor, const std::vecto
 void Coordinator::Requeue(UnitMem* u) {
   u->state = StoredUnitState::kPending;
   u->search_token.clear();
-  if (!u->quarantined) queue_.insert({-u->priority, u->begin, u->id});
+  if (!u->quarantined) Enqueue(*u);
 }
 
-grpc::Status Coordinator::Lease(int64_t worker_id, bool accepts_stats, LeaseGrant* out) {
-  const grpc::Status st = LeaseImpl(worker_id, accepts_stats, out);
+void Coordinator::Enqueue(const UnitMem& u) {
+  if (queue_.insert({-u.priority, u.begin, u.id}).second) ++queued_sizes_[u.end - u.begin];
+}
+
+void Coordinator::Dequeue(const UnitMem& u) {
+  if (queue_.erase({-u.priority, u.begin, u.id}) == 0) return;
+  auto it = queued_sizes_.find(u.end - u.begin);
+  if (it != queued_sizes_.end() && --it->second == 0) queued_sizes_.erase(it);
+}
+
+Coordinator::UnitMem* Coordinator::FirstQueuedUnitUpTo(u128 max_numbers) {
+  if (queue_.empty()) return nullptr;
+  if (max_numbers == 0) return &units_[std::get<2>(*queue_.begin())];
+  // No walk through a queue of larger units only (a CPU worker polling a GPU campaign).
+  if (queued_sizes_.empty() || queued_sizes_.begin()->first > max_numbers) return nullptr;
+  for (const QueueKey& key : queue_) {
+    UnitMem& u = units_[std::get<2>(key)];
+    if (u.end - u.begin <= max_numbers) return &u;
+  }
+  return nullptr;
+}
+
+grpc::Status Coordinator::Lease(int64_t worker_id, bool accepts_stats, u128 max_unit_numbers, LeaseGrant* out) {
+  const grpc::Status st = LeaseImpl(worker_id, accepts_stats, max_unit_numbers, out);
   if (st.ok() && out->has_unit) {
     std::lock_guard<std::mutex> lock(mu_);
     ++(out->stats ? counters_.leases_stats : out->purpose == LeasePurpose::kAudit ? counters_.leases_audit
@@ -48,7 +70,7 @@ grpc::Status Coordinator::Lease(int64_t worker_id, bool accepts_stats, LeaseGran
   return st;
 }
 
-grpc::Status Coordinator::LeaseImpl(int64_t worker_id, bool accepts_stats, LeaseGrant* out) {
+grpc::Status Coordinator::LeaseImpl(int64_t worker_id, bool accepts_stats, u128 max_unit_numbers, LeaseGrant* out) {
   *out = LeaseGrant();
   WriteLock lock(this);
   WorkerMem* worker;
@@ -79,6 +101,7 @@ grpc::Status Coordinator::LeaseImpl(int64_t worker_id, bool accepts_stats, Lease
     // Never the audited worker, an earlier checker of this result, or one sharing a host,
     // GPU or token with them.
     if (!IndependentChecker(u, worker_id)) continue;
+    if (max_unit_numbers != 0 && u.end - u.begin > max_unit_numbers) continue;
     auto lit = leases_.find(u.finished_token);
     if (lit == leases_.end()) continue;
     unit = &u;
@@ -99,8 +122,9 @@ grpc::Status Coordinator::LeaseImpl(int64_t worker_id, bool accepts_stats, Lease
       return LeaseStatsLocked(worker_id, now, out);
     }
   }
-  if (unit == nullptr && !queue_.empty()) {
-    unit = &units_[std::get<2>(*queue_.begin())];
+  UnitMem* queued = unit == nullptr ? FirstQueuedUnitUpTo(max_unit_numbers) : nullptr;
+  if (queued != nullptr) {
+    unit = queued;
     // The same spec `collatzctl run` gives this unit (core/unit_spec.h): the floor and holes
     // from every known point below it and the published records, members found from them
     // closing more holes (one search shared by consecutive leases: core/class_member_cache.h).
@@ -132,7 +156,7 @@ grpc::Status Coordinator::LeaseImpl(int64_t worker_id, bool accepts_stats, Lease
   RETURN_IF_DB_ERROR(txn->Commit(), "lease");
 
   if (purpose == LeasePurpose::kSearch) {
-    queue_.erase({-unit->priority, unit->begin, unit->id});
+    Dequeue(*unit);
     unit->state = StoredUnitState::kLeased;
     unit->search_token = lease.token;
   } else {
@@ -225,7 +249,7 @@ struct Coordinator::SearchKind {
   static constexpr const char* kExpiring = "expiring leases";
   static auto& Units(Coordinator* c) { return c->units_; }
   static auto& Leases(Coordinator* c) { return c->leases_; }
-  static auto& Queue(Coordinator* c) { return c->queue_; }
+  static void Unqueue(Coordinator* c, const UnitMem& u) { c->Dequeue(u); }
   static std::string& Token(UnitMem& u) { return u.search_token; }  // the active search lease
   static const std::string& Token(const UnitMem& u) { return u.search_token; }
   static auto& ActiveTokens(Coordinator* c) { return c->active_tokens_; }
@@ -275,7 +299,7 @@ struct Coordinator::StatsKind {
   static constexpr const char* kExpiring = "expiring stats leases";
   static auto& Units(Coordinator* c) { return c->stats_units_; }
   static auto& Leases(Coordinator* c) { return c->stats_leases_; }
-  static auto& Queue(Coordinator* c) { return c->stats_queue_; }
+  static void Unqueue(Coordinator* c, const StatsUnitMem& u) { c->stats_queue_.erase({-u.priority, u.begin, u.id}); }
   static std::string& Token(StatsUnitMem& u) { return u.token; }
   static const std::string& Token(const StatsUnitMem& u) { return u.token; }
   static auto& ActiveTokens(Coordinator* c) { return c->stats_active_tokens_; }
@@ -411,7 +435,7 @@ grpc::Status Coordinator::RejectResultKindLocked(int64_t worker_id, int64_t unit
   if (owns) Kind::Requeue(this, unit);
   if (uc.quarantined && !unit->quarantined) {
     unit->quarantined = true;
-    Kind::Queue(this).erase({-unit->priority, unit->begin, unit->id});
+    Kind::Unqueue(this, *unit);
   }
   spdlog::warn("worker={} {}={} lease={} result REJECTED: {}", worker_id, Kind::kUnit, unit_id, ShortToken(token),
                verify.message());
@@ -452,7 +476,7 @@ void Coordinator::ApplyAcceptedKindLocked(int64_t worker_id, const UnitT& finish
                                           const StoredWorker& credited, UnitT* unit, LeaseT* lease) {
   if (!superseded.empty()) Kind::Leases(this)[superseded].state = LeaseState::kSuperseded;
   lease->state = LeaseState::kCompleted;
-  if (unit->state == StoredUnitState::kPending) Kind::Queue(this).erase({-unit->priority, unit->begin, unit->id});
+  if (unit->state == StoredUnitState::kPending) Kind::Unqueue(this, *unit);
   static_cast<typename Kind::Stored&>(*unit) = finished;  // the memory-only part stays
   Kind::Token(*unit).clear();
   static_cast<StoredWorker&>(workers_[worker_id]) = credited;

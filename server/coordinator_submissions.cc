@@ -92,7 +92,7 @@ grpc::Status Coordinator::Submit(u128 begin, u128 end, Kinds kinds, u128 unit_si
   RETURN_IF_DB_ERROR(txn->Commit(), "submit");
   submissions_[sub.id] = sub;
   for (UnitMem& u : made) {
-    queue_.insert({-u.priority, u.begin, u.id});
+    Enqueue(u);
     units_[u.id] = u;
   }
   out->submission_id = sub.id;
@@ -133,8 +133,7 @@ grpc::Status Coordinator::Cancel(int64_t submission_id, uint64_t* units_removed)
   RETURN_IF_DB_ERROR(txn->Commit(), "cancel");
   sit->second.cancelled = true;
   for (int64_t id : doomed) {
-    const UnitMem& u = units_[id];
-    queue_.erase({-u.priority, u.begin, id});
+    Dequeue(units_[id]);
     units_.erase(id);
   }
   for (auto it = leases_.begin(); it != leases_.end();) {
@@ -186,13 +185,16 @@ grpc::Status Coordinator::RequeueQuarantined(int64_t unit_id, int64_t stats_unit
     RETURN_IF_DB_ERROR(store_->UpdateStatsUnit(cleared(StoredStatsUnit(stats_units_[id]))), "requeue");
   }
   RETURN_IF_DB_ERROR(txn->Commit(), "requeue");
-  auto requeue = [&](auto& u, std::set<QueueKey>* queue, const char* what) {
+  auto requeue = [&](auto& u, const auto& enqueue, const char* what) {
     u = cleared(u);
-    if (u.state == StoredUnitState::kPending) queue->insert({-u.priority, u.begin, u.id});
+    if (u.state == StoredUnitState::kPending) enqueue(u);
     spdlog::info("{}={} requeued after quarantine (last error: {})", what, u.id, u.last_error);
   };
-  for (int64_t id : units) requeue(units_[id], &queue_, "unit");
-  for (int64_t id : stats_units) requeue(stats_units_[id], &stats_queue_, "stats unit");
+  for (int64_t id : units) requeue(units_[id], [&](const UnitMem& u) { Enqueue(u); }, "unit");
+  for (int64_t id : stats_units) {
+    requeue(stats_units_[id], [&](const StatsUnitMem& u) { stats_queue_.insert({-u.priority, u.begin, u.id}); },
+            "stats unit");
+  }
   *requeued = units.size() + stats_units.size();
   return grpc::Status::OK;
 }

@@ -143,6 +143,58 @@ TEST_F(CoordinatorTest, LeaseExpiryReissueLateAndDuplicateResults) {
   EXPECT_EQ(c_->ListWorkers()[0].w.units_finished + c_->ListWorkers()[1].w.units_finished, 1u);
 }
 
+// A worker's lease limit (LeaseRequest.max_unit_numbers: a CPU worker in a GPU campaign) skips
+// larger units, first searches and checks alike, in queue order, and holds across expiry,
+// re-queueing and a restart; a worker without a limit takes the larger units.
+TEST_F(CoordinatorTest, WorkersLeaseNoUnitAboveTheirLimit) {
+  SubmitOutcome out;
+  ASSERT_TRUE(c_->Submit(1 << 16, (1 << 16) + (1 << 14), Kinds::kDelay, 1 << 14, 0, &out).ok());  // one large unit
+  ASSERT_TRUE(c_->Submit(1 << 18, (1 << 18) + (1 << 11), Kinds::kDelay, 1 << 10, 0, &out).ok());  // two small ones
+  const int64_t small = NewWorker(), any = NewWorker(), checker = NewWorker();
+  const u128 limit = 1 << 12;
+  auto lease = [&](int64_t worker, u128 max) {
+    LeaseGrant g;
+    const grpc::Status st = c_->Lease(worker, false, max, &g);
+    EXPECT_TRUE(st.ok()) << st.error_message();
+    return g;
+  };
+  // The large unit comes first in the queue; the limited worker gets the small ones.
+  LeaseGrant s1 = lease(small, limit);
+  ASSERT_TRUE(s1.has_unit);
+  EXPECT_TRUE(s1.spec.begin == (1 << 18) && s1.spec.end - s1.spec.begin == (1 << 10));
+  LeaseGrant s2 = lease(small, limit);
+  ASSERT_TRUE(s2.has_unit);
+  EXPECT_TRUE(s2.spec.begin == (1 << 18) + (1 << 10));
+  Disposition d;
+  ASSERT_TRUE(c_->Complete(small, s1.unit_id, s1.token, Search(s1.spec), 1.0, "cpu", &d).ok());
+  ASSERT_TRUE(c_->Complete(small, s2.unit_id, s2.token, Search(s2.spec), 1.0, "cpu", &d).ok());
+  EXPECT_FALSE(lease(small, limit).has_unit);  // only the large unit is left (the small ones' checks are its own)
+  Reopen();                                    // the queue rebuilt from the database
+  EXPECT_FALSE(lease(small, limit).has_unit);
+  // A lease that expires puts the large unit back; still not for the limited worker.
+  LeaseGrant big = lease(any, 0);
+  ASSERT_TRUE(big.has_unit);
+  EXPECT_TRUE(big.spec.begin == (1 << 16) && big.spec.end - big.spec.begin == (1 << 14));
+  clock_.Advance(options_.lease_duration_ms + 1);
+  EXPECT_GE(c_->ExpireLeases(), 1);
+  EXPECT_FALSE(lease(small, limit).has_unit);
+  big = lease(any, 0);
+  ASSERT_TRUE(big.has_unit);
+  EXPECT_TRUE(big.spec.begin == (1 << 16));
+  options_.audit_fraction = 1.0;  // from here on every result is checked
+  Reopen();
+  ASSERT_TRUE(c_->Complete(any, big.unit_id, big.token, Search(big.spec), 1.0, "cpu", &d).ok());
+  // Its check is too large for the limited worker as well; an unlimited one takes it.
+  EXPECT_FALSE(lease(small, limit).has_unit);
+  LeaseGrant check = lease(checker, 0);
+  ASSERT_TRUE(check.has_unit);
+  EXPECT_EQ(check.purpose, LeasePurpose::kAudit);
+  EXPECT_EQ(check.unit_id, big.unit_id);
+  // A limit as large as the unit is no obstacle.
+  ASSERT_TRUE(c_->Submit(1 << 20, (1 << 20) + (1 << 14), Kinds::kDelay, 1 << 14, 0, &out).ok());
+  EXPECT_TRUE(lease(small, 1 << 14).has_unit);
+}
+
 // Lease calls skip the scan for expired leases until the earliest deadline (a fleet holds
 // thousands of leases): still every lease expires exactly at its deadline, an extended one
 // at its new deadline, whichever call comes first.

@@ -82,7 +82,8 @@ grpc::Status WorkerService::Register(grpc::ServerContext* ctx, const v1::Registe
 grpc::Status WorkerService::Lease(grpc::ServerContext* ctx, const v1::LeaseRequest* req, v1::LeaseResponse* resp) {
   CHECK_WORKER(ctx, req->worker_id());
   LeaseGrant g;
-  grpc::Status st = c_->Lease(Id(req->worker_id()), req->accepts_stats(), &g);
+  const u128 max_numbers = req->has_max_unit_numbers() ? FromWire(req->max_unit_numbers()) : 0;
+  grpc::Status st = c_->Lease(Id(req->worker_id()), req->accepts_stats(), max_numbers, &g);
   if (!st.ok()) return st;
   if (!g.has_unit) {
     resp->set_retry_after_ms(static_cast<uint64_t>(c_->retry_after_ms()));

@@ -172,6 +172,11 @@ TEST_F(ServicesTest, BadRequestsGetPreciseCodes) {
   client::Lease lease;
   bool has_unit = false;
   uint64_t retry_after_ms = 0;
+  // LeaseRequest.max_unit_numbers: a unit of 4095 numbers is too large for a limit of 4094.
+  w.set_max_unit_numbers(4094);
+  ASSERT_TRUE(w.LeaseUnit(&lease, &has_unit, &retry_after_ms).ok());
+  EXPECT_FALSE(has_unit);
+  w.set_max_unit_numbers(4095);
   ASSERT_TRUE(w.LeaseUnit(&lease, &has_unit, &retry_after_ms).ok());
   ASSERT_TRUE(has_unit);
   EXPECT_TRUE(lease.spec.begin == 1 && lease.spec.end == 4096);

@@ -14,6 +14,7 @@
 
 #include "client/channel.h"
 #include "client/worker_client.h"
+#include "core/u128.h"
 #include "engines/engine_factory.h"
 #include "platform/systemd_notify.h"
 #include "worker/build_flavour.h"
@@ -95,6 +96,9 @@ class WidthTables {
   std::map<int, std::shared_ptr<const SearchTables>> by_bits_;
 };
 
+// The largest unit a CPU worker leases by default (--max-unit-numbers auto).
+constexpr u128 kCpuWorkerMaxUnitNumbers = static_cast<u128>(1) << 40;
+
 }  // namespace
 
 int WorkerMain(int argc, char** argv, const WorkerSeams& seams) {
@@ -102,6 +106,7 @@ int WorkerMain(int argc, char** argv, const WorkerSeams& seams) {
   CLI::App app{"collatz-worker: searches work units of a collatz-server on this machine's GPUs (or CPU)"};
   std::string server_address, token_file, tls_ca, gpus_flag = "all", backend = "auto", spool_dir = "collatz-spool";
   std::string sieve_file, log_format = "text", log_level = "info", metrics_listen, host_name;
+  std::string max_unit_text = "auto";
   int threads = 0, sieve_bits = kDefaultSieveBits, max_idle_seconds = 0;
   int own_table_bits = engines::kDaemonOwnTableBits;
   double grace_seconds = 60, heartbeat_seconds = 0, prefetch_fraction = 0.5, backoff_cap_seconds = 30;
@@ -135,6 +140,9 @@ int WorkerMain(int argc, char** argv, const WorkerSeams& seams) {
       ->capture_default_str();
   app.add_option("--max-idle-seconds", max_idle_seconds, "Exit 0 after this long without work (0: never)")
       ->capture_default_str();
+  app.add_option("--max-unit-numbers", max_unit_text,
+                 "Lease no search unit or check larger than this: auto (GPU: any; CPU: 2^40), any, or N")
+      ->capture_default_str();
   app.add_flag("--skip-self-test", skip_self_test, "Do not run the startup known-answer test (not recommended)");
   app.add_flag("--validate-only", validate_only, "Check the flags and the token file, then exit 0 (deployment checks)");
   const std::string build_flavour = BuildFlavour(ThisBuild(seams.test_binary));
@@ -160,6 +168,15 @@ int WorkerMain(int argc, char** argv, const WorkerSeams& seams) {
   if (grace_seconds < 0 || prefetch_fraction < 0 || prefetch_fraction > 1 || threads < 0 || backoff_cap_seconds <= 0) {
     spdlog::error("--grace-seconds >= 0, --prefetch-fraction in [0, 1], --threads >= 0, --backoff-cap-seconds > 0");
     return kExitUsage;
+  }
+  // auto: a CPU backend leases nothing it would hold for days (a GPU campaign's units of
+  // 2^52 take an H200 two minutes and two CPU cores about two months; 2^40: about half an hour).
+  u128 max_unit_numbers = 0;
+  if (max_unit_text != "auto" && max_unit_text != "any") {
+    if (Status st = ParseU128(max_unit_text, &max_unit_numbers); !st.ok() || max_unit_numbers == 0) {
+      spdlog::error("--max-unit-numbers must be auto, any or a positive count (2^40), not {}", max_unit_text);
+      return kExitUsage;
+    }
   }
   std::string token;
   if (Status st = client::LoadToken(token_file, &token); !st.ok()) {
@@ -341,6 +358,11 @@ int WorkerMain(int argc, char** argv, const WorkerSeams& seams) {
   identity.unit_sieve_bits = true;  // each lane searches a unit with the engine of its width
   if (seams.adjust_identity) seams.adjust_identity(&identity);
   client::WorkerClient connection(channel, token, identity);
+  if (max_unit_text == "auto" && !use_gpu) max_unit_numbers = kCpuWorkerMaxUnitNumbers;
+  connection.set_max_unit_numbers(max_unit_numbers);
+  if (max_unit_numbers != 0) {
+    spdlog::info("leasing search units and checks of at most {} numbers (--max-unit-numbers)", ToDecimal(max_unit_numbers));
+  }
 
   BackoffOptions backoff;
   backoff.cap = std::chrono::milliseconds(static_cast<int64_t>(backoff_cap_seconds * 1000));
