@@ -493,9 +493,12 @@ class Coordinator {
   grpc::Status RevokeResultsLocked(const std::vector<int64_t>& unit_ids, const std::string& why, int64_t now,
                                    const std::vector<std::string>& leases_too = {});
   void Requeue(UnitMem* u);
-  // queue_ and queued_sizes_ together.
+  // A pending unit into its queue and out: search units keep queue_ and queued_sizes_
+  // together, stats units stats_queue_.
   void Enqueue(const UnitMem& u);
   void Dequeue(const UnitMem& u);
+  void Enqueue(const StatsUnitMem& u) { stats_queue_.insert({-u.priority, u.begin, u.id}); }
+  void Dequeue(const StatsUnitMem& u) { stats_queue_.erase({-u.priority, u.begin, u.id}); }
   // The first pending search unit of at most max_numbers (0: any), in queue order; nullptr if none.
   UnitMem* FirstQueuedUnitUpTo(u128 max_numbers);
   void Remerge();  // marks the merge stale

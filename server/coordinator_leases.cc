@@ -249,7 +249,6 @@ struct Coordinator::SearchKind {
   static constexpr const char* kExpiring = "expiring leases";
   static auto& Units(Coordinator* c) { return c->units_; }
   static auto& Leases(Coordinator* c) { return c->leases_; }
-  static void Unqueue(Coordinator* c, const UnitMem& u) { c->Dequeue(u); }
   static std::string& Token(UnitMem& u) { return u.search_token; }  // the active search lease
   static const std::string& Token(const UnitMem& u) { return u.search_token; }
   static auto& ActiveTokens(Coordinator* c) { return c->active_tokens_; }
@@ -299,7 +298,6 @@ struct Coordinator::StatsKind {
   static constexpr const char* kExpiring = "expiring stats leases";
   static auto& Units(Coordinator* c) { return c->stats_units_; }
   static auto& Leases(Coordinator* c) { return c->stats_leases_; }
-  static void Unqueue(Coordinator* c, const StatsUnitMem& u) { c->stats_queue_.erase({-u.priority, u.begin, u.id}); }
   static std::string& Token(StatsUnitMem& u) { return u.token; }
   static const std::string& Token(const StatsUnitMem& u) { return u.token; }
   static auto& ActiveTokens(Coordinator* c) { return c->stats_active_tokens_; }
@@ -435,7 +433,7 @@ grpc::Status Coordinator::RejectResultKindLocked(int64_t worker_id, int64_t unit
   if (owns) Kind::Requeue(this, unit);
   if (uc.quarantined && !unit->quarantined) {
     unit->quarantined = true;
-    Kind::Unqueue(this, *unit);
+    Dequeue(*unit);
   }
   spdlog::warn("worker={} {}={} lease={} result REJECTED: {}", worker_id, Kind::kUnit, unit_id, ShortToken(token),
                verify.message());
@@ -476,7 +474,7 @@ void Coordinator::ApplyAcceptedKindLocked(int64_t worker_id, const UnitT& finish
                                           const StoredWorker& credited, UnitT* unit, LeaseT* lease) {
   if (!superseded.empty()) Kind::Leases(this)[superseded].state = LeaseState::kSuperseded;
   lease->state = LeaseState::kCompleted;
-  if (unit->state == StoredUnitState::kPending) Kind::Unqueue(this, *unit);
+  if (unit->state == StoredUnitState::kPending) Dequeue(*unit);
   static_cast<typename Kind::Stored&>(*unit) = finished;  // the memory-only part stays
   Kind::Token(*unit).clear();
   static_cast<StoredWorker&>(workers_[worker_id]) = credited;

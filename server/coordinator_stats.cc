@@ -49,7 +49,7 @@ grpc::Status Coordinator::LoadStats() {
   }
   for (auto& [id, u] : stats_units_) {
     if (u.state == StoredUnitState::kLeased && u.token.empty()) u.state = StoredUnitState::kPending;
-    if (u.state == StoredUnitState::kPending && !u.quarantined) stats_queue_.insert({-u.priority, u.begin, id});
+    if (u.state == StoredUnitState::kPending && !u.quarantined) Enqueue(u);
   }
   if (!stats_jobs_.empty()) {
     spdlog::info("stats: {} jobs, {} units ({} queued), {} leases", stats_jobs_.size(), stats_units_.size(),
@@ -70,7 +70,7 @@ const Coordinator::QueueKey* Coordinator::StatsQueueHead() const {
 void Coordinator::RequeueStats(StatsUnitMem* u) {
   u->state = StoredUnitState::kPending;
   u->token.clear();
-  if (!u->quarantined) stats_queue_.insert({-u->priority, u->begin, u->id});
+  if (!u->quarantined) Enqueue(*u);
 }
 
 grpc::Status Coordinator::RecordStatsFailure(StatsUnitMem* u, int64_t worker_id, const std::string& token,
@@ -130,7 +130,7 @@ grpc::Status Coordinator::SubmitStats(u128 begin, u128 end, uint32_t batch, u128
   RETURN_IF_DB_ERROR(txn->Commit(), "submit stats");
   stats_jobs_[job.id] = job;
   for (StatsUnitMem& u : made) {
-    stats_queue_.insert({-u.priority, u.begin, u.id});
+    Enqueue(u);
     stats_units_[u.id] = u;
   }
   out->job_id = job.id;
@@ -158,8 +158,7 @@ grpc::Status Coordinator::CancelStats(int64_t job_id, uint64_t* units_removed) {
   RETURN_IF_DB_ERROR(txn->Commit(), "cancel stats");
   jit->second.cancelled = true;
   for (int64_t id : doomed) {
-    const StatsUnitMem& u = stats_units_[id];
-    stats_queue_.erase({-u.priority, u.begin, id});
+    Dequeue(stats_units_[id]);
     stats_units_.erase(id);
   }
   for (auto it = stats_leases_.begin(); it != stats_leases_.end();) {
@@ -259,7 +258,7 @@ grpc::Status Coordinator::LeaseStatsLocked(int64_t worker_id, int64_t now, Lease
   RETURN_IF_DB_ERROR(store_->InsertStatsLease(lease), "lease");
   RETURN_IF_DB_ERROR(store_->UpdateStatsUnit(updated), "lease");
   RETURN_IF_DB_ERROR(txn->Commit(), "lease");
-  stats_queue_.erase({-unit.priority, unit.begin, unit.id});
+  Dequeue(unit);
   unit.state = StoredUnitState::kLeased;
   unit.token = lease.token;
   stats_leases_[lease.token] = lease;

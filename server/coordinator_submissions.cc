@@ -185,16 +185,13 @@ grpc::Status Coordinator::RequeueQuarantined(int64_t unit_id, int64_t stats_unit
     RETURN_IF_DB_ERROR(store_->UpdateStatsUnit(cleared(StoredStatsUnit(stats_units_[id]))), "requeue");
   }
   RETURN_IF_DB_ERROR(txn->Commit(), "requeue");
-  auto requeue = [&](auto& u, const auto& enqueue, const char* what) {
+  auto requeue = [&](auto& u, const char* what) {
     u = cleared(u);
-    if (u.state == StoredUnitState::kPending) enqueue(u);
+    if (u.state == StoredUnitState::kPending) Enqueue(u);
     spdlog::info("{}={} requeued after quarantine (last error: {})", what, u.id, u.last_error);
   };
-  for (int64_t id : units) requeue(units_[id], [&](const UnitMem& u) { Enqueue(u); }, "unit");
-  for (int64_t id : stats_units) {
-    requeue(stats_units_[id], [&](const StatsUnitMem& u) { stats_queue_.insert({-u.priority, u.begin, u.id}); },
-            "stats unit");
-  }
+  for (int64_t id : units) requeue(units_[id], "unit");
+  for (int64_t id : stats_units) requeue(stats_units_[id], "stats unit");
   *requeued = units.size() + stats_units.size();
   return grpc::Status::OK;
 }
