@@ -216,8 +216,10 @@ Status GpuEngine::SearchUnit(const UnitSpec& spec, UnitResult* result, const Pro
   STATUS_TRY(group_stop_below_.Upload(group_stop));
   const WalkStopTable walk_stop = BuildWalkStopTable(group_stop, options_.tail_bits);
   STATUS_TRY(group_walk_stop_.Upload(walk_stop.entries));
-  STATUS_TRY(group_walk_check_.Upload(PairWalkCheckTable(walk_stop)));
-  group_tail_from_ = walk_stop.tail_from;
+  STATUS_TRY(group_walk_check_.Upload(PairWalkCheckTable(walk_stop, gpu::kWalkCheckShift)));
+  // The shared rows hold thresholds of up to 2^shift - 1 later steps (the one-step walk's
+  // table none): its tail test starts that much earlier.
+  group_tail_from_ = PairWalkTailFrom(walk_stop, gpu::kWalkCheckShift);
   group_walk_stop_last_ = walk_stop.last_row;
   if (options_.group_class_checks) {
     // Rows for the prelude's steps: at most 2 (k + G), each T-step one or two steps.

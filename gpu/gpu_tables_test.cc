@@ -181,6 +181,53 @@ TEST(GpuStopTableTest, WalkCheckIsExactAndSkipsOnlyStoppedTailValues) {
   EXPECT_LT(4u * gpu::kPairStepBits, gpu::kPairStepOffset);
 }
 
+// The two-step walk's table with 2^shift step counts to a row (gpu::kWalkCheckShift): the row
+// the kernel reads for s, (s & ~(2^shift - 1)), holds entry by entry the smallest threshold of
+// its 2^shift rows (not always the last one's: a predecessor bound starts at s = 4 or 5), so it
+// stops no value the row of s would not; the offset rows still stop every value, and before PairWalkTailFrom every value
+// in the tail stops.
+TEST(GpuStopTableTest, SharedCheckRowsNeverStopMore) {
+  std::mt19937_64 rng(Seed() + 12);
+  const UnitSpec spec = SpecWithRecords(Pow2(60) + 777, Pow2(60) + 99999, Kinds::kDelay, &rng);
+  const std::vector<ulonglong2> stop = BuildStopTable(spec, spec.floor);
+  const int tail_bits = 24;
+  const WalkStopTable walk = BuildWalkStopTable(stop, tail_bits);
+  const std::vector<ulonglong2> exact = PairWalkCheckTable(walk);
+  const size_t row = size_t{1} << gpu::kWalkRowBits, rows = exact.size() / row;
+  const size_t last = walk.last_row + gpu::kPairStepOffset;
+  ASSERT_EQ(last, rows - 1);
+  EXPECT_EQ(PairWalkTailFrom(walk, 0), walk.tail_from);
+  for (int shift = 1; shift <= 6; ++shift) {
+    const std::vector<ulonglong2> shared = PairWalkCheckTable(walk, shift);
+    ASSERT_EQ(shared.size(), exact.size());
+    const size_t mask = ~((size_t{1} << shift) - 1);
+    size_t looser = 0;
+    for (size_t s = 0; s < rows + 3; ++s) {
+      const size_t read = std::min(s & mask, last), own = std::min(s, last);
+      const size_t end = std::min((s & mask) + (size_t{1} << shift) - 1, last);
+      for (size_t r = 0; r < row; ++r) {
+        const u128 got = Value(shared[read * row + r]);
+        ASSERT_LE(got, Value(exact[own * row + r])) << "shift " << shift << " s " << s << " r " << r;
+        u128 smallest = ~u128{0};
+        for (size_t t = read; t <= std::max(end, read); ++t) smallest = std::min(smallest, Value(exact[t * row + r]));
+        ASSERT_EQ(got, smallest) << "shift " << shift << " s " << s << " r " << r;
+        looser += got < Value(exact[own * row + r]);
+        if (s < gpu::kPairStepOffset) ASSERT_EQ(got, ~u128{0}) << "shift " << shift << " s " << s;
+      }
+    }
+    EXPECT_GT(looser, 0u) << "shift " << shift;
+    const uint32_t tail_from = PairWalkTailFrom(walk, shift);
+    EXPECT_GE(tail_from, 1u);
+    EXPECT_LE(tail_from, walk.tail_from);
+    for (size_t s = 0; s < tail_from; ++s) {
+      const size_t read = std::min((s + gpu::kPairStepOffset) & mask, last);
+      for (size_t r = 0; r < row; ++r) {
+        ASSERT_GE(Value(shared[read * row + r]), Pow2(tail_bits)) << "shift " << shift << " s " << s;
+      }
+    }
+  }
+}
+
 // The group walk's two steps in one multiply (GroupWalkPairStep), on the host with the 12-bit
 // table: for v = 2^24 H + 2^12 L + i1, t = 3^p1 L + c1 < 2^32 gives the second step's entry
 // (t mod 2^12) and carry q = t >> 12, and (3^p1 3^p2) H + (3^p2 q + c2) equals the two table

@@ -92,6 +92,17 @@ constexpr int kPairStepCShift = 9;
 // like the others, with no branch on s: a round takes at most 2 (S + S) = 48 < kPairStepOffset
 // steps, so such a lane lands in those rows, stops, and has s = 0 again.
 constexpr uint32_t kPairStepOffset = 64;
+// The two-step walk's check reads row min(s & ~(2^kWalkCheckShift - 1), walk_stop_last +
+// kPairStepOffset) of walk_check: 2^kWalkCheckShift consecutive step counts share one row,
+// which holds the smallest of their thresholds (PairWalkCheckTable), so that a warp's lanes
+// read fewer cache lines (the L1's wavefronts bound the walk). A constant: the mask as a
+// parameter took a register, and the production kernel spilled.
+#ifndef COLLATZ_WALK_CHECK_SHIFT
+#define COLLATZ_WALK_CHECK_SHIFT 3
+#endif
+constexpr int kWalkCheckShift = COLLATZ_WALK_CHECK_SHIFT;
+static_assert(kWalkCheckShift >= 0 && kPairStepOffset % (1u << kWalkCheckShift) == 0,
+              "the offset rows share no row with a member's");
 static_assert(4 * kPairStepBits < kPairStepOffset, "an idle lane's round stays in the offset rows");
 __host__ __device__ constexpr uint32_t PackPairStep(uint32_t c, uint32_t steps, uint32_t value_class) {
   return steps | (value_class << 7) | (c << kPairStepCShift);

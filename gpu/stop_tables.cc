@@ -69,10 +69,29 @@ WalkStopTable BuildWalkStopTable(const std::vector<ulonglong2>& stop_below, int 
   return t;
 }
 
-std::vector<ulonglong2> PairWalkCheckTable(const WalkStopTable& walk) {
+std::vector<ulonglong2> PairWalkCheckTable(const WalkStopTable& walk, int shift) {
   std::vector<ulonglong2> entries(size_t{gpu::kPairStepOffset} << gpu::kWalkRowBits, ulonglong2{~0ull, ~0ull});
   entries.insert(entries.end(), walk.entries.begin(), walk.entries.end());
+  if (shift == 0) return entries;
+  const size_t row = size_t{1} << gpu::kWalkRowBits;
+  const size_t rows = entries.size() / row;
+  std::vector<ulonglong2> smallest((((rows - 1) >> shift) + 1) * row, ulonglong2{~0ull, ~0ull});
+  for (size_t s = 0; s < rows; ++s) {
+    for (size_t r = 0; r < row; ++r) {
+      ulonglong2& to = smallest[(s >> shift) * row + r];
+      if (Value(entries[s * row + r]) < Value(to)) to = entries[s * row + r];
+    }
+  }
+  for (size_t s = 0; s < rows; ++s) {
+    std::copy_n(smallest.begin() + static_cast<std::ptrdiff_t>((s >> shift) * row), row,
+                entries.begin() + static_cast<std::ptrdiff_t>(s * row));
+  }
   return entries;
+}
+
+uint32_t PairWalkTailFrom(const WalkStopTable& walk, int shift) {
+  const uint32_t later = (1u << shift) - 1;
+  return walk.tail_from > later + 1 ? walk.tail_from - later : 1;
 }
 
 static_assert(gpu::kAncestorResidues == kAncestorModulus, "the kernel's row width is the residues'");

@@ -36,8 +36,15 @@ struct WalkStopTable {
 WalkStopTable BuildWalkStopTable(const std::vector<ulonglong2>& stop_below, int tail_bits);
 
 // The two-step walk's table (LaunchParams::walk_check): gpu::kPairStepOffset rows that stop
-// every value (2^128 - 1), then the rows of `walk`.
-std::vector<ulonglong2> PairWalkCheckTable(const WalkStopTable& walk);
+// every value (2^128 - 1), then the rows of `walk`; with shift > 0 (kPairStepOffset a multiple
+// of 2^shift) each row holds, entry by entry, the smallest threshold of the 2^shift rows
+// 2^shift q .. 2^shift q + 2^shift - 1 it lies among (the walk reads the first of them,
+// gpu::kWalkCheckShift): it stops no value that the row of s would not, as
+// thresholds do not grow with s.
+std::vector<ulonglong2> PairWalkCheckTable(const WalkStopTable& walk, int shift = 0);
+// The walk's tail_from for that table: walk.tail_from less 2^shift - 1 (at least 1), as a
+// shared row holds thresholds of up to 2^shift - 1 steps later.
+uint32_t PairWalkTailFrom(const WalkStopTable& walk, int shift);
 
 // The prelude's ancestor thresholds (core/ancestor_bounds.h): row s (0 .. rows - 1) holds
 // AncestorThreshold(stop_below, s, r) at r = v mod 162, for numbers that share their residue

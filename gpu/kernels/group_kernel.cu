@@ -465,7 +465,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
           }
           s = 0;
         });
-        const uint32_t entry = min(s, stop_last + kStepOffset) * P.pow2[kWalkRowBits] +
+        const uint32_t entry = min(s & ~((1u << kWalkCheckShift) - 1), stop_last + kStepOffset) * P.pow2[kWalkRowBits] +
                                (row_bit | (static_cast<uint32_t>(lo) & ((1u << kWalkCheckBits) - 1)));
         const ulonglong2 limit = __ldg(P.walk_check + entry);
         // The stop as a select; the tail test out of line (GroupWalkTail).
