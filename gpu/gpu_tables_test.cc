@@ -182,10 +182,11 @@ TEST(GpuStopTableTest, WalkCheckIsExactAndSkipsOnlyStoppedTailValues) {
 }
 
 // The two-step walk's table with 2^shift step counts to a row (gpu::kWalkCheckShift): the row
-// the kernel reads for s, (s & ~(2^shift - 1)), holds entry by entry the smallest threshold of
-// its 2^shift rows (not always the last one's: a predecessor bound starts at s = 4 or 5), so it
-// stops no value the row of s would not; the offset rows still stop every value, and before PairWalkTailFrom every value
-// in the tail stops.
+// read for s, (s & ~(2^shift - 1)), holds entry by entry the smallest threshold of its 2^shift
+// rows (not always the last one's: a predecessor bound starts at s = 4 or 5), so it stops no
+// value the row of s would not; the library's kernels read that row (WalkCheckRowOfLibrary,
+// the exactness suite's mutation 9); the offset rows still stop every value, and before
+// PairWalkTailFrom every value in the tail stops.
 TEST(GpuStopTableTest, SharedCheckRowsNeverStopMore) {
   std::mt19937_64 rng(Seed() + 12);
   const UnitSpec spec = SpecWithRecords(Pow2(60) + 777, Pow2(60) + 99999, Kinds::kDelay, &rng);
@@ -216,6 +217,12 @@ TEST(GpuStopTableTest, SharedCheckRowsNeverStopMore) {
       }
     }
     EXPECT_GT(looser, 0u) << "shift " << shift;
+    if (shift == gpu::kWalkCheckShift) {
+      // The row the library's kernels read (gpu/kernels/walk_check_row.cuh) is one of those.
+      for (uint32_t s = 0; s < rows + 3; ++s) {
+        ASSERT_EQ(gpu::WalkCheckRowOfLibrary(s, static_cast<uint32_t>(last)), std::min(s & mask, last)) << "s " << s;
+      }
+    }
     const uint32_t tail_from = PairWalkTailFrom(walk, shift);
     EXPECT_GE(tail_from, 1u);
     EXPECT_LE(tail_from, walk.tail_from);

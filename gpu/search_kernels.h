@@ -103,6 +103,9 @@ constexpr uint32_t kPairStepOffset = 64;
 constexpr int kWalkCheckShift = COLLATZ_WALK_CHECK_SHIFT;
 static_assert(kWalkCheckShift >= 0 && kPairStepOffset % (1u << kWalkCheckShift) == 0,
               "the offset rows share no row with a member's");
+// The row that check reads for s steps with the table's last row `last`, as the library's
+// kernels compute it (gpu/kernels/walk_check_row.cuh), for the tests on the host.
+uint32_t WalkCheckRowOfLibrary(uint32_t s, uint32_t last);
 static_assert(4 * kPairStepBits < kPairStepOffset, "an idle lane's round stays in the offset rows");
 __host__ __device__ constexpr uint32_t PackPairStep(uint32_t c, uint32_t steps, uint32_t value_class) {
   return steps | (value_class << 7) | (c << kPairStepCShift);

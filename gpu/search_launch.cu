@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "gpu/kernels/find_kernels.h"
+#include "gpu/kernels/walk_check_row.cuh"
 
 namespace collatz::gpu {
 namespace {
@@ -95,5 +96,7 @@ cudaError_t GroupBlocksPerSm(int block_threads, int threads_per_sm, int walk_ste
   return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, kernel, block_threads,
                                                        GroupDynamicShared(walk_step_bits, walk_round_steps));
 }
+
+uint32_t WalkCheckRowOfLibrary(uint32_t s, uint32_t last) { return WalkCheckRow(s, last); }
 
 }  // namespace collatz::gpu

@@ -8,6 +8,7 @@
 // counts one step too many.
 #include "gpu/kernels/find_kernels.h"
 #include "gpu/kernels/group_common.cuh"
+#include "gpu/kernels/walk_check_row.cuh"
 
 namespace collatz::gpu {
 namespace {
@@ -465,12 +466,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
           }
           s = 0;
         });
-#if COLLATZ_GPU_MUTATION == 9  // exactness suite's mutation check: the row read is shared by twice the table's step counts
-        constexpr uint32_t kRowMask = ~((2u << kWalkCheckShift) - 1);
-#else
-        constexpr uint32_t kRowMask = ~((1u << kWalkCheckShift) - 1);  // rows shared by 2^kWalkCheckShift step counts
-#endif
-        const uint32_t entry = min(s & kRowMask, stop_last + kStepOffset) * P.pow2[kWalkRowBits] +
+        const uint32_t entry = WalkCheckRow(s, stop_last + kStepOffset) * P.pow2[kWalkRowBits] +
                                (row_bit | (static_cast<uint32_t>(lo) & ((1u << kWalkCheckBits) - 1)));
         const ulonglong2 limit = __ldg(P.walk_check + entry);
         // The stop as a select; the tail test out of line (GroupWalkTail).
