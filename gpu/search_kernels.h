@@ -95,8 +95,10 @@ constexpr uint32_t kPairStepOffset = 64;
 // The two-step walk's check reads row min(s & ~(2^kWalkCheckShift - 1), walk_stop_last +
 // kPairStepOffset) of walk_check: 2^kWalkCheckShift consecutive step counts share one row,
 // which holds the smallest of their thresholds (PairWalkCheckTable), so that a warp's lanes
-// read fewer cache lines (the L1's wavefronts bound the walk). A constant: the mask as a
-// parameter took a register, and the production kernel spilled.
+// read fewer cache lines; a member such a row misses walks another round. H200, 2^49 numbers
+// just above the published bound, 0 / 2 / 3 / 4 / 5 / 6: 3.692 / 3.729 / 3.734 / 3.698 / 3.490
+// / 3.387e13 numbers/s; delay+class at 2^66 4.109e12 at 0, 4.071e12 at 3 (docs/PERFORMANCE.md,
+// lever 100). A constant: the mask as a parameter took a register, and the kernel spilled.
 #ifndef COLLATZ_WALK_CHECK_SHIFT
 #define COLLATZ_WALK_CHECK_SHIFT 3
 #endif
