@@ -380,15 +380,18 @@ int Workers(const WorkersArgs& a) {
   client.Prepare(&ctx);
   grpc::Status gs = client.stub->ListWorkers(&ctx, v1::ListWorkersRequest(), &resp);
   if (!gs.ok()) return RpcError("workers", client, gs);
-  std::printf("%6s  %-20s %-7s %5s %8s %12s %7s  %-16s %s\n", "id", "host", "backend", "gpus", "units", "numbers/s",
-              "leases", "token", "state");
+  std::printf("%6s  %-20s %-7s %5s %8s %12s %7s %9s  %-16s %s\n", "id", "host", "backend", "gpus", "units",
+              "numbers/s", "leases", "max unit", "token", "state");
   int flagged = 0;
   for (const auto& w : resp.workers()) {
     flagged += w.flagged() ? 1 : 0;
-    std::printf("%6llu  %-20s %-7s %5d %8llu %12s %7llu  %-16s %s\n", static_cast<unsigned long long>(w.worker_id()),
+    // Its lease requests' limit: "-" before its first since the server started, "any" without one.
+    const u128 max_unit = w.has_max_unit_numbers() ? FromWire(w.max_unit_numbers()) : 0;
+    const std::string limit = !w.has_max_unit_numbers() ? "-" : max_unit == 0 ? "any" : FormatNumberShort(max_unit);
+    std::printf("%6llu  %-20s %-7s %5d %8llu %12s %7llu %9s  %-16s %s\n", static_cast<unsigned long long>(w.worker_id()),
                 w.host().c_str(), w.backend().c_str(), w.gpus_size(), static_cast<unsigned long long>(w.units_finished()),
                 FormatRate(w.numbers_per_second()).c_str(), static_cast<unsigned long long>(w.active_leases()),
-                w.token_name().empty() ? "-" : w.token_name().c_str(),
+                limit.c_str(), w.token_name().empty() ? "-" : w.token_name().c_str(),
                 w.flagged() ? ("FLAGGED: " + w.flag_reason()).c_str() : "ok");
   }
   if (flagged > 0) {

@@ -420,6 +420,7 @@ std::vector<WorkerReport> Coordinator::ListWorkers() {
     WorkerReport r;
     r.w = w;
     r.last_seen_ms = w.last_seen_ms;
+    r.max_unit_numbers = w.max_unit_numbers;
     r.numbers_per_second = w.seconds > 0 ? static_cast<double>(w.numbers_finished) / w.seconds : 0;
     for (const std::string& t : active_tokens_) {
       auto lit = leases_.find(t);

@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -204,6 +205,9 @@ struct WorkerReport {
   double numbers_per_second = 0;
   int64_t last_seen_ms = 0;
   uint64_t active_leases = 0;
+  // The largest unit it leases (collatz-worker --max-unit-numbers) as its last lease request
+  // since the server started gave it: 0 none; empty when it has asked for none since.
+  std::optional<u128> max_unit_numbers;
 };
 
 class Coordinator {
@@ -319,6 +323,7 @@ class Coordinator {
   };
   struct WorkerMem : StoredWorker {
     int64_t last_seen_ms = 0;
+    std::optional<u128> max_unit_numbers;  // its last lease request's limit (0: none); not stored
   };
   struct StatsUnitMem : StoredStatsUnit {
     int32_t priority = 0;  // the job's

@@ -82,6 +82,7 @@ grpc::Status Coordinator::LeaseImpl(int64_t worker_id, bool accepts_stats, u128 
   if (!wst.ok()) return wst;
   const int64_t now = clock_->NowMs();
   worker->last_seen_ms = now;
+  worker->max_unit_numbers = max_unit_numbers;
   int expired = 0;
   grpc::Status est = ExpireLocked(now, &expired);
   if (!est.ok()) return est;

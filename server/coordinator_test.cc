@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <map>
+#include <optional>
 
 #include "core/cpu_engine.h"
 #include "core/records_csv.h"
@@ -193,6 +195,14 @@ TEST_F(CoordinatorTest, WorkersLeaseNoUnitAboveTheirLimit) {
   // A limit as large as the unit is no obstacle.
   ASSERT_TRUE(c_->Submit(1 << 20, (1 << 20) + (1 << 14), Kinds::kDelay, 1 << 14, 0, &out).ok());
   EXPECT_TRUE(lease(small, 1 << 14).has_unit);
+  // ListWorkers reports each worker's last limit (0: none), none for a worker that has not
+  // asked since the server started.
+  const int64_t idle = NewWorker();
+  std::map<int64_t, std::optional<u128>> limits;
+  for (const WorkerReport& r : c_->ListWorkers()) limits[r.w.id] = r.max_unit_numbers;
+  EXPECT_TRUE(limits.at(small) == std::optional<u128>(1 << 14));
+  EXPECT_TRUE(limits.at(checker) == std::optional<u128>(0));
+  EXPECT_FALSE(limits.at(idle).has_value());
 }
 
 // Lease calls skip the scan for expired leases until the earliest deadline (a fleet holds

@@ -294,6 +294,7 @@ grpc::Status AdminService::ListWorkers(grpc::ServerContext*, const v1::ListWorke
     w->set_last_seen_unix_ms(static_cast<uint64_t>(r.last_seen_ms));
     w->set_active_leases(r.active_leases);
     w->set_token_name(r.w.token_name);
+    if (r.max_unit_numbers) ToWire(*r.max_unit_numbers, w->mutable_max_unit_numbers());
   }
   return grpc::Status::OK;
 }

@@ -180,6 +180,16 @@ TEST_F(ServicesTest, BadRequestsGetPreciseCodes) {
   ASSERT_TRUE(w.LeaseUnit(&lease, &has_unit, &retry_after_ms).ok());
   ASSERT_TRUE(has_unit);
   EXPECT_TRUE(lease.spec.begin == 1 && lease.spec.end == 4096);
+  {
+    // ListWorkers reports the limit of the worker's last lease request.
+    grpc::ClientContext ctx;
+    client::AddToken(&ctx, kToken);
+    v1::ListWorkersResponse resp;
+    ASSERT_TRUE(admin_stub_->ListWorkers(&ctx, v1::ListWorkersRequest(), &resp).ok());
+    ASSERT_EQ(resp.workers_size(), 1);
+    ASSERT_TRUE(resp.workers(0).has_max_unit_numbers());
+    EXPECT_TRUE(wire::FromWire(resp.workers(0).max_unit_numbers()) == 4095);
+  }
   client::Lease unknown = lease;
   unknown.unit_id = 777;
   EXPECT_EQ(w.Complete(unknown, UnitResult(), 1, "cpu", nullptr).error_code(), StatusCode::NOT_FOUND);

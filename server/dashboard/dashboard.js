@@ -152,6 +152,15 @@ function drawStatus(s) {
   $('events').replaceWith(list);
 }
 
+// A worker's largest unit (collatz-worker --max-unit-numbers), a decimal string: 2^k where it is
+// a power of two; 'any' for 0 (no limit); '–' before its first lease request since the server started.
+function unitLimit(text) {
+  if (text === null) return '–';
+  const n = BigInt(text);
+  if (n === 0n) return 'any';
+  return (n & (n - 1n)) === 0n ? '2^' + (n.toString(2).length - 1) : text;
+}
+
 function drawWorkers(w) {
   fillTable('workers', w.workers, (tr, x) => {
     cell(tr, x.id);
@@ -161,6 +170,7 @@ function drawWorkers(w) {
     cell(tr, pill(x.state));
     cell(tr, x.units_finished, 'num');
     cell(tr, compact(x.numbers_per_second), 'num');
+    cell(tr, unitLimit(x.max_unit_numbers), 'num');
     cell(tr, x.last_seen_ms === null ? 'not since restart' : duration((w.time_ms - x.last_seen_ms) / 1000) + ' ago');
     cell(tr, x.flag_reason);
   }, 'no workers registered');

@@ -185,6 +185,9 @@ def main():
         workers_rows = driver.find_elements(By.CSS_SELECTOR, "#workers tbody tr")
         if len(workers_rows) != args.workers or "cpu" not in workers_rows[0].text:
             fail("workers table: %s" % [r.text for r in workers_rows])
+        # A CPU worker leases no unit above 2^40 (collatz-worker --max-unit-numbers auto).
+        if "2^40" not in workers_rows[0].text:
+            fail("workers table without the CPU worker's unit limit 2^40: %s" % workers_rows[0].text)
         events = driver.find_element(By.ID, "events").text
         if "delay record n = " + last_n not in events:
             fail("the record is not among the recent events: " + events)

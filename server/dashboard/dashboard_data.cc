@@ -186,6 +186,7 @@ Status DashboardData::WorkersJson(std::string* out) {
                    {"state", WorkerState(r, snap.taken_ms, lease_ms)},
                    {"flag_reason", r.w.flag_reason},
                    {"active_leases", r.active_leases},
+                   {"max_unit_numbers", r.max_unit_numbers ? json(Dec(*r.max_unit_numbers)) : json(nullptr)},
                    {"units_finished", r.w.units_finished},
                    {"numbers_finished", Dec(r.w.numbers_finished)},
                    {"numbers_per_second", r.numbers_per_second},

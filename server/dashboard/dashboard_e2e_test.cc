@@ -120,6 +120,7 @@ TEST(DashboardEndToEnd, ApiFollowsARealSearch) {
   EXPECT_EQ(w["workers"][0]["units_finished"], units);
   EXPECT_GT(w["workers"][0]["numbers_per_second"].get<double>(), 0);
   EXPECT_TRUE(w["workers"][0]["last_seen_ms"].is_number());
+  EXPECT_EQ(w["workers"][0]["max_unit_numbers"], std::to_string(uint64_t{1} << 40));  // a CPU worker's own limit
 
   // Throughput: every number finished in the last hour, day and week.
   for (const std::string range : {"hour", "day", "week"}) {
