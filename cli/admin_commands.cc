@@ -8,6 +8,9 @@
 #include <ctime>
 #include <fstream>
 #include <memory>
+#include <optional>
+#include <regex>
+#include <set>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -212,21 +215,88 @@ int Requeue(const RequeueArgs& a) {
 struct UnflagArgs {
   Connection c;
   uint64_t worker = 0;
+  bool all = false;
 };
-int Unflag(const UnflagArgs& a) {
-  if (a.worker == 0) return UsageError("unflag", "give --worker (collatzctl workers lists the flagged ones)");
-  v1::UnflagRequest req;
-  req.set_worker_id(a.worker);
-  v1::UnflagResponse resp;
-  if (int rc = Call("unflag", a.c, &v1::Admin::Stub::Unflag, req, &resp)) return rc;
+void PrintUnflagged(uint64_t worker, const v1::UnflagResponse& resp) {
   std::string others;
   for (int i = 1; i < resp.workers_cleared_size(); ++i) {
     others += (others.empty() ? "" : ", ") + std::to_string(resp.workers_cleared(i));
   }
   std::printf("worker %llu unflagged (it was: %s); %llu flagged identities cleared%s\n",
-              static_cast<unsigned long long>(a.worker), resp.reason().c_str(),
+              static_cast<unsigned long long>(worker), resp.reason().c_str(),
               static_cast<unsigned long long>(resp.identities_cleared()),
               others.empty() ? "" : ("; cleared with it: workers " + others).c_str());
+}
+
+// --all: every flagged worker, each in the order the server asks for (a worker whose identity
+// was flagged with another waits for that one: "unflag worker N first"), as an operator would
+// one by one once the cause (a broken card, a bad build) is fixed fleet-wide.
+int UnflagAll(const UnflagArgs& a) {
+  Client client;
+  if (int rc = Connect("unflag", a.c, &client)) return rc;
+  v1::ListWorkersResponse workers;
+  {
+    grpc::ClientContext ctx;
+    client.Prepare(&ctx);
+    const grpc::Status gs = client.stub->ListWorkers(&ctx, v1::ListWorkersRequest(), &workers);
+    if (!gs.ok()) return RpcError("unflag", client, gs);
+  }
+  std::set<uint64_t> flagged;
+  for (const auto& w : workers.workers()) {
+    if (w.flagged()) flagged.insert(w.worker_id());
+  }
+  size_t unflagged = 0;
+  // Each call clears at least one worker or names another flagged one to clear first, so
+  // twice the flagged workers bound the calls of a fleet whose flags do not change meanwhile.
+  const size_t max_calls = 2 * flagged.size() + 1;
+  std::optional<uint64_t> next;
+  for (size_t calls = 0; !flagged.empty() && calls < max_calls; ++calls) {
+    const uint64_t id = next.value_or(*flagged.begin());
+    next.reset();
+    v1::UnflagRequest req;
+    req.set_worker_id(id);
+    v1::UnflagResponse resp;
+    grpc::ClientContext ctx;
+    client.Prepare(&ctx);
+    const grpc::Status gs = client.stub->Unflag(&ctx, req, &resp);
+    if (gs.ok()) {
+      PrintUnflagged(id, resp);
+      for (uint64_t cleared : resp.workers_cleared()) unflagged += flagged.erase(cleared);
+      unflagged += flagged.erase(id);
+      continue;
+    }
+    const std::string message = gs.error_message();
+    std::smatch first;
+    static const std::regex kFirst("unflag worker ([0-9]+) first");
+    if (gs.error_code() == grpc::StatusCode::FAILED_PRECONDITION && std::regex_search(message, first, kFirst) &&
+        flagged.count(std::stoull(first[1])) != 0) {
+      next = std::stoull(first[1]);
+    } else if (gs.error_code() == grpc::StatusCode::FAILED_PRECONDITION &&
+               message.find("is not flagged") != std::string::npos) {
+      flagged.erase(id);  // cleared meanwhile
+    } else {
+      return RpcError("unflag", client, gs);
+    }
+  }
+  if (!flagged.empty()) {
+    std::fprintf(stderr, "unflag: %zu workers are still flagged (flagged again meanwhile?); run it again\n",
+                 flagged.size());
+    return kExitFailure;
+  }
+  std::printf("%zu workers unflagged; their revoked results stay revoked; worker processes refused meanwhile must be "
+              "started again\n",
+              unflagged);
+  return kExitOk;
+}
+
+int Unflag(const UnflagArgs& a) {
+  if (a.all) return UnflagAll(a);
+  if (a.worker == 0) return UsageError("unflag", "give --worker ID or --all (collatzctl workers lists the flagged ones)");
+  v1::UnflagRequest req;
+  req.set_worker_id(a.worker);
+  v1::UnflagResponse resp;
+  if (int rc = Call("unflag", a.c, &v1::Admin::Stub::Unflag, req, &resp)) return rc;
+  PrintUnflagged(a.worker, resp);
   std::printf("its revoked results stay revoked; a worker process refused meanwhile must be started again\n");
   return kExitOk;
 }
@@ -395,7 +465,8 @@ int Workers(const WorkersArgs& a) {
                 w.flagged() ? ("FLAGGED: " + w.flag_reason()).c_str() : "ok");
   }
   if (flagged > 0) {
-    std::fprintf(stderr, "%d flagged: once the cause is fixed, collatzctl unflag --worker ID (docs/CLI.md)\n", flagged);
+    std::fprintf(stderr, "%d flagged: once the cause is fixed, collatzctl unflag --worker ID, or --all (docs/CLI.md)\n",
+                 flagged);
   }
   return kExitOk;
 }
@@ -697,7 +768,8 @@ void RegisterAdminCommands(CLI::App& app) {
   static UnflagArgs unflag;
   CLI::App* uf = app.add_subcommand("unflag", "Clear a worker's flag once its cause is fixed (admin)");
   AddConnectionFlags(uf, &unflag.c);
-  uf->add_option("--worker", unflag.worker, "The flagged worker's id (collatzctl workers)")->required();
+  CLI::Option* one = uf->add_option("--worker", unflag.worker, "The flagged worker's id (collatzctl workers)");
+  uf->add_flag("--all", unflag.all, "Every flagged worker, in the order the server asks for")->excludes(one);
   uf->callback([] { std::exit(Unflag(unflag)); });
 
   static StatusArgs status;

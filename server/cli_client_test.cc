@@ -116,6 +116,11 @@ TEST(CollatzctlClient, CommandsAgainstTheRealServer) {
   r = Ctl("unflag --worker 7" + s);
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("refused the token"), std::string::npos) << r.out;
+  r = Ctl("unflag --all" + t);  // nothing flagged: nothing to do (fleet_faults unflags a real fleet)
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("0 workers unflagged"), std::string::npos) << r.out;
+  r = Ctl("unflag" + t);
+  EXPECT_EQ(r.code, 2) << r.out;
   r = Ctl("cancel --id 1" + t);
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("16 unfinished units removed"), std::string::npos) << r.out;

@@ -242,14 +242,24 @@ def run_one(args, policy, lie, ref_delay, ref_class):
         db.close()
         # The operator's way back once the cause is fixed (collatzctl unflag), worker by worker
         # in the order the server asks for ("unflag worker N first" where an identity is
-        # another's): afterwards no worker and no identity is flagged. The workers are stopped
+        # another's), or all at once under "adaptive": afterwards no worker and no identity is
+        # flagged. The workers are stopped
         # first (the work is done), so that none is flagged again meanwhile.
         fleet.stop_workers()
         listing = fleet.ctl("workers")
         if "FLAGGED" in listing.stdout and "collatzctl unflag --worker" not in listing.stderr:
             fail("%s/%s: collatzctl workers lists flagged workers without the unflag hint: %s" % (policy, lie, listing.stderr))
         cleared = []
-        for _ in range(20):
+        if policy == "adaptive":
+            # The whole fleet at once (collatzctl unflag --all), in the order the server asks for.
+            db = sqlite3.connect("file:%s?mode=ro" % fleet.db, uri=True)
+            cleared = [row[0] for row in db.execute("SELECT id FROM workers WHERE flagged = 1 ORDER BY id")]
+            db.close()
+            r = fleet.ctl("unflag", "--all", check=False)
+            if r.returncode != 0 or "%d workers unflagged" % len(cleared) not in r.stdout:
+                fail("%s/%s: unflag --all with workers %s flagged: rc %d: %s %s" %
+                     (policy, lie, cleared, r.returncode, r.stdout, r.stderr))
+        for _ in range(0 if policy == "adaptive" else 20):
             db = sqlite3.connect("file:%s?mode=ro" % fleet.db, uri=True)
             left = [row[0] for row in db.execute("SELECT id FROM workers WHERE flagged = 1 ORDER BY id")]
             db.close()
