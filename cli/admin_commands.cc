@@ -85,6 +85,16 @@ int RpcError(const std::string& cmd, const Client& client, const grpc::Status& s
   return usage ? kExitUsage : kExitFailure;
 }
 
+// One call on a connected client, with its token and deadline.
+template <typename Request, typename Response>
+grpc::Status Invoke(const Client& client,
+                    grpc::Status (v1::Admin::Stub::*method)(grpc::ClientContext*, const Request&, Response*),
+                    const Request& req, Response* resp) {
+  grpc::ClientContext ctx;
+  client.Prepare(&ctx);
+  return (client.stub.get()->*method)(&ctx, req, resp);
+}
+
 // Connects and makes one call: 0, or the exit code after printing why it failed.
 template <typename Request, typename Response>
 int Call(const std::string& cmd, const Connection& c,
@@ -92,9 +102,7 @@ int Call(const std::string& cmd, const Connection& c,
          Response* resp) {
   Client client;
   if (int rc = Connect(cmd, c, &client)) return rc;
-  grpc::ClientContext ctx;
-  client.Prepare(&ctx);
-  const grpc::Status gs = (client.stub.get()->*method)(&ctx, req, resp);
+  const grpc::Status gs = Invoke(client, method, req, resp);
   return gs.ok() ? 0 : RpcError(cmd, client, gs);
 }
 
@@ -235,11 +243,8 @@ int UnflagAll(const UnflagArgs& a) {
   Client client;
   if (int rc = Connect("unflag", a.c, &client)) return rc;
   v1::ListWorkersResponse workers;
-  {
-    grpc::ClientContext ctx;
-    client.Prepare(&ctx);
-    const grpc::Status gs = client.stub->ListWorkers(&ctx, v1::ListWorkersRequest(), &workers);
-    if (!gs.ok()) return RpcError("unflag", client, gs);
+  if (grpc::Status gs = Invoke(client, &v1::Admin::Stub::ListWorkers, v1::ListWorkersRequest(), &workers); !gs.ok()) {
+    return RpcError("unflag", client, gs);
   }
   std::set<uint64_t> flagged;
   for (const auto& w : workers.workers()) {
@@ -256,9 +261,7 @@ int UnflagAll(const UnflagArgs& a) {
     v1::UnflagRequest req;
     req.set_worker_id(id);
     v1::UnflagResponse resp;
-    grpc::ClientContext ctx;
-    client.Prepare(&ctx);
-    const grpc::Status gs = client.stub->Unflag(&ctx, req, &resp);
+    const grpc::Status gs = Invoke(client, &v1::Admin::Stub::Unflag, req, &resp);
     if (gs.ok()) {
       PrintUnflagged(id, resp);
       for (uint64_t cleared : resp.workers_cleared()) unflagged += flagged.erase(cleared);
@@ -443,13 +446,8 @@ struct WorkersArgs {
   Connection c;
 };
 int Workers(const WorkersArgs& a) {
-  Client client;
-  if (int rc = Connect("workers", a.c, &client)) return rc;
   v1::ListWorkersResponse resp;
-  grpc::ClientContext ctx;
-  client.Prepare(&ctx);
-  grpc::Status gs = client.stub->ListWorkers(&ctx, v1::ListWorkersRequest(), &resp);
-  if (!gs.ok()) return RpcError("workers", client, gs);
+  if (int rc = Call("workers", a.c, &v1::Admin::Stub::ListWorkers, v1::ListWorkersRequest(), &resp)) return rc;
   std::printf("%6s  %-20s %-7s %5s %8s %12s %7s %9s  %-16s %s\n", "id", "host", "backend", "gpus", "units",
               "numbers/s", "leases", "max unit", "token", "state");
   int flagged = 0;
