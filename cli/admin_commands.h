@@ -1,7 +1,8 @@
 // collatzctl's client commands for a running collatz-server: submit, cancel, requeue, status,
-// workers, import, export, backup and server-records. Each talks gRPC (collatz.v1.Admin);
-// the server address comes from --server or $COLLATZ_SERVER, the token from --token-file
-// or $COLLATZ_TOKEN. gRPC status codes become clear messages; exit codes as in exit_codes.h.
+// import, export, backup, server-records and stats-fetch here; workers, unflag and tokens in
+// fleet_commands.h. Each talks gRPC (collatz.v1.Admin, through admin_rpc.h); the server
+// address comes from --server or $COLLATZ_SERVER, the token from --token-file or
+// $COLLATZ_TOKEN. gRPC status codes become clear messages; exit codes as in exit_codes.h.
 #pragma once
 
 #include <CLI/CLI.hpp>
