@@ -131,6 +131,11 @@ class GpuEngine : public SearchEngine {
     std::string d = "gpu " + std::to_string(options_.device) + " (" + device_name_ + ")";
     if (class_join_.bits != 0) d += ", join map " + std::to_string(class_join_.bits) + " bits";
     if (delay_join_.bits != 0) d += ", delay join maps " + std::to_string(delay_join_.bits) + " bits";
+    // The two-step walk's resident blocks an SM: what its block shape and register cap reach.
+    if (group_blocks_per_sm_[2] > 0) {
+      d += ", two-step walk " + std::to_string(group_blocks_per_sm_[2]) + " x " +
+           std::to_string(gpu::kPairWalkBlockThreads) + " threads an SM";
+    }
     return d;
   }
 
