@@ -21,7 +21,11 @@ class ServerMetrics::Snapshot : public prometheus::Collectable {
     const CoordinatorStatus s = c_->GetStatus();
     const CoordinatorCounters n = c_->Counters();
     uint64_t flagged = 0, busy = 0, idle = 0;
+    // Each worker's unit limit, once its lease requests have given one (a worker limited
+    // below the units waiting leases none of them: docs/OPERATIONS.md section 13).
+    std::vector<std::pair<std::string, double>> unit_limits;
     for (const WorkerReport& w : c_->ListWorkers()) {
+      if (w.max_unit_numbers) unit_limits.emplace_back(std::to_string(w.w.id), static_cast<double>(*w.max_unit_numbers));
       if (w.w.flagged) {
         ++flagged;
       } else if (w.active_leases > 0) {
@@ -50,6 +54,10 @@ class ServerMetrics::Snapshot : public prometheus::Collectable {
            {{"", s.draining ? 1.0 : 0.0}});
     Family(&out, "collatz_server_workers", "Registered workers: with an active lease, without, flagged (refused)",
            kGauge, "state", {{"busy", busy}, {"idle", idle}, {"flagged", flagged}});
+    Family(&out, "collatz_server_worker_max_unit_numbers",
+           "The largest unit each worker leases (collatz-worker --max-unit-numbers; 0: no limit), from its last "
+           "lease request since the server started",
+           kGauge, "worker", unit_limits);
     Family(&out, "collatz_server_leases_total", "Leases granted since the server started", kCounter, "purpose",
            {{"search", n.leases_search}, {"audit", n.leases_audit}, {"stats", n.leases_stats}});
     Family(&out, "collatz_server_leases_expired_total", "Leases that ran past their deadline", kCounter, "",

@@ -60,6 +60,28 @@ TEST_F(ServerMetricsTest, ScrapesFollowLeasesResultsExpiriesAndRefusals) {
   EXPECT_NE(text.find("# TYPE collatz_server_class_member_searches_total counter"), std::string::npos) << text;
 }
 
+// Each worker's unit limit as its last lease request gave it; none before its first.
+TEST_F(ServerMetricsTest, WorkersUnitLimitsFollowTheirLeaseRequests) {
+  ServerMetrics metrics(c_.get());
+  SubmitOutcome out;
+  ASSERT_TRUE(c_->Submit(1, 4 << 14, Kinds::kDelayAndClass, 1 << 14, 0, &out).ok());
+  const int64_t limited = NewWorker(), unlimited = NewWorker(), silent = NewWorker();
+  LeaseGrant g;
+  ASSERT_TRUE(c_->Lease(limited, false, u128{1} << 20, &g).ok());
+  ASSERT_TRUE(c_->Lease(unlimited, false, 0, &g).ok());
+  const std::string series = "collatz_server_worker_max_unit_numbers{worker=\"";
+  std::string text = metrics.Text();
+  EXPECT_TRUE(Has(text, series + std::to_string(limited) + "\"} 1048576")) << text;
+  EXPECT_TRUE(Has(text, series + std::to_string(unlimited) + "\"} 0")) << text;
+  EXPECT_EQ(text.find(series + std::to_string(silent) + "\"}"), std::string::npos) << text;
+  // A later request's limit replaces the earlier one.
+  Disposition d;
+  ASSERT_TRUE(c_->Complete(unlimited, g.unit_id, g.token, Search(g.spec), 1, "cpu", &d).ok());
+  ASSERT_TRUE(c_->Lease(limited, false, u128{1} << 14, &g).ok());
+  text = metrics.Text();
+  EXPECT_TRUE(Has(text, series + std::to_string(limited) + "\"} 16384")) << text;
+}
+
 TEST_F(ServerMetricsTest, ABusyAddressIsAClearError) {
   ServerMetrics first(c_.get()), second(c_.get());
   ASSERT_TRUE(first.Listen("127.0.0.1:0").ok());
