@@ -29,7 +29,10 @@
 // many stop within the sieve's k T-steps, within k + G (G: --model-group-bits, the residue
 // groups' depth), and, for the rest ("walks"), their mean T-steps and two-step rounds of 24
 // T-steps beyond k + G. The GPU decides whole groups by their last member and checks a walk
-// once a round, so this counts the work a number needs, not what the kernel spends on it.
+// once a round, so this counts the work a number needs, not what the kernel spends on it;
+// beside it, the walks by the round whose check (once every 24 T-steps, as the GPU's) stops
+// them, and the share a first-round filter would stop before any round (FirstRoundFilterStops;
+// docs/PERFORMANCE.md, lever 105).
 // --model-only: the model alone, on the host (no CUDA device needed).
 #include <algorithm>
 #include <chrono>
@@ -85,6 +88,27 @@ uint64_t SplitMix64(uint64_t* state) {
   return z ^ (z >> 31);
 }
 
+// The group walk's first-round filter (gpu/kernels/group_kernel.cu) for a member at v after
+// s steps, entering its walk: with P the odd T-steps among its next 24 (from v mod 2^24), the
+// round takes v to 3^P (v >> 24) + C < 3^P ((v >> 24) + 1) after s + 24 + P steps, which
+// stops if that bound does (with v's group's spread: its last member is at most 2^-12 above).
+bool FirstRoundFilterStops(const EarlyTermination& et, uint32_t s, u128 v) {
+  u128 x = v & (Pow2(24) - 1);
+  uint32_t odd = 0;
+  for (int j = 0; j < 24; ++j) {
+    if ((x & 1) != 0) {
+      x = (3 * x + 1) / 2;
+      ++odd;
+    } else {
+      x >>= 1;
+    }
+  }
+  const u128 h = v >> 24;
+  u128 bound = h + (h >> 12) + 1;
+  for (uint32_t j = 0; j < odd; ++j) bound *= 3;
+  return et.CanStop(s + 24 + odd, bound);
+}
+
 // The host model of --step-model (see the top of the file).
 void RunStepModel(const Sieve& sieve, const UnitSpec& spec, u128 sample, int group_bits) {
   const EarlyTermination et(spec, true);
@@ -96,6 +120,11 @@ void RunStepModel(const Sieve& sieve, const UnitSpec& spec, u128 sample, int gro
   uint64_t examined = 0, within_k = 0, within_kg = 0, walks = 0, tail_ends = 0, overflows = 0, max_steps = 0;
   double steps_all = 0, steps_walks = 0, rounds_walks = 0;
   std::vector<uint64_t> walk_stop_at(25, 0);  // walks by T-steps beyond k + G to their first stop (24: more)
+  // The GPU walk checks once a round of 24 T-steps: walks by the round whose check stops them
+  // (8: more), and those the first-round filter stops before any round (FirstRoundFilterStops).
+  std::vector<uint64_t> round_stops(9, 0);
+  uint64_t filtered = 0;
+  double rounds_unfiltered = 0;
   uint64_t state = 0x243F6A8885A308D3ull;
   const auto t0 = std::chrono::steady_clock::now();
   // Evenly spread candidates (a random point in each of `sample` slices of the unit, then
@@ -117,7 +146,16 @@ void RunStepModel(const Sieve& sieve, const UnitSpec& spec, u128 sample, int gro
     u128 v = n;
     uint32_t s = 0;  // Collatz steps (an odd T-step is two)
     uint64_t t = 0;  // T-steps
+    const uint64_t kg = static_cast<uint64_t>(k + group_bits);
+    uint64_t first_stop = 0;  // beyond k + G: the first T-step whose exact check stops it
+    uint32_t rounds = 0;      // beyond k + G: the walk's rounds until a round's check stops it
+    bool filter_stops = false;
     for (;;) {
+      if (t == kg) filter_stops = FirstRoundFilterStops(et, s, v);
+      if (t > kg && (t - kg) % 24 == 0) {
+        ++rounds;
+        if (et.CanStopInClass(s, v, ValueClassOfResidue9(static_cast<unsigned>(v % 9)))) break;
+      }
       if (v & 1) {
         if (v > (kU128Max - 1) / 3) {
           ++overflows;
@@ -134,9 +172,14 @@ void RunStepModel(const Sieve& sieve, const UnitSpec& spec, u128 sample, int gro
         ++tail_ends;
         break;
       }
-      if (v >= 5 && et.enabled() && et.CanStopInClass(s, v, ValueClassOfResidue9(static_cast<unsigned>(v % 9)))) break;
+      if (v >= 5 && et.enabled() && first_stop == 0 &&
+          et.CanStopInClass(s, v, ValueClassOfResidue9(static_cast<unsigned>(v % 9)))) {
+        if (t <= kg) break;
+        first_stop = t;  // the walk goes on to its round's check
+      }
       if (t >= kMaxSteps) break;
     }
+    if (t > kg && first_stop != 0) t = first_stop;
     max_steps = std::max(max_steps, t);
     steps_all += static_cast<double>(t);
     if (t <= static_cast<uint64_t>(k)) {
@@ -148,6 +191,12 @@ void RunStepModel(const Sieve& sieve, const UnitSpec& spec, u128 sample, int gro
       steps_walks += static_cast<double>(t);
       rounds_walks += static_cast<double>((t - (k + group_bits) + 23) / 24);
       ++walk_stop_at[std::min<uint64_t>(t - (k + group_bits), 24)];
+      ++round_stops[std::min<uint32_t>(rounds, 8)];
+      if (filter_stops) {
+        ++filtered;
+      } else {
+        rounds_unfiltered += rounds;
+      }
     }
   }
   const double e = static_cast<double>(std::max<uint64_t>(examined, 1)), w = static_cast<double>(std::max<uint64_t>(walks, 1));
@@ -170,6 +219,14 @@ void RunStepModel(const Sieve& sieve, const UnitSpec& spec, u128 sample, int gro
     if (j <= 8 || j % 4 == 0) std::printf(" %d: %.1f%%", j, 100.0 * static_cast<double>(within) / w);
   }
   std::printf("\n");
+  double rounds_all = 0;
+  std::printf("step model: walks by the round of 24 T-steps whose check stops them:");
+  for (int j = 1; j <= 8; ++j) {
+    rounds_all += static_cast<double>(j) * static_cast<double>(round_stops[j]);
+    std::printf(" %d%s: %.1f%%", j, j == 8 ? "+" : "", 100.0 * static_cast<double>(round_stops[j]) / w);
+  }
+  std::printf("; rounds a walk %.3f; the first-round filter stops %.1f%% of the walks, leaving %.3f rounds a walk\n",
+              rounds_all / w, 100.0 * static_cast<double>(filtered) / w, rounds_unfiltered / w);
 }
 
 int Main(int argc, char** argv) {

@@ -48,6 +48,8 @@
 #   CAMPAIGN_BACKEND  gpu (default), or cpu to try the script without a GPU (with small
 #                     CAMPAIGN_UNIT and CAMPAIGN_UNITS; CAMPAIGN_NGPUS stands for "all", 2)
 #   CAMPAIGN_BENCH    0 leaves out the collatzctl bench of one campaign unit
+#   CAMPAIGN_SIEVE_BITS  the delay-only units' sieve width (collatz-server --delay-sieve-bits,
+#                     the bench's --sieve-bits); empty: the server's default (28 bits)
 set -u
 cd "$(dirname "$0")"
 export LD_LIBRARY_PATH=$PWD/lib
@@ -203,6 +205,7 @@ campaign_one() {
   E=$(py "print($B + $units * $c_unit_n)")
   head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$d/admin.token"
   local sargs=(--db "$d/server.db" --listen "$addr" --unit-size "$c_unit" --lease-seconds 600 --token-file "$d/admin.token")
+  [[ -n ${CAMPAIGN_SIEVE_BITS:-} ]] && sargs+=(--delay-sieve-bits "$CAMPAIGN_SIEVE_BITS")
   local note=""
   if [[ $pol != default ]]; then
     if ./collatz-server --help 2>&1 | grep -q -- --double-check; then
@@ -215,7 +218,8 @@ campaign_one() {
   fi
   ./collatz-server "${sargs[@]}" > "$d/server.log" 2>&1 &
   local srv=$!
-  for _ in $(seq 600); do grep -q listening "$d/server.log" && break; kill -0 $srv 2>/dev/null || break; sleep 0.1; done
+  # A 30-bit sieve's tables take the server tens of seconds to build on its host.
+  for _ in $(seq 1800); do grep -q listening "$d/server.log" && break; kill -0 $srv 2>/dev/null || break; sleep 0.1; done
   if ! grep -q listening "$d/server.log"; then
     echo "campaign $tag: the server did not start: $(tail -2 "$d/server.log" | tr '\n' ' ' | cut -c1-300)"; kill $srv 2>/dev/null; wait $srv 2>/dev/null; return
   fi
@@ -286,8 +290,9 @@ campaign() {
     # One whole unit of the campaign, B = the first multiple of the unit above P, as the bench
     # measures it (trusted context: the published records complete below P), with --check.
     local B; B=$(py "print(-(-$P // $c_unit_n) * $c_unit_n)")
+    local bargs=(); [[ -n ${CAMPAIGN_SIEVE_BITS:-} ]] && bargs=(--sieve-bits "$CAMPAIGN_SIEVE_BITS")
     ./collatzctl bench --backend "$c_backend" --at "$B" --numbers "$c_unit" --kinds delay --check --check-numbers 2^30 \
-      --baseline-numbers 0 > "$W/campaign_bench.txt" 2>&1
+      --baseline-numbers 0 "${bargs[@]}" > "$W/campaign_bench.txt" 2>&1
     local brc=$?
     echo "campaign bench (same call): collatzctl bench --at B = P + $(py "print($B - $P)") --numbers $c_unit --kinds delay --check (rc $brc): $(grep -E 'numbers/s' "$W/campaign_bench.txt" | head -1); $(grep -q '^check: .*IDENTICAL' "$W/campaign_bench.txt" && echo 'check: IDENTICAL to the CPU engine' || echo "check: FAILED or not run ($(grep -m1 -E 'error|differ' "$W/campaign_bench.txt" | cut -c1-160))")" | tee -a "$W/campaign_summary.txt"
   fi
