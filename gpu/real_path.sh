@@ -188,7 +188,7 @@ PYEOF
 # campaign_one G POLICY INDEX: one configuration (G worker processes, one per GPU).
 campaign_one() {
   local g=$1 pol=$2 idx=$3
-  local tag="G=$g policy=$pol"
+  local tag="G=$g policy=$pol unit=$c_unit${CAMPAIGN_SIEVE_BITS:+ sieve=$CAMPAIGN_SIEVE_BITS}"
   local d="$W/campaign_g${g}_$pol"
   rm -rf "$d"; mkdir -p "$d"
   local addr="127.0.0.1:$((50100 + idx))"
