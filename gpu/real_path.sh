@@ -24,7 +24,9 @@
 # rows, e.g. to 2^46 numbers at 2^60 in units of 2^43; with FLEET_COMPLETE_BELOW (e.g. 2^60) the
 # server imports the published delay records below that bound as complete there instead of
 # --published (whose bound, about 2^64.6, covers 2^60 already). FLEET_POLICY (none) is the fleet
-# server's --double-check where it has one.
+# server's --double-check where it has one. FLEET_SIEVE_BITS sets the width of the fleet's units
+# (collatz-server --delay-sieve-bits for fleet, --class-sieve-bits for fleet-class) and the
+# bench's --sieve-bits: delay-only units take it from 2^48 numbers on, delay+class from 2^46.
 # The campaign's settings (environment):
 #   CAMPAIGN_GPUS     the worker counts G to run, "all" = every GPU (default "1 all")
 #   CAMPAIGN_POLICY   trust policies, each passed as collatz-server --double-check POLICY:
@@ -340,9 +342,15 @@ for mode in $modes; do
     # leases' record tables would stop at the import; FLEET_POLICY (none) keeps the rows
     # comparable with the sessions before it.
     policy=(); ./collatz-server --help 2>&1 | grep -q -- --double-check && policy=(--double-check "${FLEET_POLICY:-none}")
-    ./collatz-server --db "$W/server_$mode.db" --listen 127.0.0.1:50071 --unit-size $unit --lease-seconds 600 "${policy[@]}" > "$OUT/server_$mode.log" 2>&1 &
+    widths=(); bench_width=()
+    if [[ -n ${FLEET_SIEVE_BITS:-} ]]; then
+      widths=(--delay-sieve-bits "$FLEET_SIEVE_BITS"); [[ $mode == fleet-class ]] && widths=(--class-sieve-bits "$FLEET_SIEVE_BITS")
+      bench_width=(--sieve-bits "$FLEET_SIEVE_BITS")
+    fi
+    ./collatz-server --db "$W/server_$mode.db" --listen 127.0.0.1:50071 --unit-size $unit --lease-seconds 600 "${policy[@]}" "${widths[@]}" > "$OUT/server_$mode.log" 2>&1 &
     srv=$!
-    for _ in $(seq 100); do grep -q listening "$OUT/server_$mode.log" && break; sleep 0.1; done
+    # A 30-bit sieve's tables take the server tens of seconds to build on its host.
+    for _ in $(seq 1800); do grep -q listening "$OUT/server_$mode.log" && break; kill -0 $srv 2>/dev/null || break; sleep 0.1; done
     import=(--published)
     if [[ -n ${FLEET_COMPLETE_BELOW:-} ]]; then
       python3 -c "import sys; b = eval(sys.argv[1].replace('^', '**')); rows = open('data/delay_records.csv').read().split(); print('\n'.join([rows[0]] + [r for r in rows[1:] if int(r.split(',')[0]) < b]))" "$FLEET_COMPLETE_BELOW" > "$W/below.csv"
@@ -354,12 +362,12 @@ for mode in $modes; do
     ./collatz-worker --server 127.0.0.1:50071 --backend gpu --spool "$W/spool_$mode" --max-idle-seconds 2 > "$OUT/worker_$mode.log" 2>&1
     wrc=$?
     e=$(date +%s.%N)
-    echo "$mode: server + 1 GPU worker, [$at, $at + $n) $kinds$(below "$at" "$n") after import ${import[*]}: worker rc $wrc, $(python3 -c "print(round($e - $s, 1))") s wall, $(python3 -c "print('%.3e' % (${n/^/**} / ($e - $s)))") numbers/s wall (self-test, tables and idle exit included)"
+    echo "$mode: server + 1 GPU worker, [$at, $at + $n) $kinds${widths[*]:+ ${widths[*]}}$(below "$at" "$n") after import ${import[*]}: worker rc $wrc, $(python3 -c "print(round($e - $s, 1))") s wall, $(python3 -c "print('%.3e' % (${n/^/**} / ($e - $s)))") numbers/s wall (self-test, tables and idle exit included)"
     grep -E "done in|self-test|sieve" "$OUT/worker_$mode.log" | cut -c1-240 | head -6
     ctl server-records --server 127.0.0.1:50071 --kind delay --format csv > "$OUT/${mode}_delay.csv" 2>&1
     kill $srv; wait $srv 2>/dev/null
-    ctl bench --backend gpu --at $at --numbers $n --kinds $kinds --baseline-numbers 0 > "$OUT/bench_fleet_$mode.txt" 2>&1
-    echo "  same call: bench $at --numbers $n --kinds $kinds trusted$(below "$at" "$n"): $(grep -E 'numbers/s' "$OUT/bench_fleet_$mode.txt" | head -1)"
+    ctl bench --backend gpu --at $at --numbers $n --kinds $kinds --baseline-numbers 0 "${bench_width[@]}" > "$OUT/bench_fleet_$mode.txt" 2>&1
+    echo "  same call: bench $at --numbers $n --kinds $kinds ${bench_width[*]} trusted$(below "$at" "$n"): $(grep -E 'numbers/s' "$OUT/bench_fleet_$mode.txt" | head -1)"
     ;;
   campaign)
     campaign
