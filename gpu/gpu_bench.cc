@@ -93,20 +93,11 @@ uint64_t SplitMix64(uint64_t* state) {
 // round takes v to 3^P (v >> 24) + C < 3^P ((v >> 24) + 1) after s + 24 + P steps, which
 // stops if that bound does (with v's group's spread: its last member is at most 2^-12 above).
 bool FirstRoundFilterStops(const EarlyTermination& et, uint32_t s, u128 v) {
-  u128 x = v & (Pow2(24) - 1);
   uint32_t odd = 0;
-  for (int j = 0; j < 24; ++j) {
-    if ((x & 1) != 0) {
-      x = (3 * x + 1) / 2;
-      ++odd;
-    } else {
-      x >>= 1;
-    }
-  }
-  const u128 h = v >> 24;
-  u128 bound = h + (h >> 12) + 1;
-  for (uint32_t j = 0; j < odd; ++j) bound *= 3;
-  return et.CanStop(s + 24 + odd, bound);
+  uint64_t c = 0;
+  TStepsOfResidue(static_cast<uint64_t>(v & (Pow2(24) - 1)), 24, &odd, &c);
+  const u128 h = v >> 24, bound = h + (h >> 12) + 1;
+  return bound <= kU128Max / kPow3[odd] && et.CanStop(s + 24 + odd, bound * kPow3[odd]);
 }
 
 // The host model of --step-model (see the top of the file).
@@ -150,11 +141,14 @@ void RunStepModel(const Sieve& sieve, const UnitSpec& spec, u128 sample, int gro
     uint64_t first_stop = 0;  // beyond k + G: the first T-step whose exact check stops it
     uint32_t rounds = 0;      // beyond k + G: the walk's rounds until a round's check stops it
     bool filter_stops = false;
+    auto can_stop = [&]() {
+      return v >= 5 && et.enabled() && et.CanStopInClass(s, v, ValueClassOfResidue9(static_cast<unsigned>(v % 9)));
+    };
     for (;;) {
-      if (t == kg) filter_stops = FirstRoundFilterStops(et, s, v);
+      if (t == kg) filter_stops = et.enabled() && FirstRoundFilterStops(et, s, v);
       if (t > kg && (t - kg) % 24 == 0) {
         ++rounds;
-        if (et.CanStopInClass(s, v, ValueClassOfResidue9(static_cast<unsigned>(v % 9)))) break;
+        if (can_stop()) break;
       }
       if (v & 1) {
         if (v > (kU128Max - 1) / 3) {
@@ -172,8 +166,7 @@ void RunStepModel(const Sieve& sieve, const UnitSpec& spec, u128 sample, int gro
         ++tail_ends;
         break;
       }
-      if (v >= 5 && et.enabled() && first_stop == 0 &&
-          et.CanStopInClass(s, v, ValueClassOfResidue9(static_cast<unsigned>(v % 9)))) {
+      if (first_stop == 0 && can_stop()) {
         if (t <= kg) break;
         first_stop = t;  // the walk goes on to its round's check
       }
