@@ -187,6 +187,12 @@ except Exception as e:
 PYEOF
 }
 
+# wait_listening LOG PID: until the server writing LOG listens, or exits; a 30-bit sieve's tables
+# take it tens of seconds to build on its host (at most 3 minutes here).
+wait_listening() {
+  for _ in $(seq 1800); do grep -q listening "$1" && return; kill -0 "$2" 2>/dev/null || return; sleep 0.1; done
+}
+
 # campaign_one G POLICY INDEX: one configuration (G worker processes, one per GPU).
 campaign_one() {
   local g=$1 pol=$2 idx=$3
@@ -220,8 +226,7 @@ campaign_one() {
   fi
   ./collatz-server "${sargs[@]}" > "$d/server.log" 2>&1 &
   local srv=$!
-  # A 30-bit sieve's tables take the server tens of seconds to build on its host.
-  for _ in $(seq 1800); do grep -q listening "$d/server.log" && break; kill -0 $srv 2>/dev/null || break; sleep 0.1; done
+  wait_listening "$d/server.log" $srv
   if ! grep -q listening "$d/server.log"; then
     echo "campaign $tag: the server did not start: $(tail -2 "$d/server.log" | tr '\n' ' ' | cut -c1-300)"; kill $srv 2>/dev/null; wait $srv 2>/dev/null; return
   fi
@@ -349,8 +354,7 @@ for mode in $modes; do
     fi
     ./collatz-server --db "$W/server_$mode.db" --listen 127.0.0.1:50071 --unit-size $unit --lease-seconds 600 "${policy[@]}" "${widths[@]}" > "$OUT/server_$mode.log" 2>&1 &
     srv=$!
-    # A 30-bit sieve's tables take the server tens of seconds to build on its host.
-    for _ in $(seq 1800); do grep -q listening "$OUT/server_$mode.log" && break; kill -0 $srv 2>/dev/null || break; sleep 0.1; done
+    wait_listening "$OUT/server_$mode.log" $srv
     import=(--published)
     if [[ -n ${FLEET_COMPLETE_BELOW:-} ]]; then
       python3 -c "import sys; b = eval(sys.argv[1].replace('^', '**')); rows = open('data/delay_records.csv').read().split(); print('\n'.join([rows[0]] + [r for r in rows[1:] if int(r.split(',')[0]) < b]))" "$FLEET_COMPLETE_BELOW" > "$W/below.csv"
