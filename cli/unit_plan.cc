@@ -52,7 +52,8 @@ u128 DefaultUnitSize(u128 range, bool gpu, unsigned cpu_threads) {
   // against the bench's 7.0e12; in 8 units of 2^41 the cost halves. Larger units also take
   // deeper residue groups (2^44 numbers after import --published at 2^66: one unit, 15-bit
   // groups, 7.3e12 like the bench; two units of 2^43, 14 bits: 6.1e12), so one unit up to
-  // 2^52: from 2^48 on delay-only units take a 28-bit sieve, and each doubling deepens their
+  // 2^52: from 2^48 on delay-only units take a wide sieve (30 bits since session 33, 28
+  // before, for the figures below), and each doubling deepens their
   // groups of about 227 members by a bit (engines::kWideUnitDelaySieveBits; the campaign point
   // above the published bound, H200: units of 2^49 / 2^50 / 2^51 / 2^52 3.68 / 3.76 / 4.00 /
   // 4.07e13 numbers/s, session 29; 2^48 with 19 bits 3.14e13, units of 2^46 2.83e13), which

@@ -77,7 +77,7 @@ TEST(EngineFactory, DelayWorkInUnitsOf2p48TakesItsWiderSieveOnTheGpu) {
   EXPECT_EQ(SieveBitsForRun(Backend::kGpu, Kinds::kDelay, near, at, unit / 2, unit / 2), kDefaultSieveBits);
   EXPECT_EQ(SieveBitsForRun(Backend::kCpu, Kinds::kDelay, near, at, unit, unit), kDefaultSieveBits);
   EXPECT_LE(kWideUnitDelaySieveBits, kMaxGpuBuiltSieveBits);
-  EXPECT_GE(kWideUnitDelaySieveBits, kMinGpuBuiltSieveBits);  // built on the device in a fraction of a second
+  EXPECT_GE(kWideUnitDelaySieveBits, kMinGpuBuiltSieveBits);  // built on the device in about a second
 }
 
 TEST(EngineFactory, ASieveFileGivesTheSameTablesAsItsWidth) {

@@ -21,9 +21,12 @@ constexpr u128 kWideClassUnitNumbers = static_cast<u128>(1) << 46;
 // 2^48, 41 at 2^52: 4.07e13 numbers/s, session 29). H200, the campaign point above the published bound, 2^49 numbers: 19 / 22 / 24 / 25 /
 // 26 / 27 / 28 bits gave 3.146 / 3.354 / 3.462 / 3.528 / 3.588 / 3.645 / 3.703e13 numbers/s;
 // 2^48 numbers: 19 / 24 / 26 / 28 bits 3.145 / 3.386 / 3.488 / 3.592e13 (docs/PERFORMANCE.md,
-// session 27). Smaller units keep the base width (2^46: 20 to 23 bits gave -1.5% to +5.2% against
-// 19; 28 bits not measured there).
-constexpr int kWideUnitDelaySieveBits = 28;
+// session 27). 30 bits against 28 at the first multiple of each size above the published bound
+// (session 33, same call): 2^48 3.696 / 3.628e13 (+1.9%), 2^49 3.830 / 3.734e13 (+2.6%), 2^50
+// 3.914 / 3.805e13 (+2.8%), 2^51 4.172 / 4.050e13 (+3.0%). A GPU builds it in 1.5 s; a host (a
+// coordinator, a CPU worker) in 35-45 s and about 4 GB at the peak. Smaller units keep the base
+// width (2^46: 20 to 23 bits gave -1.5% to +5.2% against 19; 28 bits not measured there).
+constexpr int kWideUnitDelaySieveBits = 30;
 constexpr u128 kWideDelayUnitNumbers = static_cast<u128>(1) << 48;
 
 // The widest sieve a unit may ask for: what a GPU builds on the device

@@ -19,13 +19,13 @@ TEST(UnitSieveBits, WideClassUnitsGetTheClassWidth) {
   EXPECT_EQ(UnitSieveBits(Kinds::kDelayAndClass, Pow2(20), base, wide), 19);
 }
 
-// Delay-only units of 2^48 numbers and more (a GPU campaign's) get 28 bits when the caller names the
+// Delay-only units of 2^48 numbers and more (a GPU campaign's) get 30 bits when the caller names the
 // delay width; smaller ones and class units keep theirs.
 TEST(UnitSieveBits, WideDelayUnitsGetTheDelayWidth) {
   const int base = kDefaultSieveBits, wide_class = kWideUnitClassSieveBits, wide = kWideUnitDelaySieveBits;
   const u128 unit = kWideDelayUnitNumbers, class_min = kWideClassUnitNumbers;
-  EXPECT_EQ(UnitSieveBits(Kinds::kDelay, unit, base, wide_class, class_min, wide), 28);
-  EXPECT_EQ(UnitSieveBits(Kinds::kDelay, 2 * unit, base, wide_class, class_min, wide), 28);
+  EXPECT_EQ(UnitSieveBits(Kinds::kDelay, unit, base, wide_class, class_min, wide), 30);
+  EXPECT_EQ(UnitSieveBits(Kinds::kDelay, 2 * unit, base, wide_class, class_min, wide), 30);
   EXPECT_EQ(UnitSieveBits(Kinds::kDelay, unit - 1, base, wide_class, class_min, wide), 19);
   EXPECT_EQ(UnitSieveBits(Kinds::kDelayAndClass, unit, base, wide_class, class_min, wide), 25);
   EXPECT_EQ(UnitSieveBits(Kinds::kDelay, unit, base, wide_class, class_min, 0), 19);  // one delay width

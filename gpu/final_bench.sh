@@ -105,8 +105,8 @@ run --at 28019145081685540864 --numbers 2^44 --kinds delay,class --baseline-numb
 # Session 26: a campaign unit of 2^49 (B is a multiple of 2^49 too), whose residue groups are
 # 19 bits deep with 227 members (lever 95; the server's --unit-size 2^49, docs/OPERATIONS.md 13).
 run --at 28019145081685540864 --numbers 2^49 --kinds delay --baseline-numbers 0 --repeat 1
-# Session 27: the same unit with the 28-bit sieve that collatz-server and collatzctl give
-# delay-only units of 2^48 and more (lever 97; gpu_bench takes 19 bits unless told), and the
+# Session 27: the same unit with the 28-bit sieve that collatz-server and collatzctl gave
+# delay-only units of 2^48 and more until session 33 (lever 97; gpu_bench takes 19 bits unless told), and the
 # launch tail split (lever 96) off for comparison.
 run --at 28019145081685540864 --numbers 2^49 --kinds delay --sieve-bits 28 --baseline-numbers 0 --repeat 1
 run --at 28019145081685540864 --numbers 2^49 --kinds delay --sieve-bits 28 --group-split-min 0 --baseline-numbers 0 --repeat 1
@@ -114,8 +114,8 @@ run --at 28019145081685540864 --numbers 2^49 --kinds delay --sieve-bits 28 --gro
 # 41; the rare groups whose step between members would pass 2^64 walk from k), B' the first
 # multiple of 2^52 above P; about 110 s.
 run --at 28021396881499226112 --numbers 2^52 --kinds delay --sieve-bits 28 --baseline-numbers 0 --repeat 1
-# Session 32: the same unit with the 30-bit sieve that docs/OPERATIONS.md section 13 starts the
-# campaign with (4.25e13, about 106 s), and delay+class at 2^66 in units of 2^48 with a 30-bit
+# Session 32: the same unit with the 30-bit sieve, the default width of such units since session
+# 33 (4.25e13, about 106 s), and delay+class at 2^66 in units of 2^48 with a 30-bit
 # class sieve (4.53e12, about 62 s; "Choosing the widths").
 run --at 28021396881499226112 --numbers 2^52 --kinds delay --sieve-bits 30 --baseline-numbers 0 --repeat 1
 run --at 2^66 --numbers 2^48 --kinds delay,class --sieve-bits 30 --baseline-numbers 0 --repeat 1

@@ -41,7 +41,7 @@
 #   CAMPAIGN_UNITS    whole units of CAMPAIGN_UNIT to submit above the first (partial) unit
 #                     [P, B), instead of the above
 #   CAMPAIGN_UNIT     unit size (2^52, as docs/OPERATIONS.md section 13 starts a campaign:
-#                     delay-only units of 2^48 and more take the 28-bit sieve, and each doubling
+#                     delay-only units of 2^48 and more take the 30-bit sieve, and each doubling
 #                     deepens their groups; 2^46 is the server's own default)
 #   CAMPAIGN_IDLE     each worker exits after this many seconds without work (a unit's search
 #                     at CAMPAIGN_RATE + 4, at least 8: more than a unit's search, so that a
@@ -51,7 +51,7 @@
 #                     CAMPAIGN_UNIT and CAMPAIGN_UNITS; CAMPAIGN_NGPUS stands for "all", 2)
 #   CAMPAIGN_BENCH    0 leaves out the collatzctl bench of one campaign unit
 #   CAMPAIGN_SIEVE_BITS  the delay-only units' sieve width (collatz-server --delay-sieve-bits,
-#                     the bench's --sieve-bits); empty: the server's default (28 bits)
+#                     the bench's --sieve-bits); empty: the server's default (30 bits)
 set -u
 cd "$(dirname "$0")"
 export LD_LIBRARY_PATH=$PWD/lib

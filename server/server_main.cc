@@ -98,9 +98,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--delay-sieve-bits", delay_sieve_bits,
                  "Join-sieve width of delay-only units of at least --delay-sieve-min-numbers numbers (GPUs search "
-                 "2^49-number units 18% faster with 28 bits than with 19, 2^50-number units 3% faster with 30 than "
-                 "with 28); 0: the base width. Its tables are built at the start (28 bits: about 12 s on two cores "
-                 "and 1 GB) only when --unit-size reaches that size or stored units have the width")
+                 "2^49-number units 18% faster with 28 bits than with 19, and 2^48- to 2^51-number units 1.9-3.0% "
+                 "faster with 30 than with 28); 0: the base width. Its tables are built at the start (30 bits: about "
+                 "45 s on two cores and 4 GB at the peak; 28 bits: 12 s and 1 GB) only when --unit-size reaches that "
+                 "size or stored units have the width")
       ->capture_default_str();
   app.add_option("--delay-sieve-min-numbers", delay_sieve_min_text,
                  "Delay-only units of at least this many numbers get --delay-sieve-bits")
