@@ -45,7 +45,8 @@
 #                     deepens their groups; 2^46 is the server's own default)
 #   CAMPAIGN_IDLE     each worker exits after this many seconds without work (a unit's search
 #                     at CAMPAIGN_RATE + 4, at least 8: more than a unit's search, so that a
-#                     GPU waiting for the last unit to check stays)
+#                     GPU waiting for the last unit to check stays; 8 where nothing is checked:
+#                     one worker, or policy none)
 #   CAMPAIGN_TIMEOUT  seconds each worker may run at most (2 * CAMPAIGN_SECONDS + 60)
 #   CAMPAIGN_BACKEND  gpu (default), or cpu to try the script without a GPU (with small
 #                     CAMPAIGN_UNIT and CAMPAIGN_UNITS; CAMPAIGN_NGPUS stands for "all", 2)
@@ -250,7 +251,10 @@ campaign_one() {
   # A host name per worker, so that checks of one GPU's results can come from another.
   local hosts=same has_host_name=0
   ./collatz-worker --help 2>&1 | grep -q -- --host-name && has_host_name=1 && hosts="distinct (--host-name)"
-  local wargs=(--backend "$c_backend" --max-idle-seconds "$c_idle")
+  # A lone worker, or one under "none", has no second search to wait for: it exits after 8 s
+  # idle instead of a unit's search time (session 33: 116 s of device time after the last unit).
+  local idle=$c_idle; [[ -z ${CAMPAIGN_IDLE:-} && ($g == 1 || $pol == none) ]] && idle=8
+  local wargs=(--backend "$c_backend" --max-idle-seconds "$idle")
   [[ $c_backend == cpu ]] && wargs+=(--threads "${CAMPAIGN_CPU_THREADS:-1}")
   local s e pids=()
   s=$(date +%s.%N)
