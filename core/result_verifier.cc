@@ -27,8 +27,7 @@ Status CheckEntry(const Sieve* sieve, const UnitSpec& spec, const Record& r, con
 
 }  // namespace
 
-Status VerifyUnitResult(const Sieve* sieve, const UnitSpec& spec, const UnitResult& result,
-                        const OffsetTable* delay_offsets) {
+Status VerifyUnitResult(const Sieve* sieve, const UnitSpec& spec, const UnitResult& result) {
   if (result.ladder.size() > kMaxResultEntries || result.class_minima.size() > kMaxResultEntries) {
     return Status::InvalidArgument("result has implausibly many entries");
   }
@@ -38,7 +37,7 @@ Status VerifyUnitResult(const Sieve* sieve, const UnitSpec& spec, const UnitResu
   }
   if (sieve != nullptr) {
     // A count of residues, the same on every engine: cheap to check exactly.
-    const u128 examined = CountExamined(*sieve, spec.kinds, spec.begin, spec.end, delay_offsets);
+    const u128 examined = CountExamined(*sieve, spec.kinds, spec.begin, spec.end);
     if (static_cast<u128>(result.candidates) != examined) {
       return Status::InvalidArgument("candidates: the unit holds " + ToDecimal(examined) + " numbers that the " +
                                      std::to_string(sieve->bits()) + "-bit sieve and the mod rule keep, the result " +

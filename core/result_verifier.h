@@ -22,12 +22,10 @@ constexpr size_t kMaxResultEntries = 200000;
 // unit was searched with: its entries must be numbers it examines, and its candidates
 // exactly the numbers of the unit it examines (CountExamined: a result searched with
 // another sieve width, or one that skipped numbers, is refused). Null skips both checks.
-// `delay_offsets` (may be null) only makes the count of a delay-only unit cheaper.
-Status VerifyUnitResult(const Sieve* sieve, const UnitSpec& spec, const UnitResult& result,
-                        const OffsetTable* delay_offsets = nullptr);
+Status VerifyUnitResult(const Sieve* sieve, const UnitSpec& spec, const UnitResult& result);
 
 inline Status VerifyUnitResult(const SearchTables& tables, const UnitSpec& spec, const UnitResult& result) {
-  return VerifyUnitResult(tables.sieve.get(), spec, result, tables.delay_offsets.get());
+  return VerifyUnitResult(tables.sieve.get(), spec, result);
 }
 
 }  // namespace collatz

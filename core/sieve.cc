@@ -153,6 +153,7 @@ Status Sieve::Generate(int bits, std::shared_ptr<const Sieve>* out, int threads)
       sieve->p_.push_back(e.p);
     }
   }
+  sieve->CountResiduesByMod9();
   *out = std::move(sieve);
   return Status::Ok();
 }
@@ -202,6 +203,7 @@ Status Sieve::FromSteps(int bits, std::vector<uint64_t> residues, std::vector<ui
   sieve->residues_ = std::move(residues);
   sieve->c_ = std::move(c);
   sieve->p_ = std::move(p);
+  sieve->CountResiduesByMod9();
   *out = std::move(sieve);
   return Status::Ok();
 }
@@ -218,8 +220,14 @@ Status Sieve::FromResidues(int bits, std::vector<uint64_t> residues, std::shared
     sieve->p_[j] = static_cast<uint8_t>(p);
   }
   sieve->residues_ = std::move(residues);
+  sieve->CountResiduesByMod9();
   *out = std::move(sieve);
   return Status::Ok();
+}
+
+void Sieve::CountResiduesByMod9() {
+  residues_by_mod9_.fill(0);
+  for (const uint64_t r : residues_) ++residues_by_mod9_[r % 9];
 }
 
 std::vector<uint64_t> DirectSieveSurvivors(int bits) {
@@ -280,7 +288,7 @@ u128 Mod9Below(u128 x, unsigned m) { return x / 9 + (x % 9 > m ? 1 : 0); }
 
 }  // namespace
 
-u128 CountExamined(const Sieve& sieve, Kinds kinds, u128 begin, u128 end, const OffsetTable* delay_offsets) {
+u128 CountExamined(const Sieve& sieve, Kinds kinds, u128 begin, u128 end) {
   if (end <= begin) return 0;
   const unsigned k = static_cast<unsigned>(sieve.bits());
   const u128 block = Pow2(k);
@@ -312,17 +320,13 @@ u128 CountExamined(const Sieve& sieve, Kinds kinds, u128 begin, u128 end, const 
   if (kinds == Kinds::kDelayAndClass) {
     count += (h1 - h0) * residues.size();
   } else {
-    // Blocks h = m (mod 9) examine the residues of mod-9 variant m.
+    // Blocks h = m (mod 9) examine the residues of mod-9 variant m: those r whose N = 2^k h + r
+    // the mod-9 rule keeps.
+    const std::array<uint64_t, 9>& by_mod9 = sieve.residues_by_mod9();
     u128 variant[9] = {};
-    if (delay_offsets != nullptr && delay_offsets->modulus() == 9 && &delay_offsets->sieve() == &sieve) {
-      for (unsigned m = 0; m < 9; ++m) variant[m] = delay_offsets->Variant(m).size();
-    } else {
-      u128 by_mod9[9] = {};
-      for (uint64_t r : residues) ++by_mod9[r % 9];
-      for (unsigned m = 0; m < 9; ++m) {
-        for (unsigned r = 0; r < 9; ++r) {
-          if (OddNumberIsComputed((block_mod9 * m + r) % 9, kinds, 9)) variant[m] += by_mod9[r];
-        }
+    for (unsigned m = 0; m < 9; ++m) {
+      for (unsigned r = 0; r < 9; ++r) {
+        if (OddNumberIsComputed((block_mod9 * m + r) % 9, kinds, 9)) variant[m] += by_mod9[r];
       }
     }
     for (unsigned m = 0; m < 9; ++m) count += (Mod9Below(h1, m) - Mod9Below(h0, m)) * variant[m];

@@ -5,6 +5,7 @@
 // rule is valid for h >= 1, so the block [1, 2^k) is always computed without it.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -41,10 +42,16 @@ class Sieve {
   // After k T-steps N = 2^k h + residues()[j] is pow3(j) * h + c()[j], having spent k + p(j) steps.
   const std::vector<uint64_t>& c() const { return c_; }
   const std::vector<uint8_t>& p() const { return p_; }
+  // How many residues are r (mod 9), r = 0 .. 8: the sizes of the delay-only offset variants
+  // in closed form (CountExamined), so that tables without an OffsetTable count a unit without
+  // a pass over every residue.
+  const std::array<uint64_t, 9>& residues_by_mod9() const { return residues_by_mod9_; }
 
  private:
   Sieve() = default;
+  void CountResiduesByMod9();
   int bits_ = 0;
+  std::array<uint64_t, 9> residues_by_mod9_{};
   std::vector<uint64_t> residues_;
   std::vector<uint64_t> c_;
   std::vector<uint8_t> p_;
@@ -96,8 +103,8 @@ bool IsExamined(const Sieve& sieve, Kinds kinds, u128 n);
 // How many N of [begin, end) IsExamined keeps: the `candidates` every engine reports for a
 // unit of `kinds` searched with `sieve`, so a result searched with another sieve (or one
 // that skipped numbers) shows. Whole blocks in closed form (delay-only: the sizes of the
-// mod-9 variants, from `delay_offsets` when it is that sieve's, else counted here in one pass
-// over the residues), partial blocks by binary search and, delay-only, a pass over their residues.
-u128 CountExamined(const Sieve& sieve, Kinds kinds, u128 begin, u128 end, const OffsetTable* delay_offsets = nullptr);
+// mod-9 variants from Sieve::residues_by_mod9, so tables without an OffsetTable count as
+// fast), partial blocks by binary search and, delay-only, a pass over their residues.
+u128 CountExamined(const Sieve& sieve, Kinds kinds, u128 begin, u128 end);
 
 }  // namespace collatz

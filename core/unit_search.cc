@@ -20,11 +20,11 @@ Status SearchTables::FromSieve(std::shared_ptr<const Sieve> sieve, int step_bits
 }
 
 Status SearchTables::FromSieve(std::shared_ptr<const Sieve> sieve, std::shared_ptr<const FastDelay> delay,
-                               std::shared_ptr<const SearchTables>* out) {
+                               std::shared_ptr<const SearchTables>* out, bool cpu_offsets) {
   if (sieve == nullptr || delay == nullptr) return Status::InvalidArgument("FromSieve: no sieve or no delay tables");
   auto t = std::make_shared<SearchTables>();
   t->sieve = std::move(sieve);
-  t->delay_offsets = std::make_shared<OffsetTable>(t->sieve, 9);
+  if (cpu_offsets) t->delay_offsets = std::make_shared<OffsetTable>(t->sieve, 9);
   t->delay = std::move(delay);
   *out = std::move(t);
   return Status::Ok();

@@ -34,9 +34,11 @@ struct SearchTables {
   static Status FromSieve(std::shared_ptr<const Sieve> sieve, int step_bits, int tail_bits,
                           std::shared_ptr<const SearchTables>* out);
   // With the step and tail tables of other tables (`delay`): tables of several sieve widths
-  // share them (a coordinator's or a worker's unit widths).
+  // share them (a coordinator's or a worker's unit widths). Without `cpu_offsets` they lack
+  // the mod-9 offset table, as GPU-built tables do (a coordinator's wide widths: 1.7 GB of the
+  // 30-bit tables, read only by a CPU engine, which WithCpuOffsets gives them).
   static Status FromSieve(std::shared_ptr<const Sieve> sieve, std::shared_ptr<const FastDelay> delay,
-                          std::shared_ptr<const SearchTables>* out);
+                          std::shared_ptr<const SearchTables>* out, bool cpu_offsets = true);
   // `tables` as the CPU engine needs them: a copy with the mod-9 offset table added when they
   // lack it (tables built for the GPU), else the same tables.
   static std::shared_ptr<const SearchTables> WithCpuOffsets(std::shared_ptr<const SearchTables> tables);

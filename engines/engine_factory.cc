@@ -103,12 +103,12 @@ Status BuildGpuSearchTables(int device, int sieve_bits, std::shared_ptr<const Fa
 }
 
 Status BuildSearchTables(const std::string& sieve_file, int sieve_bits, std::shared_ptr<const SearchTables>* out,
-                         std::shared_ptr<const FastDelay> delay) {
+                         std::shared_ptr<const FastDelay> delay, bool cpu_offsets) {
   if (sieve_file.empty() && delay == nullptr) return SearchTables::Build(sieve_bits, kDefaultStepBits, kDefaultTailBits, out);
   std::shared_ptr<const Sieve> sieve;
   Status st = sieve_file.empty() ? Sieve::Generate(sieve_bits, &sieve) : LoadSieveFile(sieve_file, &sieve);
   if (!st.ok()) return st;
-  if (delay != nullptr) return SearchTables::FromSieve(std::move(sieve), std::move(delay), out);
+  if (delay != nullptr) return SearchTables::FromSieve(std::move(sieve), std::move(delay), out, cpu_offsets);
   return SearchTables::FromSieve(std::move(sieve), kDefaultStepBits, kDefaultTailBits, out);
 }
 

@@ -57,9 +57,10 @@ int SieveBitsForRun(Backend resolved, Kinds kinds, u128 complete_below, u128 fir
 
 // The search tables: from a sieve file (collatz-sieve) when `sieve_file` is not empty
 // (its width wins), else a generated sieve of `sieve_bits`; core's default step and tail
-// tables, or `delay`'s when given (tables of several widths share them).
+// tables, or `delay`'s when given (tables of several widths share them), then without
+// `cpu_offsets` without the mod-9 offset table (SearchTables::FromSieve).
 Status BuildSearchTables(const std::string& sieve_file, int sieve_bits, std::shared_ptr<const SearchTables>* out,
-                         std::shared_ptr<const FastDelay> delay = nullptr);
+                         std::shared_ptr<const FastDelay> delay = nullptr, bool cpu_offsets = true);
 
 // Tables for a GPU engine with a sieve of `sieve_bits` built on the device, sharing `delay`
 // (step and tail tables) when given. They lack the host's mod-9 offset table, which only CPU

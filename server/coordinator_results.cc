@@ -37,7 +37,8 @@ grpc::Status Coordinator::Complete(int64_t worker_id, int64_t unit_id, const std
     }
     CpuEngineOptions eo;
     eo.threads = std::max(1, options_.referee_threads);
-    CpuEngine referee_engine(referee.tables, eo);  // the tables of the unit's width
+    // The tables of the unit's width; a width built without the CPU's offset table gets it here.
+    CpuEngine referee_engine(SearchTables::WithCpuOffsets(referee.tables), eo);
     UnitResult truth;
     const Status es = referee_engine.Search(referee.spec, &truth);
     if (!es.ok()) spdlog::error("unit={} server re-run for an audit failed: {}", unit_id, es.ToString());

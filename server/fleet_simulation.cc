@@ -98,24 +98,23 @@ class SimSieves {
     std::lock_guard<std::mutex> lock(mu_);
     const auto* s = Find(lease.sieve_bits == 0 ? registered_bits_ : lease.sieve_bits);
     if (s == nullptr) return 0;  // the server then refuses the result
-    return collatz::CountExamined(*s->first, lease.spec.kinds, lease.spec.begin, lease.spec.end, s->second.get());
+    return collatz::CountExamined(*s, lease.spec.kinds, lease.spec.begin, lease.spec.end);
   }
 
  private:
-  using Entry = std::pair<std::shared_ptr<const Sieve>, std::unique_ptr<OffsetTable>>;
-  const Entry* Find(int bits) {
+  const Sieve* Find(int bits) {
     auto it = sieves_.find(bits);
     if (it == sieves_.end()) {
       std::shared_ptr<const Sieve> sieve;
       if (!Sieve::Generate(bits, &sieve).ok()) return nullptr;
-      it = sieves_.emplace(bits, Entry(sieve, std::make_unique<OffsetTable>(sieve, 9))).first;
+      it = sieves_.emplace(bits, std::move(sieve)).first;
     }
-    return &it->second;
+    return it->second.get();
   }
 
   const int registered_bits_;
   std::mutex mu_;
-  std::map<int, Entry> sieves_;
+  std::map<int, std::shared_ptr<const Sieve>> sieves_;
 };
 
 // What a real worker reports for a delay-only unit whose numbers all stay at or below the

@@ -100,8 +100,8 @@ int main(int argc, char** argv) {
                  "Join-sieve width of delay-only units of at least --delay-sieve-min-numbers numbers (GPUs search "
                  "2^49-number units 18% faster with 28 bits than with 19, and 2^48- to 2^51-number units 1.9-3.0% "
                  "faster with 30 than with 28); 0: the base width. Its tables are built at the start (30 bits: about "
-                 "45 s on two cores and 4 GB at the peak; 28 bits: 12 s and 1 GB) only when --unit-size reaches that "
-                 "size or stored units have the width")
+                 "32 s on two cores, 4.1 GB at the peak and 1.6 GB kept; 28 bits: 12 s and 1 GB) only when "
+                 "--unit-size reaches that size or stored units have the width")
       ->capture_default_str();
   app.add_option("--delay-sieve-min-numbers", delay_sieve_min_text,
                  "Delay-only units of at least this many numbers get --delay-sieve-bits")
@@ -210,10 +210,13 @@ int main(int argc, char** argv) {
   options.class_sieve_min_numbers = class_sieve_min;
   options.delay_sieve_bits = delay_sieve_bits;
   options.delay_sieve_min_numbers = delay_sieve_min;
-  // Other widths (the class width, widths stored with units): generated on the host (a
-  // 25-bit sieve in about a second), sharing the base tables' step and tail tables.
+  // Other widths (the class width, the delay width, widths stored with units): generated on
+  // the host (a 25-bit sieve in about a second, 30 bits in about 40 s on two cores), sharing
+  // the base tables' step and tail tables, without the CPU engine's mod-9 offset table: the
+  // server counts and checks results with the sieve alone, and only its re-runs of small
+  // disputed units (Coordinator::Complete) search, adding it then (1.7 GB less at 30 bits).
   options.build_tables = [delay = tables->delay](int bits, std::shared_ptr<const SearchTables>* out) {
-    return engines::BuildSearchTables("", bits, out, delay);
+    return engines::BuildSearchTables("", bits, out, delay, /*cpu_offsets=*/false);
   };
   std::unique_ptr<Coordinator> coordinator;
   if (grpc::Status st = Coordinator::Open(std::move(store), tables, &clock, options, &coordinator); !st.ok()) {

@@ -234,6 +234,46 @@ TEST_F(UnitWidthTest, TheServersReRunUsesTheUnitsWidth) {
   EXPECT_EQ(c_->GetStatus().finished, 1u);  // the stored result stands
 }
 
+// collatz-server builds its other widths without the CPU engine's mod-9 offset table (1.7 GB
+// at 30 bits): results are counted and checked with the sieve alone, and the re-run that
+// settles an audit mismatch adds the table for its search.
+TEST_F(UnitWidthTest, AWidthWithoutCpuOffsetsVerifiesAndItsReRunAddsThem) {
+  constexpr int kDelayWide = 13;
+  const u128 unit = Pow2(14), d = Pow2(24);
+  options_.build_tables = [](int bits, std::shared_ptr<const SearchTables>* out) {
+    std::shared_ptr<const Sieve> sieve;
+    const Status st = Sieve::Generate(bits, &sieve);
+    return st.ok() ? SearchTables::FromSieve(sieve, tables_->delay, out, /*cpu_offsets=*/false) : st;
+  };
+  options_.delay_sieve_bits = kDelayWide;
+  options_.delay_sieve_min_numbers = unit;
+  options_.default_unit_size = unit;
+  options_.audit_fraction = 1.0;
+  Reopen();
+  ASSERT_EQ(c_->delay_sieve_bits(), kDelayWide);
+  SubmitOutcome out;
+  ASSERT_TRUE(c_->Submit(d, d + unit, Kinds::kDelay, unit, 0, &out).ok());
+  const int64_t a = NewWorker(), b = NewWorker();
+  LeaseGrant g = LeaseOne(a);
+  ASSERT_TRUE(g.has_unit);
+  ASSERT_EQ(g.sieve_bits, kDelayWide);
+  Disposition disp;
+  grpc::Status st = c_->Complete(a, g.unit_id, g.token, Search(g.spec, kDelayWide), 1, "cpu", &disp);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  EXPECT_EQ(disp, Disposition::kAccepted);
+  LeaseGrant audit = LeaseOne(b);
+  ASSERT_EQ(audit.purpose, LeasePurpose::kAudit);
+  ASSERT_EQ(audit.sieve_bits, kDelayWide);
+  UnitResult lie = Search(audit.spec, kDelayWide);
+  lie.tally_sum += 1;  // only a re-run tells which of the two is wrong
+  st = c_->Complete(b, audit.unit_id, audit.token, lie, 1, "cpu", &disp);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  EXPECT_EQ(disp, Disposition::kAuditMismatch);
+  EXPECT_TRUE(Flagged(b));
+  EXPECT_FALSE(Flagged(a));
+  EXPECT_EQ(c_->GetStatus().finished, 1u);
+}
+
 // --class-sieve-bits 0 (or the base width): one width, and older workers are welcome.
 TEST_F(UnitWidthTest, ClassWidthZeroOrTheBaseGivesOneWidth) {
   for (int class_bits : {0, kBase}) {
