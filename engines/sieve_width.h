@@ -24,7 +24,7 @@ constexpr u128 kWideClassUnitNumbers = static_cast<u128>(1) << 46;
 // session 27). 30 bits against 28 at the first multiple of each size above the published bound
 // (session 33, same call): 2^48 3.696 / 3.628e13 (+1.9%), 2^49 3.830 / 3.734e13 (+2.6%), 2^50
 // 3.914 / 3.805e13 (+2.8%), 2^51 4.172 / 4.050e13 (+3.0%). A GPU builds it in 1.5 s; a host (a
-// coordinator, a CPU worker) in about 30 s on two cores and about 4 GB at the peak. Smaller units keep the base
+// coordinator, a CPU worker) in about 40 s on two cores and 3 GB at the peak. Smaller units keep the base
 // width (2^46: 20 to 23 bits gave -1.5% to +5.2% against 19; 28 bits not measured there).
 constexpr int kWideUnitDelaySieveBits = 30;
 constexpr u128 kWideDelayUnitNumbers = static_cast<u128>(1) << 48;

@@ -76,8 +76,8 @@ struct CoordinatorOptions {
   // Delay-only units of at least delay_sieve_min_numbers numbers are cut with delay_sieve_bits
   // (0: the base width), when its tables were built at Open: where default_unit_size reaches
   // delay_sieve_min_numbers (a campaign server, --unit-size 2^49) or stored units have it.
-  // Elsewhere such units keep the base width (the default 30-bit sieve takes about 30 s and
-  // 4 GB at the peak to build on a two-core host, which no server of smaller units should pay
+  // Elsewhere such units keep the base width (the default 30-bit sieve takes about 40 s and
+  // 3 GB at the peak to build on a two-core host, which no server of smaller units should pay
   // at every start).
   int delay_sieve_bits = 0;
   u128 delay_sieve_min_numbers = engines::kWideDelayUnitNumbers;

@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
                  "Join-sieve width of delay-only units of at least --delay-sieve-min-numbers numbers (GPUs search "
                  "2^49-number units 18% faster with 28 bits than with 19, and 2^48- to 2^51-number units 1.9-3.0% "
                  "faster with 30 than with 28); 0: the base width. Its tables are built at the start (30 bits: about "
-                 "32 s on two cores, 4.1 GB at the peak and 1.6 GB kept; 28 bits: 12 s and 1 GB) only when "
+                 "42 s on two cores, 3.0 GB at the peak and 1.6 GB kept; 28 bits: 12 s and 1 GB) only when "
                  "--unit-size reaches that size or stored units have the width")
       ->capture_default_str();
   app.add_option("--delay-sieve-min-numbers", delay_sieve_min_text,
