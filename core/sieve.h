@@ -22,9 +22,10 @@ constexpr int kMaxSieveBits = 40;  // c < 3^k must fit in 64 bits
 class Sieve {
  public:
   // Builds level by level from the survivors of the level below (the lifting property):
-  // memory is proportional to the survivors, not to 2^k (about 48 bytes a survivor at the
-  // widest level). Each level's buckets (one per p) are lifted and sorted on `threads`
-  // threads (0: all), the largest cut into ranges of c; any count gives the same sieve.
+  // memory is proportional to the survivors, not to 2^k (about 34 bytes an odd survivor at
+  // the peak: the last level is made bucket by bucket). Each level's buckets (one per p) are
+  // lifted and sorted on `threads` threads (0: all), the largest cut into ranges of c; any
+  // count gives the same sieve.
   static Status Generate(int bits, std::shared_ptr<const Sieve>* out, int threads = 0);
 
   // From a list of odd residues (e.g. a sieve file); computes (p, c) for each.
