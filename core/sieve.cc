@@ -31,16 +31,8 @@ inline void LiftEntry(const LevelEntry& e, int p, int q, int j, std::vector<Leve
   }
 }
 
-// Every lift of level j that lands in bucket q of level j + 1.
-void LiftInto(const std::vector<std::vector<LevelEntry>>& level, int j, int q, std::vector<LevelEntry>* out) {
-  for (const int p : {q, q - 1}) {
-    if (p < 0 || p >= static_cast<int>(level.size())) continue;
-    for (const LevelEntry& e : level[p]) LiftEntry(e, p, q, j, out);
-  }
-}
-
-// LiftInto of one bucket on `threads` threads: each lifts a share of the entries it draws on,
-// in order, and the shares are joined in that order (the same entries as LiftInto's).
+// Every lift of level j that lands in bucket q of level j + 1, on `threads` threads: each
+// lifts a share of the entries it draws on, in order, and the shares are joined in that order.
 std::vector<LevelEntry> LiftBucket(const std::vector<std::vector<LevelEntry>>& level, int j, int q, int threads) {
   const auto source = [&](int p) -> const std::vector<LevelEntry>* {
     return p >= 0 && p < static_cast<int>(level.size()) ? &level[p] : nullptr;
@@ -155,7 +147,7 @@ Status Sieve::Generate(int bits, std::shared_ptr<const Sieve>* out, int threads)
       // Bucket q of the next level draws on buckets q and q - 1 of this one: one task each.
       std::vector<size_t> sizes(static_cast<size_t>(j) + 2);
       for (size_t q = 0; q < sizes.size(); ++q) sizes[q] = level[q].size() + (q > 0 ? level[q - 1].size() : 0);
-      RunTasks(LargestFirst(sizes), threads, [&](size_t q) { LiftInto(level, j, static_cast<int>(q), &next[q]); });
+      RunTasks(LargestFirst(sizes), threads, [&](size_t q) { next[q] = LiftBucket(level, j, static_cast<int>(q), 1); });
       std::vector<std::vector<LevelEntry>>().swap(level);
       KeepSmallestPerGroup(&next, threads);
     } else {

@@ -63,6 +63,38 @@ class UnitWidthTest : public CoordinatorFixture {
     }
     return false;
   }
+
+  // `worker` leases the next unit, whose lease names `bits`, searches it with that width and
+  // is accepted.
+  void SearchTheNextUnitHonestly(int64_t worker, int bits) {
+    LeaseGrant g = LeaseOne(worker);
+    ASSERT_TRUE(g.has_unit);
+    ASSERT_EQ(g.sieve_bits, bits);
+    Disposition d;
+    grpc::Status st = c_->Complete(worker, g.unit_id, g.token, Search(g.spec, bits), 1, "cpu", &d);
+    ASSERT_TRUE(st.ok()) << st.error_message();
+    EXPECT_EQ(d, Disposition::kAccepted);
+  }
+
+  // The next unit, of `bits`, searched honestly; its audit reports a tally one off, which
+  // only the server's re-run with the unit's width settles (a re-run with another sieve
+  // would agree with neither result): the auditor is flagged, the stored result stands.
+  void ExpectTheReRunFlagsTheLyingAuditor(int bits) {
+    const int64_t honest = NewWorker(), liar = NewWorker();
+    ASSERT_NO_FATAL_FAILURE(SearchTheNextUnitHonestly(honest, bits));
+    Disposition d;
+    LeaseGrant audit = LeaseOne(liar);
+    ASSERT_EQ(audit.purpose, LeasePurpose::kAudit);
+    ASSERT_EQ(audit.sieve_bits, bits);
+    UnitResult lie = Search(audit.spec, bits);
+    lie.tally_sum += 1;
+    const grpc::Status st = c_->Complete(liar, audit.unit_id, audit.token, lie, 1, "cpu", &d);
+    ASSERT_TRUE(st.ok()) << st.error_message();
+    EXPECT_EQ(d, Disposition::kAuditMismatch);
+    EXPECT_TRUE(Flagged(liar));
+    EXPECT_FALSE(Flagged(honest));
+    EXPECT_EQ(c_->GetStatus().finished, 1u);
+  }
 };
 
 TEST_F(UnitWidthTest, ClassUnitsOfTheThresholdGetTheClassWidthOthersTheBase) {
@@ -126,18 +158,13 @@ TEST_F(UnitWidthTest, WideDelayUnitsGetTheDelayWidthOnAServerOfSuchUnits) {
 TEST_F(UnitWidthTest, AClassUnitIsSearchedVerifiedAndAuditedWithItsWidth) {
   ASSERT_NO_FATAL_FAILURE(SubmitOneAuditedClassUnit());
   const int64_t a = NewWorker(), b = NewWorker();
-  LeaseGrant g = LeaseOne(a);
-  ASSERT_TRUE(g.has_unit);
-  ASSERT_EQ(g.sieve_bits, kClass);
-  Disposition d;
-  grpc::Status st = c_->Complete(a, g.unit_id, g.token, Search(g.spec, kClass), 1, "cpu", &d);
-  ASSERT_TRUE(st.ok()) << st.error_message();
-  EXPECT_EQ(d, Disposition::kAccepted);
+  ASSERT_NO_FATAL_FAILURE(SearchTheNextUnitHonestly(a, kClass));
   Reopen();  // the width comes back from the database
   LeaseGrant audit = LeaseOne(b);
   ASSERT_EQ(audit.purpose, LeasePurpose::kAudit);
   EXPECT_EQ(audit.sieve_bits, kClass);
-  st = c_->Complete(b, audit.unit_id, audit.token, Search(audit.spec, kClass), 1, "cpu", &d);
+  Disposition d;
+  const grpc::Status st = c_->Complete(b, audit.unit_id, audit.token, Search(audit.spec, kClass), 1, "cpu", &d);
   ASSERT_TRUE(st.ok()) << st.error_message();
   EXPECT_EQ(d, Disposition::kAuditMatched);
   EXPECT_FALSE(Flagged(a));
@@ -219,19 +246,7 @@ TEST_F(UnitWidthTest, A25BitUnitSearchedWith19BitsIsRefused) {
 // width (a re-run with the base sieve would agree with neither result).
 TEST_F(UnitWidthTest, TheServersReRunUsesTheUnitsWidth) {
   ASSERT_NO_FATAL_FAILURE(SubmitOneAuditedClassUnit());
-  const int64_t a = NewWorker(), b = NewWorker();
-  LeaseGrant g = LeaseOne(a);
-  Disposition d;
-  ASSERT_TRUE(c_->Complete(a, g.unit_id, g.token, Search(g.spec, kClass), 1, "cpu", &d).ok());
-  LeaseGrant audit = LeaseOne(b);
-  ASSERT_EQ(audit.purpose, LeasePurpose::kAudit);
-  UnitResult lie = Search(audit.spec, kClass);
-  lie.tally_sum += 1;  // only a re-run tells which of the two is wrong
-  ASSERT_TRUE(c_->Complete(b, audit.unit_id, audit.token, lie, 1, "cpu", &d).ok());
-  EXPECT_EQ(d, Disposition::kAuditMismatch);
-  EXPECT_TRUE(Flagged(b));
-  EXPECT_FALSE(Flagged(a));
-  EXPECT_EQ(c_->GetStatus().finished, 1u);  // the stored result stands
+  ExpectTheReRunFlagsTheLyingAuditor(kClass);
 }
 
 // collatz-server builds its other widths without the CPU engine's mod-9 offset table (1.7 GB
@@ -253,25 +268,7 @@ TEST_F(UnitWidthTest, AWidthWithoutCpuOffsetsVerifiesAndItsReRunAddsThem) {
   ASSERT_EQ(c_->delay_sieve_bits(), kDelayWide);
   SubmitOutcome out;
   ASSERT_TRUE(c_->Submit(d, d + unit, Kinds::kDelay, unit, 0, &out).ok());
-  const int64_t a = NewWorker(), b = NewWorker();
-  LeaseGrant g = LeaseOne(a);
-  ASSERT_TRUE(g.has_unit);
-  ASSERT_EQ(g.sieve_bits, kDelayWide);
-  Disposition disp;
-  grpc::Status st = c_->Complete(a, g.unit_id, g.token, Search(g.spec, kDelayWide), 1, "cpu", &disp);
-  ASSERT_TRUE(st.ok()) << st.error_message();
-  EXPECT_EQ(disp, Disposition::kAccepted);
-  LeaseGrant audit = LeaseOne(b);
-  ASSERT_EQ(audit.purpose, LeasePurpose::kAudit);
-  ASSERT_EQ(audit.sieve_bits, kDelayWide);
-  UnitResult lie = Search(audit.spec, kDelayWide);
-  lie.tally_sum += 1;  // only a re-run tells which of the two is wrong
-  st = c_->Complete(b, audit.unit_id, audit.token, lie, 1, "cpu", &disp);
-  ASSERT_TRUE(st.ok()) << st.error_message();
-  EXPECT_EQ(disp, Disposition::kAuditMismatch);
-  EXPECT_TRUE(Flagged(b));
-  EXPECT_FALSE(Flagged(a));
-  EXPECT_EQ(c_->GetStatus().finished, 1u);
+  ExpectTheReRunFlagsTheLyingAuditor(kDelayWide);
 }
 
 // --class-sieve-bits 0 (or the base width): one width, and older workers are welcome.
