@@ -31,8 +31,9 @@
 // T-steps beyond k + G. The GPU decides whole groups by their last member and checks a walk
 // once a round, so this counts the work a number needs, not what the kernel spends on it;
 // beside it, the walks by the round whose check (once every 24 T-steps, as the GPU's) stops
-// them, and the share a first-round filter would stop before any round (FirstRoundFilterStops;
-// docs/PERFORMANCE.md, lever 105).
+// them, the share a first-round filter would stop before any round (FirstRoundFilterStops;
+// docs/PERFORMANCE.md, lever 105), and the rounds a walk with a check every 12, 24, 36 or 48
+// T-steps (rounds of one to four 12-bit table steps; lever 107).
 // --model-only: the model alone, on the host (no CUDA device needed).
 #include <algorithm>
 #include <chrono>
@@ -116,6 +117,14 @@ void RunStepModel(const Sieve& sieve, const UnitSpec& spec, u128 sample, int gro
   std::vector<uint64_t> round_stops(9, 0);
   uint64_t filtered = 0;
   double rounds_unfiltered = 0;
+  // Walks checked every R T-steps beyond k + G instead, R = 12, 24, 36, 48 (a round of one,
+  // two, three or four 12-bit table steps): rounds a walk, from which T-steps of its first
+  // kStopWindow beyond k + G the exact test lets it stop (a walk that none does counts the
+  // rounds to its first stop at a multiple of 24 beyond the window, whatever R).
+  constexpr int kStopWindow = 192;
+  const int kRoundTSteps[4] = {12, 24, 36, 48};
+  double rounds_by_r[4] = {0, 0, 0, 0};
+  uint64_t stop_bits[kStopWindow / 64];
   uint64_t state = 0x243F6A8885A308D3ull;
   const auto t0 = std::chrono::steady_clock::now();
   // Evenly spread candidates (a random point in each of `sample` slices of the unit, then
@@ -139,17 +148,17 @@ void RunStepModel(const Sieve& sieve, const UnitSpec& spec, u128 sample, int gro
     uint64_t t = 0;  // T-steps
     const uint64_t kg = static_cast<uint64_t>(k + group_bits);
     uint64_t first_stop = 0;  // beyond k + G: the first T-step whose exact check stops it
-    uint32_t rounds = 0;      // beyond k + G: the walk's rounds until a round's check stops it
     bool filter_stops = false;
+    std::fill(std::begin(stop_bits), std::end(stop_bits), 0);
     auto can_stop = [&]() {
       return v >= 5 && et.enabled() && et.CanStopInClass(s, v, ValueClassOfResidue9(static_cast<unsigned>(v % 9)));
     };
     for (;;) {
       if (t == kg) filter_stops = et.enabled() && FirstRoundFilterStops(et, s, v);
-      if (t > kg && (t - kg) % 24 == 0) {
-        ++rounds;
-        if (can_stop()) break;
+      if (t > kg && t - kg <= kStopWindow && can_stop()) {
+        stop_bits[(t - kg - 1) / 64] |= uint64_t{1} << ((t - kg - 1) % 64);
       }
+      if (t > kg && t - kg >= kStopWindow && (t - kg) % 24 == 0 && can_stop()) break;
       if (v & 1) {
         if (v > (kU128Max - 1) / 3) {
           ++overflows;
@@ -163,7 +172,7 @@ void RunStepModel(const Sieve& sieve, const UnitSpec& spec, u128 sample, int gro
       }
       ++t;
       if (v < tail) {
-        ++tail_ends;
+        if (first_stop == 0) ++tail_ends;  // a walk followed past its stop is not a tail end
         break;
       }
       if (first_stop == 0 && can_stop()) {
@@ -172,6 +181,7 @@ void RunStepModel(const Sieve& sieve, const UnitSpec& spec, u128 sample, int gro
       }
       if (t >= kMaxSteps) break;
     }
+    const uint64_t t_stopped = t;  // the end of the walk's last round, or its tail or overflow
     if (t > kg && first_stop != 0) t = first_stop;
     max_steps = std::max(max_steps, t);
     steps_all += static_cast<double>(t);
@@ -184,7 +194,17 @@ void RunStepModel(const Sieve& sieve, const UnitSpec& spec, u128 sample, int gro
       steps_walks += static_cast<double>(t);
       rounds_walks += static_cast<double>((t - (k + group_bits) + 23) / 24);
       ++walk_stop_at[std::min<uint64_t>(t - (k + group_bits), 24)];
-      ++round_stops[std::min<uint32_t>(rounds, 8)];
+      // The rounds of R T-steps until a round's check stops the walk.
+      auto rounds_of = [&](uint64_t r) {
+        for (uint64_t j = 1; j * r <= kStopWindow; ++j) {
+          const uint64_t at = j * r - 1;
+          if ((stop_bits[at / 64] >> (at % 64)) & 1) return j;
+        }
+        return (t_stopped - kg + r - 1) / r;
+      };
+      const uint64_t rounds = rounds_of(24);
+      for (int r = 0; r < 4; ++r) rounds_by_r[r] += static_cast<double>(rounds_of(kRoundTSteps[r]));
+      ++round_stops[std::min<uint64_t>(rounds, 8)];
       if (filter_stops) {
         ++filtered;
       } else {
@@ -220,6 +240,8 @@ void RunStepModel(const Sieve& sieve, const UnitSpec& spec, u128 sample, int gro
   }
   std::printf("; rounds a walk %.3f; the first-round filter stops %.1f%% of the walks, leaving %.3f rounds a walk\n",
               rounds_all / w, 100.0 * static_cast<double>(filtered) / w, rounds_unfiltered / w);
+  std::printf("step model: rounds a walk with a check every");
+  for (int r = 0; r < 4; ++r) std::printf(" %d T-steps %.3f%s", kRoundTSteps[r], rounds_by_r[r] / w, r < 3 ? ";" : "\n");
 }
 
 int Main(int argc, char** argv) {
