@@ -216,7 +216,11 @@ Status GpuEngine::SearchUnit(const UnitSpec& spec, UnitResult* result, const Pro
   STATUS_TRY(group_stop_below_.Upload(group_stop));
   const WalkStopTable walk_stop = BuildWalkStopTable(group_stop, options_.tail_bits);
   STATUS_TRY(group_walk_stop_.Upload(walk_stop.entries));
-  STATUS_TRY(group_walk_check_.Upload(PairWalkCheckTable(walk_stop, gpu::kWalkCheckShift)));
+  const std::vector<ulonglong2> walk_check = PairWalkCheckTable(walk_stop, gpu::kWalkCheckShift);
+  STATUS_TRY(group_walk_check_.Upload(walk_check));
+  STATUS_TRY(group_walk_check_narrow_.Upload(NarrowWalkCheckTable(walk_check)));
+  group_tail_from_narrow_ =
+      PairWalkTailFrom(BuildWalkStopTable(group_stop, kNarrowCheckShift), gpu::kWalkCheckShift);
   // The shared rows hold thresholds of up to 2^shift - 1 later steps (the one-step walk's
   // table none): its tail test starts that much earlier.
   group_tail_from_ = PairWalkTailFrom(walk_stop, gpu::kWalkCheckShift);

@@ -235,6 +235,43 @@ TEST(GpuStopTableTest, SharedCheckRowsNeverStopMore) {
   }
 }
 
+// The narrow units' check (8-byte thresholds of v >> 32, LaunchParams::walk_check_narrow)
+// stops no value the exact table keeps walking: floor(L / 2^32), saturated at 2^64 - 1; and
+// before the tail_from of a 2^32 tail (the narrow launches' walk_tail_from) every entry is at
+// least 1, so a value in the tail (v >> 32 = 0) still stops there.
+TEST(GpuStopTableTest, NarrowCheckStopsNoValueTheExactOneKeeps) {
+  std::mt19937_64 rng(Seed() + 14);
+  const UnitSpec spec = SpecWithRecords(Pow2(64) + 12345, Pow2(64) + 999999, Kinds::kDelay, &rng);
+  const std::vector<ulonglong2> stop = BuildStopTable(spec, spec.floor);
+  const std::vector<ulonglong2> exact = PairWalkCheckTable(BuildWalkStopTable(stop, 24), gpu::kWalkCheckShift);
+  const std::vector<uint64_t> narrow = NarrowWalkCheckTable(exact);
+  ASSERT_EQ(narrow.size(), exact.size());
+  size_t saturated = 0, below_tail = 0;
+  for (size_t i = 0; i < exact.size(); ++i) {
+    const u128 l = Value(exact[i]);
+    const u128 want = l >> kNarrowCheckShift;
+    ASSERT_EQ(narrow[i], want > ~uint64_t{0} ? ~uint64_t{0} : static_cast<uint64_t>(want)) << i;
+    saturated += narrow[i] == ~uint64_t{0};
+    below_tail += narrow[i] == 0;
+    // Values at and around the narrow bound: v >> 32 < narrow[i] only where v < l.
+    const u128 edge = u128{narrow[i]} << kNarrowCheckShift;
+    for (const u128 v : {edge, edge - 1, edge + 1, l - 1, l, edge - (rng() % Pow2(40))}) {
+      if ((v >> kNarrowCheckShift) < narrow[i]) ASSERT_LT(v, l) << i;
+    }
+  }
+  EXPECT_GT(saturated, 0u);  // the offset rows
+  EXPECT_GT(below_tail, 0u);  // the last rows
+  const WalkStopTable walk32 = BuildWalkStopTable(stop, kNarrowCheckShift);
+  const uint32_t tail_from = PairWalkTailFrom(walk32, gpu::kWalkCheckShift);
+  const size_t row = size_t{1} << gpu::kWalkRowBits, last = exact.size() / row - 1;
+  const size_t mask = ~((size_t{1} << gpu::kWalkCheckShift) - 1);
+  for (size_t s = 0; s < tail_from; ++s) {
+    const size_t read = std::min((s + gpu::kPairStepOffset) & mask, last);
+    for (size_t r = 0; r < row; ++r) ASSERT_GE(narrow[read * row + r], 1u) << "s " << s << " r " << r;
+  }
+  EXPECT_LE(tail_from, PairWalkTailFrom(BuildWalkStopTable(stop, 24), gpu::kWalkCheckShift));
+}
+
 // The group walk's two steps in one multiply (GroupWalkPairStep), on the host with the 12-bit
 // table: for v = 2^24 H + 2^12 L + i1, t = 3^p1 L + c1 < 2^32 gives the second step's entry
 // (t mod 2^12) and carry q = t >> 12, and (3^p1 3^p2) H + (3^p2 q + c2) equals the two table

@@ -214,6 +214,10 @@ struct LaunchParams {
   uint32_t walk_stop_last = 0;
   // The two-step walk's table: kPairStepOffset rows that stop every value, then walk_stop.
   const ulonglong2* walk_check = nullptr;
+  // The same thresholds >> 32 (rounded down, at most 2^64 - 1), for the two-step walk of
+  // walk_narrow units: v stops when v >> 32 is below the entry (NarrowWalkCheckTable); with it
+  // walk_tail_from is that of a 2^32 tail, below which an entry is 0.
+  const uint64_t* walk_check_narrow = nullptr;
   // pow2[j] = 2^j, as data the compiler cannot fold: the walk's check multiplies by
   // pow2[kWalkRowBits] (one FMA-pipe instruction instead of two on the ALU pipe, which bounds
   // the walk). A single stride field instead of the table measured 1% slower (the same

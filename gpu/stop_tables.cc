@@ -89,6 +89,15 @@ std::vector<ulonglong2> PairWalkCheckTable(const WalkStopTable& walk, int shift)
   return entries;
 }
 
+std::vector<uint64_t> NarrowWalkCheckTable(const std::vector<ulonglong2>& check) {
+  std::vector<uint64_t> out(check.size());
+  for (size_t i = 0; i < check.size(); ++i) {
+    const u128 high = Value(check[i]) >> kNarrowCheckShift;
+    out[i] = high > ~uint64_t{0} ? ~uint64_t{0} : static_cast<uint64_t>(high);
+  }
+  return out;
+}
+
 uint32_t PairWalkTailFrom(const WalkStopTable& walk, int shift) {
   const uint32_t later = (1u << shift) - 1;
   return walk.tail_from > later + 1 ? walk.tail_from - later : 1;

@@ -45,6 +45,13 @@ std::vector<ulonglong2> PairWalkCheckTable(const WalkStopTable& walk, int shift 
 // The walk's tail_from for that table: walk.tail_from less 2^shift - 1 (at least 1), as a
 // shared row holds thresholds of up to 2^shift - 1 steps later.
 uint32_t PairWalkTailFrom(const WalkStopTable& walk, int shift);
+// The narrow units' copy of a check table (LaunchParams::walk_check_narrow): each threshold
+// L as floor(L / 2^32), at most 2^64 - 1. v >> 32 < floor(L / 2^32) implies v < L, so it stops
+// no value the exact table would not; a value below 2^32 stops only where L >= 2^32, so the
+// walk's tail test must start where the thresholds fall below 2^32 (BuildWalkStopTable with a
+// tail of 32 bits gives that tail_from).
+constexpr int kNarrowCheckShift = 32;
+std::vector<uint64_t> NarrowWalkCheckTable(const std::vector<ulonglong2>& check);
 
 // The prelude's ancestor thresholds (core/ancestor_bounds.h): row s (0 .. rows - 1) holds
 // AncestorThreshold(stop_below, s, r) at r = v mod 162, for numbers that share their residue

@@ -33,6 +33,19 @@ __device__ __forceinline__ bool Less128(uint64_t hi, uint64_t lo, uint64_t l_hi,
   return borrow != 0;
 }
 
+// v >> 32 < limit for v = (hi:lo) < 2^128, as the borrow of one 96-bit subtraction chain:
+// the narrow walk check (LaunchParams::walk_check_narrow), whose thresholds are the exact
+// ones >> 32, rounded down, so that it stops no value the exact check would not.
+__device__ __forceinline__ bool HighBitsLess(uint64_t hi, uint64_t lo, uint64_t limit) {
+  uint32_t borrow;
+  asm("{\n\t.reg .u32 t;\n\tsub.cc.u32 t, %1, %4;\n\tsubc.cc.u32 t, %2, %5;\n\tsubc.cc.u32 t, %3, 0;\n\t"
+      "subc.u32 %0, 0, 0;\n\t}"
+      : "=r"(borrow)
+      : "r"(static_cast<uint32_t>(lo >> 32)), "r"(static_cast<uint32_t>(hi)), "r"(static_cast<uint32_t>(hi >> 32)),
+        "r"(static_cast<uint32_t>(limit)), "r"(static_cast<uint32_t>(limit >> 32)));
+  return borrow != 0;
+}
+
 __device__ __forceinline__ bool Below(const LaunchParams& P, uint32_t s, uint64_t hi, uint64_t lo) {
   if (s > P.floor) return false;
   const ulonglong2 limit = __ldg(P.tables.stop_below + s);

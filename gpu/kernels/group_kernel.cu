@@ -468,9 +468,17 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
         });
         const uint32_t entry = WalkCheckRow(s, stop_last + kStepOffset) * P.pow2[kWalkRowBits] +
                                (row_bit | (static_cast<uint32_t>(lo) & ((1u << kWalkCheckBits) - 1)));
-        const ulonglong2 limit = __ldg(P.walk_check + entry);
-        // The stop as a select; the tail test out of line (GroupWalkTail).
-        const bool stops = Less128(hi, lo, limit.y, limit.x);
+        // The stop as a select; the tail test out of line (GroupWalkTail). Narrow units read
+        // 8-byte thresholds of v >> 32 (a row is one cache line: half the check's L1 traffic).
+        bool stops;
+        if constexpr (kNarrow) {
+          // A lane without a member stops by its s: its stale value may have climbed past
+          // 2^96, which no 8-byte threshold stops (it would walk on as a member).
+          stops = HighBitsLess(hi, lo, __ldg(P.walk_check_narrow + entry)) || s < kStepOffset;
+        } else {
+          const ulonglong2 limit = __ldg(P.walk_check + entry);
+          stops = Less128(hi, lo, limit.y, limit.x);
+        }
         if (!stops && s >= tail_from + kStepOffset) {
           s = GroupWalkTail(&shared_params, gen_end_rel - ((gen_left + 1) << (G + lane_half[threadIdx.x])),
                             s - kStepOffset, hi, lo) == 0
