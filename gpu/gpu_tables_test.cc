@@ -164,6 +164,12 @@ TEST(GpuStopTableTest, WalkCheckIsExactAndSkipsOnlyStoppedTailValues) {
   const std::vector<ulonglong2> drop = {{big, 0}, {big, 0}, {small, 0}, {small, 0}, {0, 0}};
   EXPECT_EQ(BuildWalkStopTable(drop, 24).tail_from, 1u);
   EXPECT_EQ(BuildWalkStopTable({{big, 0}, {big, 0}, {big, 0}, {big, 0}, {small, 0}, {0, 0}}, 24).tail_from, 2u);
+  // The narrow check's tail starts where a threshold falls below 2^32 (big is 2^40).
+  const uint64_t mid = uint64_t{1} << 30;
+  const std::vector<ulonglong2> falls = {{big, 0}, {big, 0}, {big, 0}, {big, 0}, {big, 0}, {mid, 0}, {small, 0}, {0, 0}};
+  EXPECT_EQ(WalkTailFrom(falls, 24), 4u);  // s = 6 less the largest shift, 2
+  EXPECT_EQ(WalkTailFrom(falls, 32), 3u);  // s = 5 less 2
+  EXPECT_EQ(WalkTailFrom(falls, 32), BuildWalkStopTable(falls, 32).tail_from);
   // Saturation: a threshold that would leave 128 bits when shifted stops every even value.
   const std::vector<ulonglong2> huge(4, ulonglong2{5, uint64_t{1} << 63});
   const WalkStopTable walk = BuildWalkStopTable(huge, 24);

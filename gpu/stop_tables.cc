@@ -53,20 +53,25 @@ WalkStopTable BuildWalkStopTable(const std::vector<ulonglong2>& stop_below, int 
       }
     }
   }
-  // The first s whose threshold is below 2^tail_bits (the last entry is 0, so there is one),
-  // less the largest shift: before it, s + e stays before it too.
-  const u128 tail_end = u128{1} << tail_bits;
+  t.tail_from = WalkTailFrom(stop_below, tail_bits);
+  return t;
+}
+
+uint32_t WalkTailFrom(const std::vector<ulonglong2>& stop_below, int bits) {
+  // The first s whose threshold is below 2^bits (the last entry is 0, so there is one), less
+  // the largest shift: before it, s + e stays before it too.
+  const u128 tail_end = u128{1} << bits;
+  const size_t n = stop_below.size();
   size_t first = n - 1;
   for (size_t s = 0; s < n; ++s) {
-    if (thresholds[s] < tail_end) {
+    if (Value(stop_below[s]) < tail_end) {
       first = s;
       break;
     }
   }
   // At least 1: a walking member has s >= k + G >= 1, and the walk ends a member with s = 0.
   const size_t max_shift = gpu::kWalkCheckBits;
-  t.tail_from = static_cast<uint32_t>(first > max_shift + 1 ? first - max_shift : 1);
-  return t;
+  return static_cast<uint32_t>(first > max_shift + 1 ? first - max_shift : 1);
 }
 
 std::vector<ulonglong2> PairWalkCheckTable(const WalkStopTable& walk, int shift) {

@@ -34,6 +34,9 @@ struct WalkStopTable {
   uint32_t last_row = 0;
 };
 WalkStopTable BuildWalkStopTable(const std::vector<ulonglong2>& stop_below, int tail_bits);
+// BuildWalkStopTable's tail_from for a tail of 2^bits: the first s whose threshold is below
+// 2^bits, less the largest shift (at least 1).
+uint32_t WalkTailFrom(const std::vector<ulonglong2>& stop_below, int bits);
 
 // The two-step walk's table (LaunchParams::walk_check): gpu::kPairStepOffset rows that stop
 // every value (2^128 - 1), then the rows of `walk`; with shift > 0 (kPairStepOffset a multiple
