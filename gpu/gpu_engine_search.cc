@@ -219,12 +219,10 @@ Status GpuEngine::SearchUnit(const UnitSpec& spec, UnitResult* result, const Pro
   const std::vector<ulonglong2> walk_check = PairWalkCheckTable(walk_stop, gpu::kWalkCheckShift);
   STATUS_TRY(group_walk_check_.Upload(walk_check));
   STATUS_TRY(group_walk_check_narrow_.Upload(NarrowWalkCheckTable(walk_check)));
-  WalkStopTable narrow_tail;
-  narrow_tail.tail_from = WalkTailFrom(group_stop, kNarrowCheckShift);
-  group_tail_from_narrow_ = PairWalkTailFrom(narrow_tail, gpu::kWalkCheckShift);
+  group_tail_from_narrow_ = PairWalkTailFrom(WalkTailFrom(group_stop, kNarrowCheckShift), gpu::kWalkCheckShift);
   // The shared rows hold thresholds of up to 2^shift - 1 later steps (the one-step walk's
   // table none): its tail test starts that much earlier.
-  group_tail_from_ = PairWalkTailFrom(walk_stop, gpu::kWalkCheckShift);
+  group_tail_from_ = PairWalkTailFrom(walk_stop.tail_from, gpu::kWalkCheckShift);
   group_walk_stop_last_ = walk_stop.last_row;
   if (options_.group_class_checks) {
     // Rows for the prelude's steps: at most 2 (k + G), each T-step one or two steps.

@@ -203,7 +203,7 @@ TEST(GpuStopTableTest, SharedCheckRowsNeverStopMore) {
   const size_t row = size_t{1} << gpu::kWalkRowBits, rows = exact.size() / row;
   const size_t last = walk.last_row + gpu::kPairStepOffset;
   ASSERT_EQ(last, rows - 1);
-  EXPECT_EQ(PairWalkTailFrom(walk, 0), walk.tail_from);
+  EXPECT_EQ(PairWalkTailFrom(walk.tail_from, 0), walk.tail_from);
   for (int shift = 1; shift <= 6; ++shift) {
     const std::vector<ulonglong2> shared = PairWalkCheckTable(walk, shift);
     ASSERT_EQ(shared.size(), exact.size());
@@ -229,7 +229,7 @@ TEST(GpuStopTableTest, SharedCheckRowsNeverStopMore) {
         ASSERT_EQ(gpu::WalkCheckRowOfLibrary(s, static_cast<uint32_t>(last)), std::min(s & mask, last)) << "s " << s;
       }
     }
-    const uint32_t tail_from = PairWalkTailFrom(walk, shift);
+    const uint32_t tail_from = PairWalkTailFrom(walk.tail_from, shift);
     EXPECT_GE(tail_from, 1u);
     EXPECT_LE(tail_from, walk.tail_from);
     for (size_t s = 0; s < tail_from; ++s) {
@@ -267,15 +267,14 @@ TEST(GpuStopTableTest, NarrowCheckStopsNoValueTheExactOneKeeps) {
   }
   EXPECT_GT(saturated, 0u);  // the offset rows
   EXPECT_GT(below_tail, 0u);  // the last rows
-  const WalkStopTable walk32 = BuildWalkStopTable(stop, kNarrowCheckShift);
-  const uint32_t tail_from = PairWalkTailFrom(walk32, gpu::kWalkCheckShift);
+  const uint32_t tail_from = PairWalkTailFrom(WalkTailFrom(stop, kNarrowCheckShift), gpu::kWalkCheckShift);
   const size_t row = size_t{1} << gpu::kWalkRowBits, last = exact.size() / row - 1;
   const size_t mask = ~((size_t{1} << gpu::kWalkCheckShift) - 1);
   for (size_t s = 0; s < tail_from; ++s) {
     const size_t read = std::min((s + gpu::kPairStepOffset) & mask, last);
     for (size_t r = 0; r < row; ++r) ASSERT_GE(narrow[read * row + r], 1u) << "s " << s << " r " << r;
   }
-  EXPECT_LE(tail_from, PairWalkTailFrom(BuildWalkStopTable(stop, 24), gpu::kWalkCheckShift));
+  EXPECT_LE(tail_from, PairWalkTailFrom(WalkTailFrom(stop, 24), gpu::kWalkCheckShift));
 }
 
 // The group walk's two steps in one multiply (GroupWalkPairStep), on the host with the 12-bit

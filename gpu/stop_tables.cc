@@ -103,9 +103,9 @@ std::vector<uint64_t> NarrowWalkCheckTable(const std::vector<ulonglong2>& check)
   return out;
 }
 
-uint32_t PairWalkTailFrom(const WalkStopTable& walk, int shift) {
+uint32_t PairWalkTailFrom(uint32_t tail_from, int shift) {
   const uint32_t later = (1u << shift) - 1;
-  return walk.tail_from > later + 1 ? walk.tail_from - later : 1;
+  return tail_from > later + 1 ? tail_from - later : 1;
 }
 
 static_assert(gpu::kAncestorResidues == kAncestorModulus, "the kernel's row width is the residues'");

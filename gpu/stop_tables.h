@@ -45,14 +45,13 @@ uint32_t WalkTailFrom(const std::vector<ulonglong2>& stop_below, int bits);
 // gpu::kWalkCheckShift): it stops no value that the row of s would not, as
 // thresholds do not grow with s.
 std::vector<ulonglong2> PairWalkCheckTable(const WalkStopTable& walk, int shift = 0);
-// The walk's tail_from for that table: walk.tail_from less 2^shift - 1 (at least 1), as a
-// shared row holds thresholds of up to 2^shift - 1 steps later.
-uint32_t PairWalkTailFrom(const WalkStopTable& walk, int shift);
+// The walk's tail_from for that table: tail_from (a WalkStopTable's, or WalkTailFrom's) less
+// 2^shift - 1 (at least 1), as a shared row holds thresholds of up to 2^shift - 1 steps later.
+uint32_t PairWalkTailFrom(uint32_t tail_from, int shift);
 // The narrow units' copy of a check table (LaunchParams::walk_check_narrow): each threshold
 // L as floor(L / 2^32), at most 2^64 - 1. v >> 32 < floor(L / 2^32) implies v < L, so it stops
 // no value the exact table would not; a value below 2^32 stops only where L >= 2^32, so the
-// walk's tail test must start where the thresholds fall below 2^32 (BuildWalkStopTable with a
-// tail of 32 bits gives that tail_from).
+// walk's tail test must start where the thresholds fall below 2^32 (WalkTailFrom of 32 bits).
 constexpr int kNarrowCheckShift = 32;
 std::vector<uint64_t> NarrowWalkCheckTable(const std::vector<ulonglong2>& check);
 
