@@ -143,14 +143,19 @@ for w in workers:
     ends = [v[0] for v in searched.values() if v[1] == w] + [v[0] for v in checked.values() if v[1] == w]
     n = sum(size(u) for u, v in searched.items() if v[1] == w) + sum(size(u) for u, v in checked.items() if v[1] == w)
     per.append((w, hosts.get(w, '?'), n, max(ends, default=first) - first))
-# The workers' own search times (their "done in S s" lines), per worker log.
-unit_seconds, unit_numbers = [], 0
+# The workers' own search times (their "done in S s" lines), per worker log, and the engines
+# each built at its first unit of a width ("self-test passed on the K-bit sieve engine ... in S s
+# with the build"): once a worker process, inside the span of its first lease.
+unit_seconds, unit_numbers, builds = [], 0, []
 for f in sorted(glob.glob(os.path.join(d, 'worker*.log'))):
     for line in open(f, errors='replace'):
         m = re.search(r'unit \d+(?: \(audit\))? \[(\d+), (\d+)\) done in ([\d.]+) s', line)
         if m:
             unit_seconds.append(float(m.group(3)))
             unit_numbers += int(m.group(2)) - int(m.group(1))
+        m = re.search(r'self-test passed on the (\d+)-bit sieve engine .* in ([\d.]+) s with the build', line)
+        if m:
+            builds.append((int(m.group(1)), float(m.group(2))))
 total_units = len(units)
 g = len(workers)
 fleet = rate(n_s, t_s)
@@ -172,6 +177,15 @@ if unit_seconds:
           'numbers/s), %.1f%% of the GPU-seconds from first lease to last result' % (
               tag, busy / len(unit_seconds), len(unit_seconds), busy, fmt(unit_numbers / max(busy, 1e-9)),
               100.0 * busy / max(t_all * max(g, 1), 1e-9)))
+if builds:
+    # The span less the engine builds (G in parallel: their sum over G), what a worker that runs
+    # for months pays once: the rate that remains is the campaign's steady one.
+    build_s = sum(b for _, b in builds)
+    rest = t_s - build_s / max(g, 1)
+    print('  %s: engines built at the first units: %s (%.2f s in all); first lease to last search less them %.1f s: '
+          'fleet %s numbers/s, %s per GPU' % (
+              tag, ', '.join('%d bits %.2f s' % b for b in builds), build_s, rest, fmt(rate(n_s, rest)),
+              fmt(rate(n_s, rest) / max(g, 1))))
 print('  %s: status: units %s, audits %s, double check %s; expired %d, released %d, rejected %d' % (
     tag, json.dumps(status.get('units', {})), json.dumps(status.get('audits', {})), status.get('double_check', 'n/a'),
     expired, released, rejected))
