@@ -5,7 +5,7 @@
 # sieve: the device-built sieves against Sieve::Generate at every unit width up to 30 bits and
 # against the compiled-in fingerprints (gpu_sieve_test; Generate at 30 bits is the slow part).
 # known: the known-answer suite in the production configuration (gpu_known_answer_test);
-# mutation: each mutant build packed beside the suites (gpu/pack_gpu_tests.sh BUILD 1 2 3 4 6 7 8 9:
+# mutation: each mutant build packed beside the suites (gpu/pack_gpu_tests.sh BUILD 1 2 3 4 6 7 8 9 10:
 # gpu_known_answer_test_mN, gpu_engine_test_mN) against the test written to see its mistake,
 # with seeds 1-3 (MUTATION_SEEDS) where the test draws its units; every mutant must fail ("caught").
 set -o pipefail
@@ -42,8 +42,9 @@ if [[ $mode == mutation || $mode == all ]]; then
     [6]="gpu_engine_test *StepStoppedGroupsMatchHostCount*"               # each half's first member decides
     [7]="gpu_engine_test *TailSplitsMatchCpu*"                            # a split half starts a member early
     [8]="gpu_engine_test *ShallowWalkGroupsMatchCpu*"                     # a group walked from k counts a step too many
-    [9]="gpu_engine_test *SharedCheckRowsNeverStopMore*")                  # the check reads a row shared by too many step counts
-  for m in 1 2 3 4 6 7 8 9; do
+    [9]="gpu_engine_test *SharedCheckRowsNeverStopMore*"                  # the check reads a row shared by too many step counts
+    [10]="gpu_engine_test *NarrowCheckEndsEveryIdleLane*")                 # an idle lane stops by its stale value alone
+  for m in 1 2 3 4 6 7 8 9 10; do
     read -r suite filter <<< "${target[$m]}"
     [[ -x ./${suite}_m$m ]] || { summary+=("mutation $m: not packed"); continue; }
     seeds=1; [[ $suite == gpu_engine_test ]] && seeds=${MUTATION_SEEDS:-1 2 3}

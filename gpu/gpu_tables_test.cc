@@ -277,6 +277,37 @@ TEST(GpuStopTableTest, NarrowCheckStopsNoValueTheExactOneKeeps) {
   EXPECT_LE(tail_from, PairWalkTailFrom(WalkTailFrom(stop, 24), gpu::kWalkCheckShift));
 }
 
+// The narrow check's stop rule as the library's kernels apply it (NarrowWalkStops, the
+// exactness suite's mutation 10): a lane without a member walks its stale value each round
+// from s = 0 (at most 48 steps, so s stays below kPairStepOffset), and that value may climb
+// past 2^96, where even the offset rows' saturated 8-byte thresholds do not stop it; the rule
+// ends such a lane by its s, and a member (s >= kPairStepOffset) by its value alone.
+TEST(GpuStopTableTest, NarrowCheckEndsEveryIdleLane) {
+  std::mt19937_64 rng(Seed() + 15);
+  const UnitSpec spec = SpecWithRecords(Pow2(64) + 4321, Pow2(64) + 888888, Kinds::kDelay, &rng);
+  const std::vector<ulonglong2> stop = BuildStopTable(spec, spec.floor);
+  const std::vector<uint64_t> narrow =
+      NarrowWalkCheckTable(PairWalkCheckTable(BuildWalkStopTable(stop, 24), gpu::kWalkCheckShift));
+  const size_t row = size_t{1} << gpu::kWalkRowBits;
+  ASSERT_GT(narrow.size(), gpu::kPairStepOffset * row);
+  ASSERT_LT(4u * gpu::kPairStepBits, gpu::kPairStepOffset);  // an idle lane's s after a round
+  for (uint32_t s = 0; s < gpu::kPairStepOffset; ++s) {
+    for (size_t r = 0; r < row; ++r) {
+      const uint64_t limit = narrow[s * row + r];
+      ASSERT_EQ(limit, ~uint64_t{0}) << "s " << s;  // saturated: stops every value below 2^96
+      const u128 stale = Pow2(96 + static_cast<unsigned>(rng() % 32)) + rng();
+      const bool below = (stale >> kNarrowCheckShift) < limit;
+      ASSERT_FALSE(below);  // what the rule is for
+      ASSERT_TRUE(gpu::NarrowWalkStopsOfLibrary(below, s)) << "s " << s;
+      ASSERT_TRUE(gpu::NarrowWalkStopsOfLibrary(true, s)) << "s " << s;
+    }
+  }
+  for (uint32_t s = gpu::kPairStepOffset; s < gpu::kPairStepOffset + 4000; ++s) {
+    ASSERT_FALSE(gpu::NarrowWalkStopsOfLibrary(false, s)) << "s " << s;
+    ASSERT_TRUE(gpu::NarrowWalkStopsOfLibrary(true, s)) << "s " << s;
+  }
+}
+
 // The group walk's two steps in one multiply (GroupWalkPairStep), on the host with the 12-bit
 // table: for v = 2^24 H + 2^12 L + i1, t = 3^p1 L + c1 < 2^32 gives the second step's entry
 // (t mod 2^12) and carry q = t >> 12, and (3^p1 3^p2) H + (3^p2 q + c2) equals the two table
@@ -312,9 +343,24 @@ TEST(GpuPairStepTest, TwoTableStepsInOneMultiply) {
     const uint32_t value_class = gpu::StepValueClass(table.p(i2), c2);
     if ((value_class & 1) != 0) ASSERT_EQ(fused % 3, 2u) << ToDecimal(v);
     if (value_class >= 2) ASSERT_EQ(fused % 9, value_class == 2 ? 4u : 8u) << ToDecimal(v);
-    if (m1 * m2 < (uint64_t{1} << 32)) ++fast;
+    if (m1 * m2 < (uint64_t{1} << 32)) {
+      ++fast;
+      if (bits <= 88) {
+        // The narrow fast path (v < 2^88, lever 109): H = h1 2^32 + h0 < 2^64 times m plus a as
+        // two chained wide multiply-adds, p0 = h0 m + a and p1 = h1 m + (p0 >> 32), neither
+        // past 64 bits, and v' = p1 2^32 + (p0 mod 2^32).
+        const uint64_t m = m1 * m2, a = m2 * (t >> kBits) + c2, h = static_cast<uint64_t>(v >> (2 * kBits));
+        const u128 p0 = static_cast<u128>(h & 0xFFFFFFFFu) * m + a;
+        ASSERT_LT(p0, Pow2(64)) << ToDecimal(v);
+        const u128 p1 = static_cast<u128>(h >> 32) * m + (p0 >> 32);
+        ASSERT_LT(p1, Pow2(64)) << ToDecimal(v);
+        ASSERT_EQ((p1 << 32) + (p0 & 0xFFFFFFFFu), fused) << ToDecimal(v);
+      }
+    }
   }
   EXPECT_GT(fast, 190000);  // 3^(p1 + p2) >= 2^32 (p1 + p2 > 20) is rare
+  // The narrow path's first multiply-add at its largest: (2^32 - 1) 3^20 + 3^12 (2^20 + 1) < 2^64.
+  EXPECT_LT(static_cast<u128>(0xFFFFFFFFu) * kPow3[20] + static_cast<u128>(kPow3[kBits]) * ((1u << 20) + 1), Pow2(64));
   // The fast path's largest product and addend: (2^96 - 1)(2^32 - 1) + 3^12 (2^20 + 1) < 2^128.
   const u128 largest = (Pow2(96) - 1) * ((u128{1} << 32) - 1);
   EXPECT_GT(kU128Max - largest, static_cast<u128>(kPow3[kBits]) * ((1u << 20) + 1));

@@ -4,7 +4,7 @@
 # .carry/gpu.tar.xz for the GPU machine, with the mutant builds of the exactness suites that
 # gpu/device_run.sh mutation runs (each must FAIL its target test there).
 #   gpu/pack_gpu_tests.sh BUILD_DIR [MUTATION ...]
-# Each MUTATION N (1 2 3 4 6 7 8 9: see the COLLATZ_GPU_MUTATION blocks in gpu/kernels) is built
+# Each MUTATION N (1 2 3 4 6 7 8 9 10: see the COLLATZ_GPU_MUTATION blocks in gpu/kernels) is built
 # here, CUDA-only for sm_90, in build-mutN (kept: a later pack rebuilds only what changed), and
 # its gpu_engine_test and gpu_known_answer_test travel as gpu_engine_test_mN and
 # gpu_known_answer_test_mN. On the GPU machine (carry .carry):

@@ -108,6 +108,9 @@ static_assert(kWalkCheckShift >= 0 && kPairStepOffset % (1u << kWalkCheckShift) 
 // The row that check reads for s steps with the table's last row `last`, as the library's
 // kernels compute it (gpu/kernels/walk_check_row.cuh), for the tests on the host.
 uint32_t WalkCheckRowOfLibrary(uint32_t s, uint32_t last);
+// The narrow check's stop rule as the library's kernels apply it (NarrowWalkStops in
+// gpu/kernels/walk_check_row.cuh), for the tests on the host.
+bool NarrowWalkStopsOfLibrary(bool below, uint32_t s);
 static_assert(4 * kPairStepBits < kPairStepOffset, "an idle lane's round stays in the offset rows");
 __host__ __device__ constexpr uint32_t PackPairStep(uint32_t c, uint32_t steps, uint32_t value_class) {
   return steps | (value_class << 7) | (c << kPairStepCShift);

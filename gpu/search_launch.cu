@@ -98,5 +98,6 @@ cudaError_t GroupBlocksPerSm(int block_threads, int threads_per_sm, int walk_ste
 }
 
 uint32_t WalkCheckRowOfLibrary(uint32_t s, uint32_t last) { return WalkCheckRow(s, last); }
+bool NarrowWalkStopsOfLibrary(bool below, uint32_t s) { return NarrowWalkStops(below, s); }
 
 }  // namespace collatz::gpu

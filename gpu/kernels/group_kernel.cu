@@ -5,7 +5,7 @@
 // gpu/kernels/group_common.cuh; kMutationStepsShort): =1 the walk ends its members one step
 // early, =2 the walk's product loses a carry, =7 a split generator's given half starts one
 // member early (GroupSplitTail), =8 a group walked from k T-steps (past group_shallow_steps)
-// counts one step too many.
+// counts one step too many; 9 and 10 are in walk_check_row.cuh.
 #include "gpu/kernels/find_kernels.h"
 #include "gpu/kernels/group_common.cuh"
 #include "gpu/kernels/walk_check_row.cuh"
@@ -474,9 +474,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
         // 8-byte thresholds of v >> 32 (a row is one cache line: half the check's L1 traffic).
         bool stops;
         if constexpr (kNarrow) {
-          // A lane without a member stops by its s: its stale value may have climbed past
-          // 2^96, which no 8-byte threshold stops (it would walk on as a member).
-          stops = HighBitsLess(hi, lo, __ldg(P.walk_check_narrow + entry)) || s < kStepOffset;
+          // A lane without a member stops by its s (NarrowWalkStops).
+          static_assert(kStepOffset == kPairStepOffset, "the narrow check counts from the pair walk's offset");
+          stops = NarrowWalkStops(HighBitsLess(hi, lo, __ldg(P.walk_check_narrow + entry)), s);
         } else {
           const ulonglong2 limit = __ldg(P.walk_check + entry);
           stops = Less128(hi, lo, limit.y, limit.x);
