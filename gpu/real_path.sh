@@ -7,9 +7,10 @@
 #           (below the published bound: a check, not a search)
 #   run     collatzctl run on an empty database at 2^66 (delay), after import --published,
 #           and [1, 2^44) both kinds
-#   unit    collatzctl run of one campaign unit (UNIT_NUMBERS, 2^52) at B, the first multiple of
-#           it above the published bound, with --log-level debug (where its time goes beyond
-#           the search), beside collatzctl bench of the same numbers (UNIT_BENCH=0: without)
+#   unit    collatzctl run of one campaign unit (UNIT_NUMBERS, 2^52, as --unit-size: 2^53 and
+#           2^54 stay one unit) at B, the first multiple of it above the published bound, with
+#           --log-level debug (where its time goes beyond the search), beside collatzctl bench
+#           of the same numbers (UNIT_BENCH=0: without; the bench takes at most 2^53)
 #   fleet   collatz-server + one GPU worker at 2^66 (2^46 numbers, one default unit) after
 #           import --published, next to collatzctl bench --numbers 2^46 in the same call
 #   fleet-class  the same with --kinds delay,class (the server cuts such units at its
@@ -137,12 +138,13 @@ t_s = max((v[0] for v in searched.values()), default=t0 or 0) - (t0 or 0)
 t_c = max((v[0] for v in checked.values()), default=t0 or 0) - (t0 or 0)
 t_all = max(t_s, t_c)
 workers = sorted(set(g[1] for g in grants))
-per = []
+per, last_end = [], {}
 for w in workers:
     first = min(g[0] for g in grants if g[1] == w)
     ends = [v[0] for v in searched.values() if v[1] == w] + [v[0] for v in checked.values() if v[1] == w]
     n = sum(size(u) for u, v in searched.items() if v[1] == w) + sum(size(u) for u, v in checked.items() if v[1] == w)
     per.append((w, hosts.get(w, '?'), n, max(ends, default=first) - first))
+    last_end[w] = max(ends, default=first)
 # The workers' own search times (their "done in S s" lines), per worker log, and the engines
 # each built at its first unit of a width ("self-test passed on the K-bit sieve engine ... in S s
 # with the build"): once a worker process, inside the span of its first lease.
@@ -186,6 +188,15 @@ if builds:
           'fleet %s numbers/s, %s per GPU' % (
               tag, ', '.join('%d bits %.2f s' % b for b in builds), build_s, rest, fmt(rate(n_s, rest)),
               fmt(rate(n_s, rest) / max(g, 1))))
+if g >= 2 and per:
+    # Whole units end a short run unevenly: the GPU without a last unit waits while another
+    # searches its own (the server cuts from P, so the last unit is partial: with [P, B) half a
+    # unit of 2^52, it waits about half a unit). A campaign of months has no such end; each
+    # worker's own rate, summed, is the fleet's rate without it.
+    summed = sum(rate(n, s) for _, _, n, s in per)
+    print('  %s: the fleet without its uneven end: the workers\' own rates (numbers over first lease to last '
+          'result) summed %s numbers/s, %s per GPU; the first GPU to run out of units waited %.1f s for the last result' % (
+              tag, fmt(summed), fmt(summed / g), (t0 + t_all) - min(last_end.values())))
 print('  %s: status: units %s, audits %s, double check %s; expired %d, released %d, rejected %d' % (
     tag, json.dumps(status.get('units', {})), json.dumps(status.get('audits', {})), status.get('double_check', 'n/a'),
     expired, released, rejected))
@@ -401,7 +412,7 @@ for mode in $modes; do
     n=${UNIT_NUMBERS:-2^52}; B=$(py "print(-(-$P // ${n/^/**}) * ${n/^/**})")
     ctl import --db "$W/unit.db" --published > "$OUT/unit_import.txt" 2>&1
     s=$(date +%s.%N)
-    ctl --log-level debug run --db "$W/unit.db" --from $B --to $B+$n --kinds delay --backend gpu > "$OUT/unit_run.txt" 2> "$OUT/unit_run.err"
+    ctl --log-level debug run --db "$W/unit.db" --from $B --to $B+$n --kinds delay --backend gpu --unit-size "$n" > "$OUT/unit_run.txt" 2> "$OUT/unit_run.err"
     echo "unit: run [B, B + $n) delay after import --published (rc $?, $(py "print(round($(date +%s.%N) - $s, 2))") s wall): $(grep -E '^# searched' "$OUT/unit_run.txt")"
     grep -E "tables built|stored:|backend|CUDA" "$OUT/unit_run.err" | sed -e 's/^\[[^]]*\] //' | cut -c1-600
     if [[ ${UNIT_BENCH:-1} == 1 ]]; then
