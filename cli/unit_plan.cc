@@ -52,19 +52,19 @@ u128 DefaultUnitSize(u128 range, bool gpu, unsigned cpu_threads) {
   // against the bench's 7.0e12; in 8 units of 2^41 the cost halves. Larger units also take
   // deeper residue groups (2^44 numbers after import --published at 2^66: one unit, 15-bit
   // groups, 7.3e12 like the bench; two units of 2^43, 14 bits: 6.1e12), so one unit up to
-  // 2^52: from 2^48 on delay-only units take a wide sieve (30 bits since session 33, 28
-  // before, for the figures below), and each doubling deepens their
-  // groups of about 227 members by a bit (engines::kWideUnitDelaySieveBits; the campaign point
-  // above the published bound, H200: units of 2^49 / 2^50 / 2^51 / 2^52 3.68 / 3.76 / 4.00 /
-  // 4.07e13 numbers/s, session 29; 2^48 with 19 bits 3.14e13, units of 2^46 2.83e13), which
-  // take 110 s on an H200 at 2^52. Progress comes from inside a unit.
+  // 2^54: from 2^48 on delay-only units take a wide sieve (30 bits since session 33), and each
+  // doubling deepens their groups of about 227 members by a bit (engines::kWideUnitDelaySieveBits;
+  // the campaign point above the published bound, H200: units of 2^51 / 2^52 / 2^54 4.19 /
+  // 4.26 / 4.47e13 numbers/s through the server or collatzctl run, session 36), which take
+  // 400 s on an H200 at 2^54: an interrupted run loses at most that. Progress comes from
+  // inside a unit.
   // A CPU unit gives each thread the engine's entry-stop chunks (the entry stop pays only in
   // chunks that large: core/cpu_engine.h), 2^30 numbers a thread: 2^66, 2^32 numbers, 2
   // threads: 9.8e8 numbers/s in units of 2^28, 1.21e9 in 2^30, 1.30e9 in 2^32.
   const u128 cpu_least = static_cast<u128>(CpuEngineOptions{}.EntryStopChunkNumbers(kDefaultSieveBits)) *
                          CpuEngineOptions::kChunksPerThread * std::max(1u, cpu_threads);
   const u128 least = gpu ? Pow2(32) : cpu_least;
-  const int hi_bits = gpu ? 52 : 40;
+  const int hi_bits = gpu ? 54 : 40;
   const u128 target = range / (gpu ? 1 : 8);
   int bits = 0;
   while (bits < hi_bits && (Pow2(bits) < least || Pow2(bits) < target)) ++bits;

@@ -114,7 +114,9 @@ TEST(DefaultUnitSize, StaysWithinBounds) {
   EXPECT_TRUE(DefaultUnitSize(Pow2(36), true, 16) == Pow2(36));
   EXPECT_TRUE(DefaultUnitSize(Pow2(44), true, 1) == Pow2(44));
   EXPECT_TRUE(DefaultUnitSize(Pow2(44) + 1, true, 1) == Pow2(45));
-  EXPECT_TRUE(DefaultUnitSize(Pow2(100), true, 1) == Pow2(52));
+  EXPECT_TRUE(DefaultUnitSize(Pow2(52) + 1, true, 1) == Pow2(53));
+  EXPECT_TRUE(DefaultUnitSize(Pow2(100), true, 1) == Pow2(54));
+  EXPECT_TRUE(DefaultUnitSize(Pow2(100), true, 1) == kMaxUnitSize);
 }
 
 }  // namespace

@@ -10,7 +10,7 @@
 #   unit    collatzctl run of one campaign unit (UNIT_NUMBERS, 2^52, as --unit-size: 2^53 and
 #           2^54 stay one unit) at B, the first multiple of it above the published bound, with
 #           --log-level debug (where its time goes beyond the search), beside collatzctl bench
-#           of the same numbers (UNIT_BENCH=0: without; the bench takes at most 2^53)
+#           of the same numbers (UNIT_BENCH=0: without)
 #   fleet   collatz-server + one GPU worker at 2^66 (2^46 numbers, one default unit) after
 #           import --published, next to collatzctl bench --numbers 2^46 in the same call
 #   fleet-class  the same with --kinds delay,class (the server cuts such units at its
