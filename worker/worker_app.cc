@@ -55,15 +55,19 @@ struct Device {
 };
 
 // A worker's search tables of `bits` (or of `sieve_file`): a wide generated sieve is built on
-// `gpu` (seconds on the host otherwise), with the host's offset table added for the CPU path
-// (self-test, host finish); else on the host. `delay`: step and tail tables to share (null:
-// new ones).
+// `gpu` (seconds on the host otherwise), else on the host. `cpu_offsets`: the tables also serve
+// the CPU engine (the startup tables, whose CPU path every worker self-tests), so a sieve built
+// on the GPU gets the host's mod-9 offset table too; a GPU's tables of another unit width do
+// without it (only the CPU engine reads it, not the GPU engine, its host finish or the
+// self-test's reference path; at 30 bits it is 1.7 GB of host memory and seconds a worker
+// process). `delay`: step and tail tables to share (null: new ones).
 Status BuildWorkerTables(const GpuInfo* gpu, const std::string& sieve_file, int bits,
-                         std::shared_ptr<const FastDelay> delay, std::shared_ptr<const SearchTables>* out) {
+                         std::shared_ptr<const FastDelay> delay, bool cpu_offsets,
+                         std::shared_ptr<const SearchTables>* out) {
   if (gpu != nullptr && engines::BuildsSieveOnGpu(engines::Backend::kGpu, sieve_file, bits)) {
     std::shared_ptr<const SearchTables> built;
     Status st = engines::BuildGpuSearchTables(gpu->index, bits, std::move(delay), &built);
-    if (st.ok()) *out = SearchTables::WithCpuOffsets(std::move(built));
+    if (st.ok()) *out = cpu_offsets ? SearchTables::WithCpuOffsets(std::move(built)) : std::move(built);
     return st;
   }
   return engines::BuildSearchTables(sieve_file, bits, out, std::move(delay));
@@ -71,8 +75,9 @@ Status BuildWorkerTables(const GpuInfo* gpu, const std::string& sieve_file, int 
 
 // The tables of unit widths other than the startup one (Unit.sieve_bits), shared by the
 // devices: the first device that needs a width builds them (on its GPU when that width is
-// built there, with the host's offset table for the CPU path, as the startup tables; else
-// on the host), sharing the startup tables' step and tail tables.
+// built there, without the CPU's offset table; else on the host, with it), sharing the startup
+// tables' step and tail tables. The CPU asking for tables a GPU built gets them with the
+// offset table added.
 class WidthTables {
  public:
   explicit WidthTables(std::shared_ptr<const FastDelay> delay) : delay_(std::move(delay)) {}
@@ -82,10 +87,11 @@ class WidthTables {
     std::lock_guard<std::mutex> lock(mu_);  // another device waits rather than build it twice
     auto it = by_bits_.find(bits);
     if (it != by_bits_.end()) {
+      if (gpu == nullptr) it->second = SearchTables::WithCpuOffsets(it->second);  // itself where it has them
       *out = it->second;
       return Status::Ok();
     }
-    const Status st = BuildWorkerTables(gpu, "", bits, delay_, out);
+    const Status st = BuildWorkerTables(gpu, "", bits, delay_, /*cpu_offsets=*/gpu == nullptr, out);
     if (st.ok()) by_bits_[bits] = *out;
     return st;
   }
@@ -246,7 +252,8 @@ int WorkerMain(int argc, char** argv, const WorkerSeams& seams) {
   }
   const bool use_gpu = !gpus.empty();
   std::shared_ptr<const SearchTables> tables;
-  const Status tables_st = BuildWorkerTables(use_gpu ? &gpus.front() : nullptr, sieve_file, sieve_bits, nullptr, &tables);
+  const Status tables_st = BuildWorkerTables(use_gpu ? &gpus.front() : nullptr, sieve_file, sieve_bits, nullptr,
+                                             /*cpu_offsets=*/true, &tables);
   if (!tables_st.ok()) {
     spdlog::error("search tables: {}", tables_st.ToString());
     return finish(kExitFatal);
