@@ -32,7 +32,7 @@ print(' (below the published bound: not a real search)' if a + n <= p else ' (st
 }
 run() {
   local label; label=$(where "$@")
-  timeout 150 ./gpu_bench --baseline-numbers 2^30 "$@" 2>&1 | tee -a "$OUT/final.log" | grep -E "SUMMARY|verify|baseline:|unit \[|gpu_bench:|^result:|join map|^step model" | sed -e 's/; candidates=.*//' -e 's/tally_count=0 tally_sum=0 //' -e 's/ class_minima=\[ \]//' -e "s/^SUMMARY /SUMMARY$label /" | cut -c1-560
+  timeout "${RUN_TIMEOUT:-150}" ./gpu_bench --baseline-numbers 2^30 "$@" 2>&1 | tee -a "$OUT/final.log" | grep -E "SUMMARY|verify|baseline:|unit \[|gpu_bench:|^result:|join map|^step model" | sed -e 's/; candidates=.*//' -e 's/tally_count=0 tally_sum=0 //' -e 's/ class_minima=\[ \]//' -e "s/^SUMMARY /SUMMARY$label /" | cut -c1-560
 }
 for sieve in 19 24; do
   verify=2^24; [[ $sieve == 19 ]] && verify=2^34
@@ -119,3 +119,7 @@ run --at 28021396881499226112 --numbers 2^52 --kinds delay --sieve-bits 28 --bas
 # class sieve (4.53e12, about 62 s; "Choosing the widths").
 run --at 28021396881499226112 --numbers 2^52 --kinds delay --sieve-bits 30 --baseline-numbers 0 --repeat 1
 run --at 2^66 --numbers 2^48 --kinds delay,class --sieve-bits 30 --baseline-numbers 0 --repeat 1
+# Session 36: the campaign unit of 2^54 that docs/OPERATIONS.md 13 starts with (13-bit groups
+# over the 30-bit sieve), at B54 = 28030404080753967104, the first multiple of 2^54 above P;
+# 4.494e13, about 400 s (RUN_TIMEOUT: the rows' 150 s would cut it).
+RUN_TIMEOUT=480 run --at 28030404080753967104 --numbers 2^54 --kinds delay --sieve-bits 30 --baseline-numbers 0 --repeat 1
