@@ -41,9 +41,10 @@
 #                     docs/PERFORMANCE.md session 29)
 #   CAMPAIGN_UNITS    whole units of CAMPAIGN_UNIT to submit above the first (partial) unit
 #                     [P, B), instead of the above
-#   CAMPAIGN_UNIT     unit size (2^52, as docs/OPERATIONS.md section 13 starts a campaign:
-#                     delay-only units of 2^48 and more take the 30-bit sieve, and each doubling
-#                     deepens their groups; 2^46 is the server's own default)
+#   CAMPAIGN_UNIT     unit size (2^52, about 105 s on an H200, so that a call holds several;
+#                     docs/OPERATIONS.md section 13 starts a campaign at 2^54, 400 s a unit and
+#                     5% faster: delay-only units of 2^48 and more take the 30-bit sieve, and each
+#                     doubling deepens their groups; 2^46 is the server's own default)
 #   CAMPAIGN_IDLE     each worker exits after this many seconds without work (a unit's search
 #                     at CAMPAIGN_RATE + 4, at least 8: more than a unit's search, so that a
 #                     GPU waiting for the last unit to check stays; 8 where nothing is checked:
