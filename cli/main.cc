@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--db", run.db, "Record database (SQLite; created if missing)")->capture_default_str();
   run_cmd->add_option("--threads", run.threads, "CPU threads (0: all cores)")->capture_default_str();
   run_cmd->add_option("--unit-size", run.unit_size,
-                      "Numbers per stored unit (default: about 1/8 of the range, 2^30 a thread to 2^40; GPU: the range, 2^32 to 2^54; at most 2^54)");
+                      "Numbers per stored unit (default: about 1/8 of the range, 2^30 a thread to 2^40; GPU: the range, 2^32 to 2^54, with classes to 2^52; at most 2^54)");
   CLI::Option* run_bits = run_cmd->add_option("--sieve-bits", run.sieve_bits, kSieveBitsHelp);
   run_cmd->add_option("--sieve", run.sieve_file, "Sieve file made by collatz-sieve generate (checked on load)")
       ->excludes(run_bits);

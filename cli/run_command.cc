@@ -175,7 +175,7 @@ int RunCommand(const RunArgs& args) {
   if (resolved == engines::Backend::kGpu) gpu_context = engines::StartGpuContext(0);
   if (unit_size == 0) {
     const auto threads = static_cast<unsigned>(ResolveThreadCount(args.threads));
-    unit_size = DefaultUnitSize(to - from, resolved == engines::Backend::kGpu, threads);
+    unit_size = DefaultUnitSize(to - from, resolved == engines::Backend::kGpu, threads, kinds);
   }
 
   // A sieve file is checked before the database is touched: a corrupt one changes nothing.

@@ -30,11 +30,12 @@ std::vector<PlannedUnit> PlanUnits(u128 from, u128 to, std::vector<std::pair<u12
 
 // The unit size used when --unit-size is not given: about 1/8 of the range as a power of
 // two, at least 2^30 numbers a CPU thread (four chunks of 2^28 each) and at most 2^40 (GPU:
-// the range, within [2^32, 2^54]; cpu_threads is then unused).
-u128 DefaultUnitSize(u128 range, bool gpu, unsigned cpu_threads);
+// the range, within [2^32, 2^54] delay-only and [2^32, 2^52] with classes; cpu_threads is
+// then unused, kinds is unused on the CPU).
+u128 DefaultUnitSize(u128 range, bool gpu, unsigned cpu_threads, Kinds kinds);
 
 // Largest unit --unit-size takes (a GPU campaign's units are 2^54, about 400 s on an H200:
-// docs/OPERATIONS.md section 13), also the largest default GPU unit.
+// docs/OPERATIONS.md section 13), also the largest default delay-only GPU unit.
 constexpr u128 kMaxUnitSize = static_cast<u128>(1) << 54;
 
 }  // namespace collatz::cli

@@ -81,7 +81,7 @@ TEST(PlanUnits, CutsTheFirstBlockAtGrowingPowersOfTwo) {
   EXPECT_EQ(AsPairs(PlanUnits(1, Pow2(21), {}, Pow2(20))), expect);
   EXPECT_EQ(PlanUnits(1, Pow2(24), {}, Pow2(16)).size(), 256u);
   // The CPU's smallest default unit (2^30 on one thread): cuts at 2^20, 2^24, 2^28, then units.
-  EXPECT_EQ(PlanUnits(1, Pow2(32), {}, DefaultUnitSize(Pow2(32), false, 1)).size(), 4u + 3u);
+  EXPECT_EQ(PlanUnits(1, Pow2(32), {}, DefaultUnitSize(Pow2(32), false, 1, Kinds::kDelay)).size(), 4u + 3u);
 }
 
 TEST(CoveredIntervals, ClassSearchesNeedClassUnits) {
@@ -102,21 +102,26 @@ TEST(CoveredIntervals, ClassSearchesNeedClassUnits) {
 }
 
 TEST(DefaultUnitSize, StaysWithinBounds) {
-  EXPECT_TRUE(DefaultUnitSize(100, false, 1) == Pow2(30));
-  EXPECT_TRUE(DefaultUnitSize(Pow2(36), false, 1) == Pow2(33));
-  EXPECT_TRUE(DefaultUnitSize(Pow2(100), false, 1) == Pow2(40));
+  EXPECT_TRUE(DefaultUnitSize(100, false, 1, Kinds::kDelay) == Pow2(30));
+  EXPECT_TRUE(DefaultUnitSize(Pow2(36), false, 1, Kinds::kDelay) == Pow2(33));
+  EXPECT_TRUE(DefaultUnitSize(Pow2(100), false, 1, Kinds::kDelay) == Pow2(40));
   // At least 2^30 numbers a CPU thread.
-  EXPECT_TRUE(DefaultUnitSize(Pow2(32), false, 2) == Pow2(31));
-  EXPECT_TRUE(DefaultUnitSize(Pow2(32), false, 16) == Pow2(34));
-  EXPECT_TRUE(DefaultUnitSize(Pow2(32), false, 12) == Pow2(34));
-  EXPECT_TRUE(DefaultUnitSize(Pow2(32), false, 0) == Pow2(30));
-  EXPECT_TRUE(DefaultUnitSize(Pow2(32), false, 1u << 20) == Pow2(40));
-  EXPECT_TRUE(DefaultUnitSize(Pow2(36), true, 16) == Pow2(36));
-  EXPECT_TRUE(DefaultUnitSize(Pow2(44), true, 1) == Pow2(44));
-  EXPECT_TRUE(DefaultUnitSize(Pow2(44) + 1, true, 1) == Pow2(45));
-  EXPECT_TRUE(DefaultUnitSize(Pow2(52) + 1, true, 1) == Pow2(53));
-  EXPECT_TRUE(DefaultUnitSize(Pow2(100), true, 1) == Pow2(54));
-  EXPECT_TRUE(DefaultUnitSize(Pow2(100), true, 1) == kMaxUnitSize);
+  EXPECT_TRUE(DefaultUnitSize(Pow2(32), false, 2, Kinds::kDelay) == Pow2(31));
+  EXPECT_TRUE(DefaultUnitSize(Pow2(32), false, 16, Kinds::kDelay) == Pow2(34));
+  EXPECT_TRUE(DefaultUnitSize(Pow2(32), false, 12, Kinds::kDelay) == Pow2(34));
+  EXPECT_TRUE(DefaultUnitSize(Pow2(32), false, 0, Kinds::kDelay) == Pow2(30));
+  EXPECT_TRUE(DefaultUnitSize(Pow2(32), false, 1u << 20, Kinds::kDelay) == Pow2(40));
+  EXPECT_TRUE(DefaultUnitSize(Pow2(36), true, 16, Kinds::kDelay) == Pow2(36));
+  EXPECT_TRUE(DefaultUnitSize(Pow2(44), true, 1, Kinds::kDelay) == Pow2(44));
+  EXPECT_TRUE(DefaultUnitSize(Pow2(44) + 1, true, 1, Kinds::kDelay) == Pow2(45));
+  EXPECT_TRUE(DefaultUnitSize(Pow2(52) + 1, true, 1, Kinds::kDelay) == Pow2(53));
+  EXPECT_TRUE(DefaultUnitSize(Pow2(100), true, 1, Kinds::kDelay) == Pow2(54));
+  EXPECT_TRUE(DefaultUnitSize(Pow2(100), true, 1, Kinds::kDelay) == kMaxUnitSize);
+  // Delay+class GPU units stop at 2^52 (an hour at 2^66 at 2^54); the CPU ignores the kinds.
+  EXPECT_TRUE(DefaultUnitSize(Pow2(52) + 1, true, 1, Kinds::kDelayAndClass) == Pow2(52));
+  EXPECT_TRUE(DefaultUnitSize(Pow2(100), true, 1, Kinds::kDelayAndClass) == Pow2(52));
+  EXPECT_TRUE(DefaultUnitSize(Pow2(44), true, 1, Kinds::kDelayAndClass) == Pow2(44));
+  EXPECT_TRUE(DefaultUnitSize(Pow2(100), false, 1, Kinds::kDelayAndClass) == Pow2(40));
 }
 
 }  // namespace
