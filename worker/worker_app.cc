@@ -56,11 +56,11 @@ struct Device {
 
 // A worker's search tables of `bits` (or of `sieve_file`): a wide generated sieve is built on
 // `gpu` (seconds on the host otherwise), else on the host. `cpu_offsets`: the tables also serve
-// the CPU engine (the startup tables, whose CPU path every worker self-tests), so a sieve built
-// on the GPU gets the host's mod-9 offset table too; a GPU's tables of another unit width do
-// without it (only the CPU engine reads it, not the GPU engine, its host finish or the
-// self-test's reference path; at 30 bits it is 1.7 GB of host memory and seconds a worker
-// process). `delay`: step and tail tables to share (null: new ones).
+// the CPU engine (the startup tables, whose CPU path every worker self-tests), so they get the
+// host's mod-9 offset table; a GPU's tables of another unit width do without it (only the CPU
+// engine reads it, not the GPU engine, its host finish or the self-test's reference path; at
+// 30 bits it is 1.7 GB of host memory and seconds a worker process). `delay`: step and tail
+// tables to share (null: new ones, which always carry the offset table).
 Status BuildWorkerTables(const GpuInfo* gpu, const std::string& sieve_file, int bits,
                          std::shared_ptr<const FastDelay> delay, bool cpu_offsets,
                          std::shared_ptr<const SearchTables>* out) {
@@ -70,12 +70,12 @@ Status BuildWorkerTables(const GpuInfo* gpu, const std::string& sieve_file, int 
     if (st.ok()) *out = cpu_offsets ? SearchTables::WithCpuOffsets(std::move(built)) : std::move(built);
     return st;
   }
-  return engines::BuildSearchTables(sieve_file, bits, out, std::move(delay));
+  return engines::BuildSearchTables(sieve_file, bits, out, std::move(delay), cpu_offsets);
 }
 
 // The tables of unit widths other than the startup one (Unit.sieve_bits), shared by the
 // devices: the first device that needs a width builds them (on its GPU when that width is
-// built there, without the CPU's offset table; else on the host, with it), sharing the startup
+// built there, else on the host; the CPU's offset table only for the CPU), sharing the startup
 // tables' step and tail tables. The CPU asking for tables a GPU built gets them with the
 // offset table added.
 class WidthTables {
