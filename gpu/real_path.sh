@@ -144,8 +144,8 @@ for w in workers:
     first = min(g[0] for g in grants if g[1] == w)
     ends = [v[0] for v in searched.values() if v[1] == w] + [v[0] for v in checked.values() if v[1] == w]
     n = sum(size(u) for u, v in searched.items() if v[1] == w) + sum(size(u) for u, v in checked.items() if v[1] == w)
-    per.append((w, hosts.get(w, '?'), n, max(ends, default=first) - first))
     last_end[w] = max(ends, default=first)
+    per.append((w, hosts.get(w, '?'), n, last_end[w] - first))
 # The workers' own search times (their "done in S s" lines), per worker log, and the engines
 # each built at its first unit of a width ("self-test passed on the K-bit sieve engine ... in S s
 # with the build"): once a worker process, inside the span of its first lease.
