@@ -32,8 +32,9 @@
 // once a round, so this counts the work a number needs, not what the kernel spends on it;
 // beside it, the walks by the round whose check (once every 24 T-steps, as the GPU's) stops
 // them, the share a first-round filter would stop before any round (FirstRoundFilterStops;
-// docs/PERFORMANCE.md, lever 105), and the rounds a walk with a check every 12, 24, 36 or 48
-// T-steps (rounds of one to four 12-bit table steps; lever 107).
+// docs/PERFORMANCE.md, lever 105), and the rounds a walk with a check every 12, 24, 26, 28, 36
+// or 48 T-steps (rounds of one to four 12-bit table steps, lever 107; two of 13 or 14 bits,
+// lever 111).
 // --model-only: the model alone, on the host (no CUDA device needed).
 #include <algorithm>
 #include <chrono>
@@ -117,13 +118,13 @@ void RunStepModel(const Sieve& sieve, const UnitSpec& spec, u128 sample, int gro
   std::vector<uint64_t> round_stops(9, 0);
   uint64_t filtered = 0;
   double rounds_unfiltered = 0;
-  // Walks checked every R T-steps beyond k + G instead, R = 12, 24, 36, 48 (a round of one,
-  // two, three or four 12-bit table steps): rounds a walk, from which T-steps of its first
+  // Walks checked every R T-steps beyond k + G instead, R = 12, 24, 26, 28, 36, 48 (a round of
+  // one to four 12-bit table steps, or two of 13 or 14 bits): rounds a walk, from which T-steps of its first
   // kStopWindow beyond k + G the exact test lets it stop (a walk that none does counts the
   // rounds to its first stop at a multiple of 24 beyond the window, whatever R).
   constexpr int kStopWindow = 192;
-  const int kRoundTSteps[4] = {12, 24, 36, 48};
-  double rounds_by_r[4] = {0, 0, 0, 0};
+  const int kRoundTSteps[6] = {12, 24, 26, 28, 36, 48};
+  double rounds_by_r[6] = {0, 0, 0, 0, 0, 0};
   uint64_t stop_bits[kStopWindow / 64];
   uint64_t state = 0x243F6A8885A308D3ull;
   const auto t0 = std::chrono::steady_clock::now();
@@ -203,7 +204,7 @@ void RunStepModel(const Sieve& sieve, const UnitSpec& spec, u128 sample, int gro
         return (t_stopped - kg + r - 1) / r;
       };
       const uint64_t rounds = rounds_of(24);
-      for (int r = 0; r < 4; ++r) rounds_by_r[r] += static_cast<double>(rounds_of(kRoundTSteps[r]));
+      for (int r = 0; r < 6; ++r) rounds_by_r[r] += static_cast<double>(rounds_of(kRoundTSteps[r]));
       ++round_stops[std::min<uint64_t>(rounds, 8)];
       if (filter_stops) {
         ++filtered;
@@ -241,7 +242,7 @@ void RunStepModel(const Sieve& sieve, const UnitSpec& spec, u128 sample, int gro
   std::printf("; rounds a walk %.3f; the first-round filter stops %.1f%% of the walks, leaving %.3f rounds a walk\n",
               rounds_all / w, 100.0 * static_cast<double>(filtered) / w, rounds_unfiltered / w);
   std::printf("step model: rounds a walk with a check every");
-  for (int r = 0; r < 4; ++r) std::printf(" %d T-steps %.3f%s", kRoundTSteps[r], rounds_by_r[r] / w, r < 3 ? ";" : "\n");
+  for (int r = 0; r < 6; ++r) std::printf(" %d T-steps %.3f%s", kRoundTSteps[r], rounds_by_r[r] / w, r < 5 ? ";" : "\n");
 }
 
 int Main(int argc, char** argv) {

@@ -11,6 +11,7 @@
 #include "core/search_engine.h"
 #include "core/status.h"
 #include "core/unit_search.h"
+#include "gpu/pair_step_bits.h"
 
 namespace collatz {
 
@@ -20,7 +21,8 @@ struct GpuEngineOptions {
   // Step table (S <= 20) and tail table (exact delays of every n < 2^T, 16-bit, in device
   // memory; built on the GPU, T <= 32).
   int step_bits = 19;
-  int tail_bits = 24;
+  // At least twice the two-step walk's table width (GpuEngineImpl::UsesTwoStepRounds).
+  int tail_bits = 2 * gpu::kPairStepBits;
   // Units without early termination (a provable floor, no trusted or covered record table)
   // walk every number to the tail, so a wider one pays there: built on the first such unit
   // (2^bits 16-bit entries, 8 GiB at 32), skipped when the device lacks the memory; 0: tail_bits.
@@ -145,8 +147,8 @@ struct GpuEngineOptions {
   int group_tail_split_min = 8;
   // Table steps a walk round takes before its check (1 or 2). Two halve the checks and the
   // member hand-overs per T-step at the price of checking each member half as often
-  // (docs/PERFORMANCE.md, lever 53); they need the 12-bit shared walk table, tail_bits >= 24
-  // and N >= 2^(k + G + 24), else a launch takes one.
+  // (docs/PERFORMANCE.md, lever 53); they need the shared walk table of gpu::kPairStepBits = S
+  // (12 or 13), tail_bits >= 2S and N >= 2^(k + G + 2S), else a launch takes one.
   int group_walk_round_steps = 2;
   // Walking groups with more odd steps than this among their k + G shared T-steps walk from k
   // T-steps instead (LaunchParams::group_shallow_steps). 0: as many as keep the step between
@@ -156,7 +158,7 @@ struct GpuEngineOptions {
   // Step table of the group walk: 0 uses the global (L2) table of step_bits; 5..13 a table
   // of that width which each block keeps in shared memory: more steps, but no L2 round
   // trip each (the 19-bit table's random reads kept the L2 80% busy; docs/PERFORMANCE.md).
-  int group_walk_step_bits = 12;
+  int group_walk_step_bits = gpu::kPairStepBits;
   // Join map level L (0: off; -1: 32 for sieves up to 22 bits, else 34; at most 34):
   // group walks skip the groups whose numbers all have a smaller twin of the
   // same delay in the unit (the k-bit join sieve carried to L bits over the survivors'

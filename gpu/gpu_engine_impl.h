@@ -155,7 +155,7 @@ class GpuEngine : public SearchEngine {
     return options_.class_walk_queue &&
            (spec.open_holes.empty() || uint64_t{spec.open_holes.front()} * 4 >= uint64_t{spec.floor} * 3);
   }
-  // Two table steps a group walk round: the compile-time 12-bit shared table, and a tail
+  // Two table steps a group walk round: the compile-time kPairStepBits shared table, and a tail
   // that every value left walking after a check is beyond, at least 2^(2S).
   bool UsesTwoStepRounds() const {
     return options_.group_walk_round_steps == 2 && options_.group_walk_step_bits == gpu::kPairStepBits &&

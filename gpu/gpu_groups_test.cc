@@ -46,9 +46,9 @@ TEST(GpuEngineTest, ResidueGroupsMatchCpu) {
     o.group_bits = o.class_group_bits = o.shallow_group_bits = o.unchecked_group_bits = bits;
     o.group_min_members = o.class_group_min_members = 4;
     o.positions_per_launch = uint64_t{1} << (18 + bits % 3);  // several launches, uneven entry ranges
-    // The walk's table in shared memory (12 bits: two steps a round from 2^44 up, or one),
-    // or in L2.
-    o.group_walk_step_bits = bits == 8 || bits == 9 ? 12 : bits == 11 ? 7 : 0;
+    // The walk's table in shared memory (the pair width: two steps a round from 2^44 up, or
+    // one), or in L2.
+    o.group_walk_step_bits = bits == 8 || bits == 9 ? gpu::kPairStepBits : bits == 11 ? 7 : 0;
     o.group_walk_round_steps = bits == 9 ? 1 : 2;
     auto gpu = MakeGpu(o, SmallSieveTables());
     for (unsigned height : {40u, 52u, 60u, 63u, 64u, 70u, 99u}) {
@@ -467,7 +467,7 @@ TEST(GpuEngineTest, ResidueGroupBufferOverflowIsRecovered) {
   spec = SpecWithRecords(wide - (uint64_t{1} << 23), wide + (uint64_t{1} << 23), Kinds::kDelay, nullptr);
   ExpectSameOnTables(*SmallSieveTables(), *gpu, spec);
   EXPECT_GT(LastGpuSearchStats(*gpu).host_finished, 0u);
-  tiny.group_walk_step_bits = 12;
+  tiny.group_walk_step_bits = gpu::kPairStepBits;
   auto two_steps = MakeGpu(tiny, SmallSieveTables());
   ExpectSameOnTables(*SmallSieveTables(), *two_steps, spec);
   EXPECT_GT(LastGpuSearchStats(*two_steps).group_launches, 0u);

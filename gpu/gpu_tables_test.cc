@@ -308,11 +308,12 @@ TEST(GpuStopTableTest, NarrowCheckEndsEveryIdleLane) {
   }
 }
 
-// The group walk's two steps in one multiply (GroupWalkPairStep), on the host with the 12-bit
-// table: for v = 2^24 H + 2^12 L + i1, t = 3^p1 L + c1 < 2^32 gives the second step's entry
-// (t mod 2^12) and carry q = t >> 12, and (3^p1 3^p2) H + (3^p2 q + c2) equals the two table
-// steps; the shared entry's packing round-trips; a step's value class (2 mod 3, 4 or 8 mod 9) holds;
-// the fast path (3^(p1 + p2) < 2^32, H < 2^96) stays below 2^128.
+// The group walk's two steps in one multiply (GroupWalkPairStep), on the host with the build's
+// S-bit table (S = kPairStepBits): for v = 2^2S H + 2^S L + i1, t = 3^p1 L + c1 < 3^S 2^S (below
+// 2^32 at S = 12) gives the second step's entry (t mod 2^S) and carry q = t >> S < 3^S, and
+// (3^p1 3^p2) H + (3^p2 q + c2) equals the two table steps; the shared entry's packing
+// round-trips; a step's value class (2 mod 3, 4 or 8 mod 9) holds; the fast path (3^(p1 + p2) <
+// 2^32, H < 2^96) stays below 2^128.
 TEST(GpuPairStepTest, TwoTableStepsInOneMultiply) {
   constexpr int kBits = gpu::kPairStepBits;
   const StepTable table(kBits);
@@ -328,12 +329,14 @@ TEST(GpuPairStepTest, TwoTableStepsInOneMultiply) {
   }
   int fast = 0;
   for (int i = 0; i < 200000; ++i) {
-    const unsigned bits = 2 * kBits + static_cast<unsigned>(rng() % 77);  // v in [2^24, 2^100)
+    const unsigned bits = 2 * kBits + static_cast<unsigned>(rng() % 77);  // v in [2^2S, 2^(2S + 76))
     const u128 v = Pow2(bits - 1) + (static_cast<u128>(rng()) << 64 | rng()) % Pow2(bits - 1);
     const uint64_t i1 = static_cast<uint64_t>(v) & table.mask();
     const uint64_t m1 = kPow3[table.p(i1)], c1 = table.c(i1);
     const uint64_t t = m1 * (static_cast<uint64_t>(v >> kBits) & table.mask()) + c1;
-    ASSERT_LT(t, uint64_t{1} << 32);
+    ASSERT_LT(t, kPow3[kBits] << kBits);
+    if (kBits == 12) ASSERT_LT(t, uint64_t{1} << 32);  // the kernel keeps it in 32 bits there
+    ASSERT_LT(t >> kBits, kPow3[kBits]);
     const u128 first = step(v);
     const uint64_t i2 = t & table.mask();
     ASSERT_EQ(static_cast<uint64_t>(first) & table.mask(), i2) << ToDecimal(v);
@@ -345,8 +348,8 @@ TEST(GpuPairStepTest, TwoTableStepsInOneMultiply) {
     if (value_class >= 2) ASSERT_EQ(fused % 9, value_class == 2 ? 4u : 8u) << ToDecimal(v);
     if (m1 * m2 < (uint64_t{1} << 32)) {
       ++fast;
-      if (bits <= 88) {
-        // The narrow fast path (v < 2^88, lever 109): H = h1 2^32 + h0 < 2^64 times m plus a as
+      if (bits <= 64 + 2 * kBits) {
+        // The narrow fast path (v < 2^(64 + 2S), lever 109): H = h1 2^32 + h0 < 2^64 times m plus a as
         // two chained wide multiply-adds, p0 = h0 m + a and p1 = h1 m + (p0 >> 32), neither
         // past 64 bits, and v' = p1 2^32 + (p0 mod 2^32).
         const uint64_t m = m1 * m2, a = m2 * (t >> kBits) + c2, h = static_cast<uint64_t>(v >> (2 * kBits));
@@ -359,11 +362,13 @@ TEST(GpuPairStepTest, TwoTableStepsInOneMultiply) {
     }
   }
   EXPECT_GT(fast, 190000);  // 3^(p1 + p2) >= 2^32 (p1 + p2 > 20) is rare
-  // The narrow path's first multiply-add at its largest: (2^32 - 1) 3^20 + 3^12 (2^20 + 1) < 2^64.
-  EXPECT_LT(static_cast<u128>(0xFFFFFFFFu) * kPow3[20] + static_cast<u128>(kPow3[kBits]) * ((1u << 20) + 1), Pow2(64));
-  // The fast path's largest product and addend: (2^96 - 1)(2^32 - 1) + 3^12 (2^20 + 1) < 2^128.
+  // The narrow path's first multiply-add at its largest: (2^32 - 1) 3^20 + a < 2^64, with the
+  // addend a = m2 q + c2 < 3^S (3^S + 1).
+  const u128 addend = static_cast<u128>(kPow3[kBits]) * (kPow3[kBits] + 1);
+  EXPECT_LT(static_cast<u128>(0xFFFFFFFFu) * kPow3[20] + addend, Pow2(64));
+  // The fast path's largest product and addend: (2^96 - 1)(2^32 - 1) + a < 2^128.
   const u128 largest = (Pow2(96) - 1) * ((u128{1} << 32) - 1);
-  EXPECT_GT(kU128Max - largest, static_cast<u128>(kPow3[kBits]) * ((1u << 20) + 1));
+  EXPECT_GT(kU128Max - largest, addend);
 }
 
 // The join map against its definition, pair by pair: a lift r of an odd k-bit survivor has

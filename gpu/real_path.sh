@@ -9,7 +9,7 @@
 #           and [1, 2^44) both kinds
 #   unit    collatzctl run of one campaign unit (UNIT_NUMBERS, 2^52, as --unit-size: 2^53 and
 #           2^54 stay one unit) at B, the first multiple of it above the published bound, with
-#           --log-level debug (where its time goes beyond the search), beside collatzctl bench
+#           --log-level debug (where its time goes beyond the search), beside collatzctl bench --check
 #           of the same numbers (UNIT_BENCH=0: without)
 #   fleet   collatz-server + one GPU worker at 2^66 (2^46 numbers, one default unit) after
 #           import --published, next to collatzctl bench --numbers 2^46 in the same call
@@ -417,8 +417,8 @@ for mode in $modes; do
     echo "unit: run [B, B + $n) delay after import --published (rc $?, $(py "print(round($(date +%s.%N) - $s, 2))") s wall): $(grep -E '^# searched' "$OUT/unit_run.txt")"
     grep -E "tables built|stored:|backend|CUDA" "$OUT/unit_run.err" | sed -e 's/^\[[^]]*\] //' | cut -c1-600
     if [[ ${UNIT_BENCH:-1} == 1 ]]; then
-      ctl bench --backend gpu --at $B --numbers $n --kinds delay --baseline-numbers 0 > "$OUT/unit_bench.txt" 2>&1
-      echo "  same call: bench B --numbers $n delay: $(grep -E 'numbers/s' "$OUT/unit_bench.txt" | head -1)"
+      ctl bench --backend gpu --at $B --numbers $n --kinds delay --baseline-numbers 0 --check > "$OUT/unit_bench.txt" 2>&1
+      echo "  same call: bench B --numbers $n delay --check: $(grep -E 'numbers/s' "$OUT/unit_bench.txt" | head -1) $(grep -E -o 'check[^|]*(IDENTICAL|DIFFER)[^|]*' "$OUT/unit_bench.txt" | head -1 | cut -c1-160)"
       grep -E "warm|set-up|sieve" "$OUT/unit_bench.txt" | head -4 | cut -c1-300
     fi
     ;;

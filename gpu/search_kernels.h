@@ -6,6 +6,7 @@
 
 #include <cuda_runtime.h>
 
+#include "gpu/pair_step_bits.h"
 #include "gpu/step_entry.h"
 
 namespace collatz::gpu {
@@ -66,8 +67,10 @@ constexpr uint32_t kClassSlots = 16384;
 // Early-termination bound table: (bitlen << sub_bits | sub-bucket) -> bound of delay(v).
 constexpr int kMaxBoundSubBits = 8;
 constexpr int kBoundTableSize = 129 << kMaxBoundSubBits;
-// Widest step table kept in shared memory (4-byte entries, 32 KiB).
+// Widest step table kept in shared memory (4-byte entries, 32 KiB), but for the group walk's,
+// which may be as wide as its two-step table (kMaxGroupWalkStepBits).
 constexpr int kMaxSharedStepBits = 13;
+constexpr int kMaxGroupWalkStepBits = kPairStepBits > kMaxSharedStepBits ? kPairStepBits : kMaxSharedStepBits;
 // The group walk's check looks at v mod 2^kWalkCheckBits: it counts the trailing zeros
 // among those bits (at most kWalkCheckBits; v = 0 mod 4 counts 2).
 constexpr int kWalkCheckBits = 2;
@@ -78,18 +81,23 @@ constexpr int kWalkRowBits = kWalkCheckBits + 2;
 // Rows past the stop table's last: the predecessor bounds of row s read stop_below[s - 2],
 // [s - 4] and [s - 5].
 constexpr int kWalkExtraRows = 5;
-// Two-step walk rounds (LaunchParams::walk_round_steps = 2) use a walk table of this width
-// with 8-byte entries (32 KiB) and blocks of this many threads: two blocks of 20 warps fill
-// an SM at the 48-register cap (five blocks of 256 with their 32 KiB tables would not fit).
-constexpr int kPairStepBits = 12;
+// Two-step walk rounds (LaunchParams::walk_round_steps = 2) use a walk table of
+// kPairStepBits (gpu/pair_step_bits.h) with 8-byte entries (32 KiB at 12 bits, 64 at 13, 128 at
+// 14) and blocks of this many threads: two blocks of 20 warps fill an SM at the 48-register cap
+// (five blocks of 256 with their tables would not fit); a 14-bit table leaves room for one
+// such block an SM, which may take up to 96 registers (kPairWalkMinBlocks; more threads a
+// block would pass the 48 KiB of static shared memory in their rings). The width is also the
+// one-step rounds' default (GpuEngineOptions::group_walk_step_bits) and sets the least tail
+// (2S bits: tail_bits).
 constexpr int kPairWalkBlockThreads = 640;
-// The first word of such an entry: steps (S + p <= 24) | value class << 7 | c << 9 (c < 3^12);
-// the second is 3^p.
+constexpr int kPairWalkMinBlocks = kPairStepBits == 14 ? 1 : 2;
+// The first word of such an entry: steps (S + p <= 2S) | value class << 7 | c << 9 (c < 3^S <
+// 2^23); the second is 3^p.
 constexpr int kPairStepCShift = 9;
 // The two-step walk (not full-delay) counts a member's steps from kPairStepOffset, and its
 // stop table (LaunchParams::walk_check) is walk_stop behind kPairStepOffset rows that stop
 // every value. A lane without a member (s = 0) then walks its stale value through a round
-// like the others, with no branch on s: a round takes at most 2 (S + S) = 48 < kPairStepOffset
+// like the others, with no branch on s: a round takes at most 2 (S + S) <= 56 < kPairStepOffset
 // steps, so such a lane lands in those rows, stops, and has s = 0 again.
 constexpr uint32_t kPairStepOffset = 64;
 // The two-step walk's check reads row min(s & ~(2^kWalkCheckShift - 1), walk_stop_last +

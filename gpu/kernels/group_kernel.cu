@@ -6,6 +6,8 @@
 // early, =2 the walk's product loses a carry, =7 a split generator's given half starts one
 // member early (GroupSplitTail), =8 a group walked from k T-steps (past group_shallow_steps)
 // counts one step too many; 9 and 10 are in walk_check_row.cuh.
+#include <type_traits>
+
 #include "gpu/kernels/find_kernels.h"
 #include "gpu/kernels/group_common.cuh"
 #include "gpu/kernels/walk_check_row.cuh"
@@ -104,8 +106,8 @@ __device__ __forceinline__ void GroupSplitTail(const LaunchParams& P, bool split
 // Bit of a shared-memory step entry that holds StepEntry::two_mod_3.
 constexpr int kSharedTwoMod3Bit = 25;
 
-// Copies a step table of `bits` <= kMaxSharedStepBits to shared memory as 4-byte entries
-// c | two_mod_3 << 25 | p << 26 (c < 3^13 < 2^25), followed by shared_pow3[p] = 3^p (the
+// Copies a step table of `bits` <= kMaxGroupWalkStepBits to shared memory as 4-byte entries
+// c | two_mod_3 << 25 | p << 26 (c < 3^14 < 2^25), followed by shared_pow3[p] = 3^p (the
 // group kernel keeps both behind one base address).
 template <int kThreads>
 __device__ __forceinline__ void FillSharedSteps(const StepEntry* table, int bits, uint32_t* shared_steps,
@@ -159,8 +161,8 @@ __device__ __forceinline__ bool GroupWalkStep(const uint4* steps, uint32_t share
 constexpr int kPairWalkRounds = 12;
 constexpr uint32_t kMutationStepsShort = COLLATZ_GPU_MUTATION == 1 ? 1 : 0;
 
-// The walk table of two-step rounds (kPairStepBits = 12) in shared memory: 8-byte entries
-// {PackPairStep(c, steps, StepValueClass(p, c)), 3^p} (steps = 12 + p <= 24, c < 3^12 < 2^20).
+// The walk table of two-step rounds (kPairStepBits = S, 12 to 14) in shared memory: 8-byte
+// entries {PackPairStep(c, steps, StepValueClass(p, c)), 3^p} (steps = S + p <= 2S, c < 3^S).
 template <int kThreads>
 __device__ __forceinline__ void FillSharedPairSteps(const StepEntry* table, uint2* shared_steps) {
   for (uint32_t i = threadIdx.x; i < (1u << kPairStepBits); i += kThreads) {
@@ -169,11 +171,12 @@ __device__ __forceinline__ void FillSharedPairSteps(const StepEntry* table, uint
   }
 }
 
-// Two 12-bit steps of the group walk with one wide multiply. With v = 2^24 H + 2^12 L + i1
-// and (c1, m1) the entry of i1, the first step makes v1 = m1 (2^12 H + L) + c1: its low 12
-// bits i2 and v1 >> 12 = m1 H + q follow from t = m1 L + c1 < 2^32 alone (q = t >> 12); the
-// second makes m2 (m1 H + q) + c2 = (m1 m2) H + (m2 q + c2): one 96 x 32-bit product when
-// m1 m2 < 2^32 (p1 + p2 <= 20) and H < 2^96 (nearly always), else the two steps one by one.
+// Two S-bit steps of the group walk (S = kPairStepBits) with one wide multiply. With v =
+// 2^2S H + 2^S L + i1 and (c1, m1) the entry of i1, the first step makes v1 = m1 (2^S H + L) +
+// c1: its low S bits i2 and v1 >> S = m1 H + q follow from t = m1 L + c1 alone (q = t >> S;
+// t < 3^S 2^S: 32 bits for S = 12, 64 from 13 on); the second makes m2 (m1 H + q) + c2 =
+// (m1 m2) H + (m2 q + c2): one 96 x 32-bit product when m1 m2 < 2^32 (p1 + p2 <= 20) and H <
+// 2^96 (nearly always), else the two steps one by one.
 // s += both steps' counts, *row_bit = the second step's value class << kWalkCheckBits. A value that would
 // leave 128 bits (only on the rare path) goes to on_overflow, which ends the member (s = 0):
 // the common path carries no overflow test.
@@ -183,13 +186,15 @@ __device__ __forceinline__ void GroupWalkPairStep(uint32_t table_at, uint64_t& h
   constexpr uint32_t kMask = (1u << kPairStepBits) - 1;
   const uint32_t v0 = static_cast<uint32_t>(lo);
   const uint2 e1 = LoadShared64(table_at + ((v0 & kMask) << 3));
-  // Bits 12 .. 23 of v0 as (v0 << 8) >> 20 with the left shift kept apart (an empty asm), so
-  // that it runs as IMAD.SHL on the FMA pipe: the compiler's shift and mask were two
-  // instructions on the ALU pipe, which bounds the walk (docs/PERFORMANCE.md, lever 69).
+  // Bits S .. 2S - 1 of v0 as (v0 << (32 - 2S)) >> (32 - S) with the left shift kept apart (an
+  // empty asm), so that it runs as IMAD.SHL on the FMA pipe: the compiler's shift and mask were
+  // two instructions on the ALU pipe, which bounds the walk (docs/PERFORMANCE.md, lever 69).
   uint32_t high = v0 << (32 - 2 * kPairStepBits);
   asm("" : "+r"(high));
-  const uint32_t t = e1.y * (high >> (32 - kPairStepBits)) + (e1.x >> kPairStepCShift);
-  const uint2 e2 = LoadShared64(table_at + ((t & kMask) << 3));
+  // t < 3^S 2^S: below 2^32 for S = 12 (3^12 2^12 < 2^31), a wide multiply-add from 13 on.
+  using PairCarry = std::conditional_t<(kPairStepBits > 12), uint64_t, uint32_t>;
+  const PairCarry t = static_cast<PairCarry>(e1.y) * (high >> (32 - kPairStepBits)) + (e1.x >> kPairStepCShift);
+  const uint2 e2 = LoadShared64(table_at + ((static_cast<uint32_t>(t) & kMask) << 3));
   s += (e1.x & 0x7F) + (e2.x & 0x7F);
   *row_bit = (e2.x >> (7 - kWalkCheckBits)) & (3u << kWalkCheckBits);
   const uint32_t v1 = static_cast<uint32_t>(lo >> 32);
@@ -204,11 +209,11 @@ __device__ __forceinline__ void GroupWalkPairStep(uint32_t table_at, uint64_t& h
     return;
   }
   const uint32_t m = e1.y * e2.y;
-  const uint64_t a = static_cast<uint64_t>(e2.y) * (t >> kPairStepBits) + (e2.x >> kPairStepCShift);
+  const uint64_t a = static_cast<uint64_t>(e2.y) * static_cast<uint32_t>(t >> kPairStepBits) + (e2.x >> kPairStepCShift);
   const uint32_t h0 = __funnelshift_r(v0, v1, 2 * kPairStepBits), h1 = __funnelshift_r(v1, v2, 2 * kPairStepBits);
   if constexpr (kNarrow) {
     // H m + a with H = h1:h0 as two chained wide multiply-adds, no add chain: p0 = h0 m + a <
-    // 2^64 (m <= 3^20 < 0.82 2^32, a < 2^41) and p1 = h1 m + (p0 >> 32) < 2^64, so that the
+    // 2^64 (m <= 3^20 < 0.82 2^32, a < 3^2S + 3^S < 2^44.4 for S <= 14) and p1 = h1 m + (p0 >> 32) < 2^64, so that the
     // value is p1 2^32 + (p0 mod 2^32): the carry chains' four ALU-pipe adds become moves on
     // the FMA pipe (lever 109, +0.4%). Bits 96 .. 127 come from v3, zero on this path (beyond
     // == 0), kept opaque: a written zero measured 0.2% slower (docs/PERFORMANCE.md).
@@ -569,8 +574,8 @@ cudaError_t GroupKernelFor(int threads_per_sm, void (**kernel)(LaunchParams)) {
 
 template <int kThreads>
 cudaError_t GroupKernelSized(int threads_per_sm, int walk_step_bits, void (**kernel)(LaunchParams)) {
-  // The default width (12) has its own instantiation; other shared widths read it at run time.
-  return walk_step_bits == 12 ? GroupKernelFor<kThreads, 12, 1>(threads_per_sm, kernel)
+  // The default width (kPairStepBits) has its own instantiation; other shared widths read it at run time.
+  return walk_step_bits == kPairStepBits ? GroupKernelFor<kThreads, kPairStepBits, 1>(threads_per_sm, kernel)
          : walk_step_bits > 0 ? GroupKernelFor<kThreads, -1, 1>(threads_per_sm, kernel)
                               : GroupKernelFor<kThreads, 0, 1>(threads_per_sm, kernel);
 }
@@ -582,10 +587,12 @@ cudaError_t GroupKernelSized(int threads_per_sm, int walk_step_bits, void (**ker
 // termination or none (full_delay) and, for two-step rounds, the narrow fast path.
 cudaError_t FindGroupKernel(int block_threads, int threads_per_sm, int walk_step_bits, int round_steps,
                             bool full_delay, bool narrow, void (**kernel)(LaunchParams)) {
-  if (walk_step_bits < 0 || walk_step_bits > kMaxSharedStepBits) return cudaErrorInvalidValue;
+  if (walk_step_bits < 0 || walk_step_bits > kMaxGroupWalkStepBits) return cudaErrorInvalidValue;
   if (round_steps == 2) {
     if (walk_step_bits != kPairStepBits || block_threads != kPairWalkBlockThreads) return cudaErrorInvalidValue;
     constexpr int T = kPairWalkBlockThreads, W = kPairStepBits;
+    // One block an SM (a 14-bit table): its register cap is set for one (threads_per_sm 0).
+    if (kPairWalkMinBlocks == 1) threads_per_sm = 0;
     if (full_delay) {
       return narrow ? GroupKernelFor<T, W, 2, true, true>(threads_per_sm, kernel)
                     : GroupKernelFor<T, W, 2, true, false>(threads_per_sm, kernel);

@@ -1,0 +1,17 @@
+// The table width of the group walk's two-step rounds (gpu/kernels/group_kernel.cu,
+// GroupWalkPairStep), apart from the kernels' header so that the engine's options
+// (gpu/gpu_engine.h) take their defaults from it: the one-step rounds' shared table and the
+// least tail (2S bits, below which a value left walking is never found at a check).
+// A build setting (CMake COLLATZ_PAIR_STEP_BITS): 12, 13 or 14 (docs/PERFORMANCE.md, lever 111).
+#pragma once
+
+#ifndef COLLATZ_PAIR_STEP_BITS
+#define COLLATZ_PAIR_STEP_BITS 12
+#endif
+
+namespace collatz::gpu {
+
+inline constexpr int kPairStepBits = COLLATZ_PAIR_STEP_BITS;
+static_assert(kPairStepBits >= 12 && kPairStepBits <= 14, "the pair walk's packing and products hold for 12 to 14 bits");
+
+}  // namespace collatz::gpu
