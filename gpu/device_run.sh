@@ -5,6 +5,8 @@
 # sieve: the device-built sieves against Sieve::Generate at every unit width up to 30 bits and
 # against the compiled-in fingerprints (gpu_sieve_test; Generate at 30 bits is the slow part).
 # known: the known-answer suite in the production configuration (gpu_known_answer_test);
+# SUITE_SUFFIX (e.g. _p13: a two-step walk width that gpu/pack_gpu_tests.sh packed) runs that
+# build's gpu_engine_test and gpu_known_answer_test in test and known;
 # mutation: each mutant build packed beside the suites (gpu/pack_gpu_tests.sh BUILD 1 2 3 4 6 7 8 9 10:
 # gpu_known_answer_test_mN, gpu_engine_test_mN) against the test written to see its mistake,
 # with seeds 1-3 (MUTATION_SEEDS) where the test draws its units; every mutant must fail ("caught").
@@ -17,7 +19,7 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw,memory.used --format=csv | tee "$OUT/smi.txt"
 summary=()
 if [[ $mode == test || $mode == all ]]; then
-  timeout 400 ./gpu_engine_test --gtest_filter=-*WholeRange* 2>&1 | tee "$OUT/test.log" | grep -E "^\[ *(OK|FAILED|PASSED|SKIPPED) *\]|Failure|Expected|Which is|gpu:|cpu:" | cut -c1-400 | tail -60
+  timeout 400 ./gpu_engine_test${SUITE_SUFFIX:-} --gtest_filter=-*WholeRange* 2>&1 | tee "$OUT/test.log" | grep -E "^\[ *(OK|FAILED|PASSED|SKIPPED) *\]|Failure|Expected|Which is|gpu:|cpu:" | cut -c1-400 | tail -60
   summary+=("test rc=$?")
 fi
 if [[ $mode == sieve || $mode == all ]]; then
@@ -29,7 +31,7 @@ if [[ $mode == stats || $mode == all ]]; then
   summary+=("stats rc=$?")
 fi
 if [[ $mode == known || $mode == all ]]; then
-  timeout 500 ./gpu_known_answer_test 2>&1 | tee "$OUT/known.log" | grep -E "^\[ *(OK|FAILED|PASSED|SKIPPED) *\]|Failure" | tail -20
+  timeout 500 ./gpu_known_answer_test${SUITE_SUFFIX:-} 2>&1 | tee "$OUT/known.log" | grep -E "^\[ *(OK|FAILED|PASSED|SKIPPED) *\]|Failure" | tail -20
   summary+=("known-answer rc=$?")
 fi
 if [[ $mode == mutation || $mode == all ]]; then
