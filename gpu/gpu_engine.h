@@ -148,16 +148,16 @@ struct GpuEngineOptions {
   // Table steps a walk round takes before its check (1 or 2). Two halve the checks and the
   // member hand-overs per T-step at the price of checking each member half as often
   // (docs/PERFORMANCE.md, lever 53); they need the shared walk table of gpu::kPairStepBits = S
-  // (12 or 13), tail_bits >= 2S and N >= 2^(k + G + 2S), else a launch takes one.
+  // (12, 13 or 14), tail_bits >= 2S and N >= 2^(k + G + 2S), else a launch takes one.
   int group_walk_round_steps = 2;
   // Walking groups with more odd steps than this among their k + G shared T-steps walk from k
   // T-steps instead (LaunchParams::group_shallow_steps). 0: as many as keep the step between
   // members, A2 = modulus 3^odd, below 2^64 (38 in delay-only units); tests lower it to reach
   // that path in small units.
   int group_a2_max_odd_steps = 0;
-  // Step table of the group walk: 0 uses the global (L2) table of step_bits; 5..13 a table
-  // of that width which each block keeps in shared memory: more steps, but no L2 round
-  // trip each (the 19-bit table's random reads kept the L2 80% busy; docs/PERFORMANCE.md).
+  // Step table of the group walk: 0 uses the global (L2) table of step_bits; 5 up to
+  // gpu::kMaxGroupWalkStepBits (13, or the pair width if wider) a table of that width which
+  // each block keeps in shared memory: more steps, but no L2 round trip each (the 19-bit table's random reads kept the L2 80% busy; docs/PERFORMANCE.md).
   int group_walk_step_bits = gpu::kPairStepBits;
   // Join map level L (0: off; -1: 32 for sieves up to 22 bits, else 34; at most 34):
   // group walks skip the groups whose numbers all have a smaller twin of the
