@@ -148,7 +148,7 @@ struct GpuEngineOptions {
   // Table steps a walk round takes before its check (1 or 2). Two halve the checks and the
   // member hand-overs per T-step at the price of checking each member half as often
   // (docs/PERFORMANCE.md, lever 53); they need the shared walk table of gpu::kPairStepBits = S
-  // (12, 13 or 14), tail_bits >= 2S and N >= 2^(k + G + 2S), else a launch takes one.
+  // (12 or 13), tail_bits >= 2S and N >= 2^(k + G + 2S), else a launch takes one.
   int group_walk_round_steps = 2;
   // Walking groups with more odd steps than this among their k + G shared T-steps walk from k
   // T-steps instead (LaunchParams::group_shallow_steps). 0: as many as keep the step between

@@ -8,7 +8,7 @@
 # Each MUTATION N (1 2 3 4 6 7 8 9 10: see the COLLATZ_GPU_MUTATION blocks in gpu/kernels) is built
 # here, CUDA-only for sm_90, in build-mutN (kept: a later pack rebuilds only what changed), and
 # its gpu_engine_test and gpu_known_answer_test travel as gpu_engine_test_mN and
-# gpu_known_answer_test_mN. Each pW (p13, p14) is built the same way in build-pW with
+# gpu_known_answer_test_mN. Each pW (p13) is built the same way in build-pW with
 # COLLATZ_PAIR_STEP_BITS=W (gpu/pair_step_bits.h), and its gpu_bench, gpu_engine_test and
 # gpu_known_answer_test travel with the suffix _pW. On the GPU machine (carry .carry):
 #   tar -xJf .carry/gpu.tar.xz -C .carry && bash gpu/device_run.sh test|known|mutation|...

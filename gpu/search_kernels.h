@@ -82,15 +82,12 @@ constexpr int kWalkRowBits = kWalkCheckBits + 2;
 // [s - 4] and [s - 5].
 constexpr int kWalkExtraRows = 5;
 // Two-step walk rounds (LaunchParams::walk_round_steps = 2) use a walk table of
-// kPairStepBits (gpu/pair_step_bits.h) with 8-byte entries (32 KiB at 12 bits, 64 at 13, 128 at
-// 14) and blocks of this many threads: two blocks of 20 warps fill an SM at the 48-register cap
-// (five blocks of 256 with their tables would not fit); a 14-bit table leaves room for one
-// such block an SM, which may take up to 96 registers (kPairWalkMinBlocks; more threads a
-// block would pass the 48 KiB of static shared memory in their rings). The width is also the
+// kPairStepBits (gpu/pair_step_bits.h) with 8-byte entries (32 KiB at 12 bits, 64 at 13) and
+// blocks of this many threads: two blocks of 20 warps fill an SM at the 48-register cap (five
+// blocks of 256 with their tables would not fit). The width is also the
 // one-step rounds' default (GpuEngineOptions::group_walk_step_bits) and sets the least tail
 // (2S bits: tail_bits).
 constexpr int kPairWalkBlockThreads = 640;
-constexpr int kPairWalkMinBlocks = kPairStepBits == 14 ? 1 : 2;
 // The first word of such an entry: steps (S + p <= 2S) | value class << 7 | c << 9 (c < 3^S <
 // 2^23); the second is 3^p.
 constexpr int kPairStepCShift = 9;

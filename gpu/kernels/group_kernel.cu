@@ -161,7 +161,7 @@ __device__ __forceinline__ bool GroupWalkStep(const uint4* steps, uint32_t share
 constexpr int kPairWalkRounds = 12;
 constexpr uint32_t kMutationStepsShort = COLLATZ_GPU_MUTATION == 1 ? 1 : 0;
 
-// The walk table of two-step rounds (kPairStepBits = S, 12 to 14) in shared memory: 8-byte
+// The walk table of two-step rounds (kPairStepBits = S, 12 or 13) in shared memory: 8-byte
 // entries {PackPairStep(c, steps, StepValueClass(p, c)), 3^p} (steps = S + p <= 2S, c < 3^S).
 template <int kThreads>
 __device__ __forceinline__ void FillSharedPairSteps(const StepEntry* table, uint2* shared_steps) {
@@ -591,8 +591,6 @@ cudaError_t FindGroupKernel(int block_threads, int threads_per_sm, int walk_step
   if (round_steps == 2) {
     if (walk_step_bits != kPairStepBits || block_threads != kPairWalkBlockThreads) return cudaErrorInvalidValue;
     constexpr int T = kPairWalkBlockThreads, W = kPairStepBits;
-    // One block an SM (a 14-bit table): its register cap is set for one (threads_per_sm 0).
-    if (kPairWalkMinBlocks == 1) threads_per_sm = 0;
     if (full_delay) {
       return narrow ? GroupKernelFor<T, W, 2, true, true>(threads_per_sm, kernel)
                     : GroupKernelFor<T, W, 2, true, false>(threads_per_sm, kernel);
