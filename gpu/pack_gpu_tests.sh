@@ -42,6 +42,8 @@ for b in "$stage"/gpu/*; do
   ldd "$b" | awk '/=> \// {print $3}' | grep -E '/lib(gmp|xxhash)\.' || true
 done | sort -u | while read -r lib; do cp -L "$lib" "$stage/gpu/"; done
 cp ../shared/data/*.csv "$stage/gpu/"
+# What the build's own binaries were built with travels beside them (and is shown here).
+bash gpu/build_settings.sh "$build" | tee "$stage/gpu/BUILD_SETTINGS"
 tar -cJf .carry/gpu.tar.xz -C "$stage" gpu
 rm -rf "$stage"
 ls -la .carry/gpu.tar.xz
