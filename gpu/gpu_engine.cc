@@ -82,8 +82,8 @@ Status GpuEngine::Init() {
       return Status::InvalidArgument("group bits must be in 5.." + std::to_string(gpu::kMaxGroupBits));
     }
   }
-  if (o.group_walk_step_bits != 0 && (o.group_walk_step_bits < 5 || o.group_walk_step_bits > gpu::kMaxGroupWalkStepBits)) {
-    return Status::InvalidArgument("group walk step bits must be 0 or in 5.." + std::to_string(gpu::kMaxGroupWalkStepBits));
+  if (o.group_walk_step_bits != 0 && (o.group_walk_step_bits < 5 || o.group_walk_step_bits > gpu::kMaxSharedStepBits)) {
+    return Status::InvalidArgument("group walk step bits must be 0 or in 5.." + std::to_string(gpu::kMaxSharedStepBits));
   }
   if (o.group_walk_rounds < 1 || o.group_walk_rounds > 64) {
     return Status::InvalidArgument("group walk rounds must be in 1..64");

@@ -156,9 +156,9 @@ struct GpuEngineOptions {
   // that path in small units.
   int group_a2_max_odd_steps = 0;
   // Step table of the group walk: 0 uses the global (L2) table of step_bits; 5 up to
-  // gpu::kMaxGroupWalkStepBits (13, or the pair width if wider) a table of that width which
-  // each block keeps in shared memory: more steps, but no L2 round trip each (the 19-bit
-  // table's random reads kept the L2 80% busy; docs/PERFORMANCE.md).
+  // gpu::kMaxSharedStepBits (13) a table of that width which each block keeps in shared
+  // memory: more steps, but no L2 round trip each (the 19-bit table's random reads kept the L2
+  // 80% busy; docs/PERFORMANCE.md).
   int group_walk_step_bits = gpu::kPairStepBits;
   // Join map level L (0: off; -1: 32 for sieves up to 22 bits, else 34; at most 34):
   // group walks skip the groups whose numbers all have a smaller twin of the

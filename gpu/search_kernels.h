@@ -67,10 +67,10 @@ constexpr uint32_t kClassSlots = 16384;
 // Early-termination bound table: (bitlen << sub_bits | sub-bucket) -> bound of delay(v).
 constexpr int kMaxBoundSubBits = 8;
 constexpr int kBoundTableSize = 129 << kMaxBoundSubBits;
-// Widest step table kept in shared memory (4-byte entries, 32 KiB), but for the group walk's,
-// which may be as wide as its two-step table (kMaxGroupWalkStepBits).
+// Widest step table kept in shared memory (4-byte entries, 32 KiB); the group walk's one-step
+// table takes the two-step width by default, which is no wider.
 constexpr int kMaxSharedStepBits = 13;
-constexpr int kMaxGroupWalkStepBits = kPairStepBits > kMaxSharedStepBits ? kPairStepBits : kMaxSharedStepBits;
+static_assert(kPairStepBits <= kMaxSharedStepBits, "the one-step group walk's default table fits shared memory");
 // The group walk's check looks at v mod 2^kWalkCheckBits: it counts the trailing zeros
 // among those bits (at most kWalkCheckBits; v = 0 mod 4 counts 2).
 constexpr int kWalkCheckBits = 2;
@@ -84,9 +84,8 @@ constexpr int kWalkExtraRows = 5;
 // Two-step walk rounds (LaunchParams::walk_round_steps = 2) use a walk table of
 // kPairStepBits (gpu/pair_step_bits.h) with 8-byte entries (32 KiB at 12 bits, 64 at 13) and
 // blocks of this many threads: two blocks of 20 warps fill an SM at the 48-register cap (five
-// blocks of 256 with their tables would not fit). The width is also the
-// one-step rounds' default (GpuEngineOptions::group_walk_step_bits) and sets the least tail
-// (2S bits: tail_bits).
+// blocks of 256 with their tables would not fit). The width is also the one-step rounds'
+// default (GpuEngineOptions::group_walk_step_bits) and sets the least tail (2S bits: tail_bits).
 constexpr int kPairWalkBlockThreads = 640;
 // The first word of such an entry: steps (S + p <= 2S) | value class << 7 | c << 9 (c < 3^S <
 // 2^23); the second is 3^p.

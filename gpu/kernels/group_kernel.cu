@@ -106,8 +106,8 @@ __device__ __forceinline__ void GroupSplitTail(const LaunchParams& P, bool split
 // Bit of a shared-memory step entry that holds StepEntry::two_mod_3.
 constexpr int kSharedTwoMod3Bit = 25;
 
-// Copies a step table of `bits` <= kMaxGroupWalkStepBits to shared memory as 4-byte entries
-// c | two_mod_3 << 25 | p << 26 (c < 3^14 < 2^25), followed by shared_pow3[p] = 3^p (the
+// Copies a step table of `bits` <= kMaxSharedStepBits to shared memory as 4-byte entries
+// c | two_mod_3 << 25 | p << 26 (c < 3^13 < 2^25), followed by shared_pow3[p] = 3^p (the
 // group kernel keeps both behind one base address).
 template <int kThreads>
 __device__ __forceinline__ void FillSharedSteps(const StepEntry* table, int bits, uint32_t* shared_steps,
@@ -213,7 +213,7 @@ __device__ __forceinline__ void GroupWalkPairStep(uint32_t table_at, uint64_t& h
   const uint32_t h0 = __funnelshift_r(v0, v1, 2 * kPairStepBits), h1 = __funnelshift_r(v1, v2, 2 * kPairStepBits);
   if constexpr (kNarrow) {
     // H m + a with H = h1:h0 as two chained wide multiply-adds, no add chain: p0 = h0 m + a <
-    // 2^64 (m <= 3^20 < 0.82 2^32, a < 3^2S + 3^S < 2^44.4 for S <= 14) and p1 = h1 m + (p0 >> 32) < 2^64, so that the
+    // 2^64 (m <= 3^20 < 0.82 2^32, a < 3^2S + 3^S < 2^41.3 for S <= 13) and p1 = h1 m + (p0 >> 32) < 2^64, so that the
     // value is p1 2^32 + (p0 mod 2^32): the carry chains' four ALU-pipe adds become moves on
     // the FMA pipe (lever 109, +0.4%). Bits 96 .. 127 come from v3, zero on this path (beyond
     // == 0), kept opaque: a written zero measured 0.2% slower (docs/PERFORMANCE.md).
@@ -587,7 +587,7 @@ cudaError_t GroupKernelSized(int threads_per_sm, int walk_step_bits, void (**ker
 // termination or none (full_delay) and, for two-step rounds, the narrow fast path.
 cudaError_t FindGroupKernel(int block_threads, int threads_per_sm, int walk_step_bits, int round_steps,
                             bool full_delay, bool narrow, void (**kernel)(LaunchParams)) {
-  if (walk_step_bits < 0 || walk_step_bits > kMaxGroupWalkStepBits) return cudaErrorInvalidValue;
+  if (walk_step_bits < 0 || walk_step_bits > kMaxSharedStepBits) return cudaErrorInvalidValue;
   if (round_steps == 2) {
     if (walk_step_bits != kPairStepBits || block_threads != kPairWalkBlockThreads) return cudaErrorInvalidValue;
     constexpr int T = kPairWalkBlockThreads, W = kPairStepBits;
