@@ -79,6 +79,7 @@ def main():
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
         from selenium.webdriver.common.by import By
+        from selenium.common.exceptions import StaleElementReferenceException
     except ImportError:
         webdriver = None
     if not chromium or not chromedriver or webdriver is None:
@@ -182,12 +183,20 @@ def main():
                  (len(downloaded), len(csv_text)))
         print("CSV download equals collatzctl server-records (%d lines)" % len(csv_text.splitlines()), flush=True)
 
-        workers_rows = driver.find_elements(By.CSS_SELECTOR, "#workers tbody tr")
-        if len(workers_rows) != args.workers or "cpu" not in workers_rows[0].text:
-            fail("workers table: %s" % [r.text for r in workers_rows])
+        def workers_texts():
+            # The page rebuilds the table at each refresh: a row found just before may be gone.
+            for _ in range(50):
+                try:
+                    return [r.text for r in driver.find_elements(By.CSS_SELECTOR, "#workers tbody tr")]
+                except StaleElementReferenceException:
+                    time.sleep(0.1)
+            fail("the workers table was rebuilt under every read")
+        workers_rows = workers_texts()
+        if len(workers_rows) != args.workers or "cpu" not in workers_rows[0]:
+            fail("workers table: %s" % workers_rows)
         # A CPU worker leases no unit above 2^40 (collatz-worker --max-unit-numbers auto).
-        if "2^40" not in workers_rows[0].text:
-            fail("workers table without the CPU worker's unit limit 2^40: %s" % workers_rows[0].text)
+        if "2^40" not in workers_rows[0]:
+            fail("workers table without the CPU worker's unit limit 2^40: %s" % workers_rows[0])
         events = driver.find_element(By.ID, "events").text
         if "delay record n = " + last_n not in events:
             fail("the record is not among the recent events: " + events)
