@@ -115,7 +115,10 @@ struct GpuEngineOptions {
   // Groups of fewer members go without the checks inside their shared steps (lever 78).
   int group_step_check_min_members = 64;
   // The most members a group has: a launch cuts the whole cycles into chunks of this many
-  // << G cycles (1..65535: a ring entry counts members in 16 bits).
+  // << G cycles (1..65535: a ring entry counts members in 16 bits). More members at the same
+  // depth pay (2^50 delay-only at B52, 30 bits, H100, G = 8: chunks of 256 3.861e13, of 512
+  // 4.119e13, against 3.942e13 for the default G = 9 with 227 members; session 39), which with
+  // deep_group_min_members 256 is the next default once the GPU suites have run with it.
   int group_chunk_members = 256;
   // Units that end at or below 2^narrow_walk_max_bits walk two-step rounds with the narrow
   // fast path (LaunchParams::walk_narrow): their values stay below 2^88 nearly always (a
