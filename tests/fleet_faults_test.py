@@ -167,17 +167,15 @@ def run_one(args, policy, lie, ref_delay, ref_class):
         # some lies are not checked when handed in.
         lie_after = 3 if policy == "adaptive" else 0
         after = ["--test-lie-after", str(lie_after)] if lie_after else []
-        liars = ["liar", "liar-again"] if lie == "self-check" else ["liar"]
-        if lie == "self-check":
-            fleet.start_worker("liar", args.test_worker, liar_token, ["--test-lie", "omit-record"] + after)
-            fleet.start_worker("liar-again", args.test_worker, liar_token, ["--test-lie", "self-check"] + after)
-        else:
-            fleet.start_worker("liar", args.test_worker, liar_token, ["--test-lie", lie] + after)
+        # Each liar process and its lie (self-check: a second registration of the liar's token).
+        liars = [("liar", "omit-record"), ("liar-again", "self-check")] if lie == "self-check" else [("liar", lie)]
+        for name, kind in liars:
+            fleet.start_worker(name, args.test_worker, liar_token, ["--test-lie", kind] + after)
         # The honest workers start once a liar has taken the unit it lies in (its lie_after + 1-th;
         # every unit below END carries a record or a class minimum to leave out): started
         # together, honest workers sometimes took all but three units from each liar, which
         # then never lied and the scenario tested nothing.
-        fleet.wait_for_unit_starts(liars, lie_after + 1, 60)
+        fleet.wait_for_unit_starts([name for name, _ in liars], lie_after + 1, 60)
         for name in honest:
             fleet.start_worker(name, args.worker, honest_tokens[name], [])
 
@@ -219,10 +217,8 @@ def run_one(args, policy, lie, ref_delay, ref_class):
 
         # How often the liar lied (its log says so for every lie).
         lies = 0
-        for name in ("liar", "liar-again"):
-            path = os.path.join(work, name + ".log")
-            if os.path.exists(path):
-                lies += open(path, errors="replace").read().count("test fault --test-lie:")
+        for name, _ in liars:
+            lies += open(os.path.join(work, name + ".log"), errors="replace").read().count("test fault --test-lie:")
         if lies == 0:
             fail("%s/%s: the liar never lied (no unit gave it something to lie about)" % (policy, lie))
 
