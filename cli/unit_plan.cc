@@ -53,7 +53,7 @@ u128 DefaultUnitSize(u128 range, bool gpu, unsigned cpu_threads, Kinds kinds) {
   // deeper residue groups (2^44 numbers after import --published at 2^66: one unit, 15-bit
   // groups, 7.3e12 like the bench; two units of 2^43, 14 bits: 6.1e12), so one unit up to
   // 2^54: from 2^48 on delay-only units take a wide sieve (30 bits since session 33), and each
-  // doubling deepens their groups of about 227 members by a bit (engines::kWideUnitDelaySieveBits;
+  // doubling deepens their groups of about 455 members (227 before session 40) by a bit (engines::kWideUnitDelaySieveBits;
   // the campaign point above the published bound, H200: units of 2^51 / 2^52 / 2^54 4.19 /
   // 4.26 / 4.47e13 numbers/s through the server or collatzctl run, session 36), which take
   // 400 s on an H200 at 2^54: an interrupted run loses at most that. Progress comes from

@@ -17,7 +17,7 @@ constexpr u128 kWideClassUnitNumbers = static_cast<u128>(1) << 46;
 
 // Delay-only units of 2^48 numbers and more (a GPU campaign's units of 2^52, docs/OPERATIONS.md
 // section 13) are fastest with a wide sieve: fewer numbers are examined, and their residue
-// groups still keep about 227 members, each doubling of the unit a bit deeper (k + G = 37 at
+// groups still keep a few hundred members (about 455 since session 40, 227 before), each doubling of the unit a bit deeper (k + G = 37 at
 // 2^48, 41 at 2^52: 4.07e13 numbers/s, session 29). H200, the campaign point above the published bound, 2^49 numbers: 19 / 22 / 24 / 25 /
 // 26 / 27 / 28 bits gave 3.146 / 3.354 / 3.462 / 3.528 / 3.588 / 3.645 / 3.703e13 numbers/s;
 // 2^48 numbers: 19 / 24 / 26 / 28 bits 3.145 / 3.386 / 3.488 / 3.592e13 (docs/PERFORMANCE.md,

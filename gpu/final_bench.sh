@@ -123,3 +123,7 @@ run --at 2^66 --numbers 2^48 --kinds delay,class --sieve-bits 30 --baseline-numb
 # over the 30-bit sieve), at B54 = 28030404080753967104, the first multiple of 2^54 above P;
 # 4.494e13, about 400 s (RUN_TIMEOUT: the rows' 150 s would cut it).
 RUN_TIMEOUT=480 run --at 28030404080753967104 --numbers 2^54 --kinds delay --sieve-bits 30 --baseline-numbers 0 --repeat 1
+# Session 40: the unit of 2^53 at B52 whose `collatzctl run` gave 4.60e13 on an H100, with the
+# residue groups of about 455 members (G = 11) that became the delay-only default; 4.648e13
+# there, about 195 s.
+RUN_TIMEOUT=300 run --at 28021396881499226112 --numbers 2^53 --kinds delay --sieve-bits 30 --verify-numbers 2^30 --baseline-numbers 0 --repeat 1

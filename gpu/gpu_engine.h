@@ -84,8 +84,9 @@ struct GpuEngineOptions {
   // (128 or 256 threads). The group's last member is also checked after each of the T-steps
   // between k and k + G (a prelude kernel), where the unit's record table reaches near it
   // (lever 78); there deeper groups pay: 2^66, 2^46 numbers on an H100: 8.39e12 numbers/s
-  // at G = 16 against 7.55e12 at 13 and 7.75e12 at 17. What pays is about 227 members a group
-  // (deep_group_min_members), so larger units take deeper groups: at the campaign point B
+  // at G = 16 against 7.55e12 at 13 and 7.75e12 at 17. What pays is a few hundred members a
+  // group (deep_group_min_members: 227 until session 40, about 455 since), so larger units
+  // take deeper groups: at the campaign point B
   // (docs/PERFORMANCE.md, session 26; H200) 2^48 numbers 2.697e13 at G = 16 (909 members),
   // 2.786e13 at 17, 2.927e13 at 18 (227), 2.314e13 at 19 (113); 2^49 numbers 2.940e13 at 19.
   bool residue_groups = true;
@@ -116,10 +117,10 @@ struct GpuEngineOptions {
   int group_step_check_min_members = 64;
   // The most members a group has: a launch cuts the whole cycles into chunks of this many
   // << G cycles (1..65535: a ring entry counts members in 16 bits). More members at the same
-  // depth pay (2^50 delay-only at B52, 30 bits, H100, G = 8: chunks of 256 3.861e13, of 512
-  // 4.119e13, against 3.942e13 for the default G = 9 with 227 members; session 39), which with
-  // deep_group_min_members 256 is the next default once the GPU suites have run with it.
-  int group_chunk_members = 256;
+  // depth pay: 2^50 delay-only at B52, 30 bits, H100, G = 8: chunks of 256 3.861e13, of 512
+  // 4.119e13, against 3.942e13 for G = 9 with 227 members (session 39); with
+  // deep_group_min_members 256, 2^53 at B52 4.65e13 against 4.398e13 (session 40).
+  int group_chunk_members = 512;
   // Units that end at or below 2^narrow_walk_max_bits walk two-step rounds with the narrow
   // fast path (LaunchParams::walk_narrow): their values stay below 2^88 nearly always (a
   // walk starts about 2^(k + G) times below N). 0: never.
@@ -137,9 +138,11 @@ struct GpuEngineOptions {
   // Groups deeper than unchecked_group_bits pay only with those checks, so they need at least
   // this many members (class units: class_deep_group_min_members; 2^60, 2^40 class numbers:
   // 2.01e12 with 256-member groups of 13 bits, 1.81e12 with 64-member groups of 15).
-  // Delay-only: 128, so that G keeps 128 to 255 members (B, 2^46 numbers: G = 16, 227 members,
-  // 2.682e13; G = 17, 113 members, 2.418e13; session 26).
-  int deep_group_min_members = 128;
+  // Delay-only: 256, so that G keeps 256 to 511 members (about 455 with a 30-bit sieve) in
+  // chunks of group_chunk_members 512. Fewer members deeper lose (2^50 at B52, 30 bits: 113
+  // members 3.761e13, 227 3.942e13, 455 at G = 8 4.121e13; 19-bit units of 2^46 at 2^66:
+  // G = 15 1.091e13 against G = 16 with 227 members 1.060e13; H100, sessions 39-40).
+  int deep_group_min_members = 256;
   int class_deep_group_min_members = 256;
   // Walk rounds each lane takes (drawing its group's members from registers) between two
   // warp-wide hand-outs of walking groups.
