@@ -118,8 +118,7 @@ struct GpuEngineOptions {
   // The most members a group has: a launch cuts the whole cycles into chunks of this many
   // << G cycles (1..65535: a ring entry counts members in 16 bits). More members at the same
   // depth pay: 2^50 delay-only at B52, 30 bits, H100, G = 8: chunks of 256 3.861e13, of 512
-  // 4.119e13, against 3.942e13 for G = 9 with 227 members (session 39); with
-  // deep_group_min_members 256, 2^53 at B52 4.65e13 against 4.398e13 (session 40).
+  // 4.119e13 (session 39); deep_group_min_members gives the depth.
   int group_chunk_members = 512;
   // Units that end at or below 2^narrow_walk_max_bits walk two-step rounds with the narrow
   // fast path (LaunchParams::walk_narrow): their values stay below 2^88 nearly always (a
@@ -139,9 +138,10 @@ struct GpuEngineOptions {
   // this many members (class units: class_deep_group_min_members; 2^60, 2^40 class numbers:
   // 2.01e12 with 256-member groups of 13 bits, 1.81e12 with 64-member groups of 15).
   // Delay-only: 256, so that G keeps 256 to 511 members (about 455 with a 30-bit sieve) in
-  // chunks of group_chunk_members 512. Fewer members deeper lose (2^50 at B52, 30 bits: 113
-  // members 3.761e13, 227 3.942e13, 455 at G = 8 4.121e13; 19-bit units of 2^46 at 2^66:
-  // G = 15 1.091e13 against G = 16 with 227 members 1.060e13; H100, sessions 39-40).
+  // chunks of group_chunk_members 512. Fewer members deeper lose (H100, sessions 39-40: 2^50
+  // at B52, 30 bits: 113 members 3.761e13, 227 3.942e13, 455 at G = 8 4.121e13; 2^53 there:
+  // 455 at G = 11 4.648e13, 227 at G = 12 4.398e13; 19-bit units of 2^46 at 2^66: 455 at
+  // G = 15 1.091e13, 227 at G = 16 1.060e13).
   int deep_group_min_members = 256;
   int class_deep_group_min_members = 256;
   // Walk rounds each lane takes (drawing its group's members from registers) between two
