@@ -18,6 +18,7 @@
 //             [--no-group-half-checks] [--group-split-min 8 (0: no split)]
 //             [--group-a2-max-odd-steps L (walking groups with more odd steps in k + G walk from k)]
 //             [--narrow-walk-max-bits 76 (0: the three-limb pair step everywhere)]
+//             [--walk-check-bits 2 (T-steps the two-step walk's check looks ahead: 2, 4, 6, 8)]
 //             [--step-model 2^20 [--model-group-bits 16] [--model-only]]
 // --context: trusted (the default) as above; floor: the same floor and open holes (the delays
 // of numbers below --at, recomputed, bound them without trust) but no record table, so no
@@ -125,7 +126,13 @@ void RunStepModel(const Sieve& sieve, const UnitSpec& spec, u128 sample, int gro
   constexpr int kStopWindow = 192;
   const int kRoundTSteps[6] = {12, 24, 26, 28, 36, 48};
   double rounds_by_r[6] = {0, 0, 0, 0, 0, 0};
+  // Rounds a walk if each round's check (every 24 T-steps) also looked L T-steps ahead (a
+  // check table by v mod 2^L: every path of the next L T-steps), L = 0, 2, 4, 6, 8, 12.
+  const int kLookahead[6] = {0, 2, 4, 6, 8, 12};
+  double rounds_by_lookahead[6] = {0, 0, 0, 0, 0, 0};
+  double rounds_today_sum = 0;
   uint64_t stop_bits[kStopWindow / 64];
+  uint64_t odd_bits[kStopWindow / 64];  // the value after T-step k + G + 1 + i is odd
   uint64_t state = 0x243F6A8885A308D3ull;
   const auto t0 = std::chrono::steady_clock::now();
   // Evenly spread candidates (a random point in each of `sample` slices of the unit, then
@@ -151,6 +158,7 @@ void RunStepModel(const Sieve& sieve, const UnitSpec& spec, u128 sample, int gro
     uint64_t first_stop = 0;  // beyond k + G: the first T-step whose exact check stops it
     bool filter_stops = false;
     std::fill(std::begin(stop_bits), std::end(stop_bits), 0);
+    std::fill(std::begin(odd_bits), std::end(odd_bits), 0);
     auto can_stop = [&]() {
       return v >= 5 && et.enabled() && et.CanStopInClass(s, v, ValueClassOfResidue9(static_cast<unsigned>(v % 9)));
     };
@@ -159,6 +167,7 @@ void RunStepModel(const Sieve& sieve, const UnitSpec& spec, u128 sample, int gro
       if (t > kg && t - kg <= kStopWindow && can_stop()) {
         stop_bits[(t - kg - 1) / 64] |= uint64_t{1} << ((t - kg - 1) % 64);
       }
+      if (t > kg && t - kg <= kStopWindow && (v & 1) != 0) odd_bits[(t - kg - 1) / 64] |= uint64_t{1} << ((t - kg - 1) % 64);
       if (t > kg && t - kg >= kStopWindow && (t - kg) % 24 == 0 && can_stop()) break;
       if (v & 1) {
         if (v > (kU128Max - 1) / 3) {
@@ -205,6 +214,25 @@ void RunStepModel(const Sieve& sieve, const UnitSpec& spec, u128 sample, int gro
       };
       const uint64_t rounds = rounds_of(24);
       for (int r = 0; r < 6; ++r) rounds_by_r[r] += static_cast<double>(rounds_of(kRoundTSteps[r]));
+      auto rounds_ahead = [&](uint64_t ahead) {
+        for (uint64_t j = 1; 24 * j + ahead <= kStopWindow; ++j) {
+          for (uint64_t at = 24 * j - 1; at <= 24 * j - 1 + ahead; ++at) {
+            if ((stop_bits[at / 64] >> (at % 64)) & 1) return j;
+          }
+        }
+        return (t_stopped - kg + 23) / 24;
+      };
+      for (int r = 0; r < 6; ++r) rounds_by_lookahead[r] += static_cast<double>(rounds_ahead(kLookahead[r]));
+      // Today's check: v, then v / 2 and v / 4 where v mod 4 says those steps are even.
+      auto bit = [](const uint64_t* bits, uint64_t at) { return ((bits[at / 64] >> (at % 64)) & 1) != 0; };
+      auto rounds_today = [&]() {
+        for (uint64_t j = 1; 24 * j + 2 <= kStopWindow; ++j) {
+          const uint64_t at = 24 * j - 1;
+          if (bit(stop_bits, at) || (!bit(odd_bits, at) && (bit(stop_bits, at + 1) || (!bit(odd_bits, at + 1) && bit(stop_bits, at + 2))))) return j;
+        }
+        return (t_stopped - kg + 23) / 24;
+      };
+      rounds_today_sum += static_cast<double>(rounds_today());
       ++round_stops[std::min<uint64_t>(rounds, 8)];
       if (filter_stops) {
         ++filtered;
@@ -243,6 +271,8 @@ void RunStepModel(const Sieve& sieve, const UnitSpec& spec, u128 sample, int gro
               rounds_all / w, 100.0 * static_cast<double>(filtered) / w, rounds_unfiltered / w);
   std::printf("step model: rounds a walk with a check every");
   for (int r = 0; r < 6; ++r) std::printf(" %d T-steps %.3f%s", kRoundTSteps[r], rounds_by_r[r] / w, r < 5 ? ";" : "\n");
+  std::printf("step model: rounds a walk with today's check (v mod 4's even steps) %.3f; with each check looking ahead", rounds_today_sum / w);
+  for (int r = 0; r < 6; ++r) std::printf(" %d T-steps %.3f%s", kLookahead[r], rounds_by_lookahead[r] / w, r < 5 ? ";" : "\n");
 }
 
 int Main(int argc, char** argv) {
@@ -293,6 +323,7 @@ int Main(int argc, char** argv) {
     else if (key == "--group-a2-max-odd-steps") a.gpu.group_a2_max_odd_steps = std::stoi(value());
     else if (key == "--group-chunk-members") a.gpu.group_chunk_members = std::stoi(value());
     else if (key == "--narrow-walk-max-bits") a.gpu.narrow_walk_max_bits = std::stoi(value());
+    else if (key == "--walk-check-bits") a.gpu.walk_check_bits = std::stoi(value());
     else if (key == "--walk-rounds") a.gpu.group_walk_rounds = std::stoi(value());
     else if (key == "--walk-step-bits") a.gpu.group_walk_step_bits = std::stoi(value());
     else if (key == "--walk-round-steps") a.gpu.group_walk_round_steps = std::stoi(value());

@@ -124,6 +124,11 @@ struct GpuEngineOptions {
   // fast path (LaunchParams::walk_narrow): their values stay below 2^88 nearly always (a
   // walk starts about 2^(k + G) times below N). 0: never.
   int narrow_walk_max_bits = 76;
+  // T-steps the two-step walk's check looks ahead (LaunchParams::walk_check_bits,
+  // WalkLookaheadTable): 2, 4, 6 or 8. Host model at B52: 1.758 / 1.686 / 1.628 / 1.554 rounds a
+  // walk (1.778 with only the even steps of v mod 4, before); the table grows to 2^(bits + 2)
+  // entries a row.
+  int walk_check_bits = 6;
   // The prelude's entry and in-step checks use the predecessor bounds of the value class
   // that the numbers they decide for share (LaunchParams::group_class_min_odd; 2^66, 2^46
   // delay-only numbers on an H100: 9.04e12 numbers/s with, 8.31e12 without).

@@ -90,6 +90,7 @@ Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
     p.walk_stop = group_walk_stop_.get();
     p.walk_check = group_walk_check_.get();
     p.walk_check_narrow = group_walk_check_narrow_.get();
+    p.walk_check_bits = options_.walk_check_bits;
     p.walk_stop_last = group_walk_stop_last_;
     p.walk_round_steps = job.walk_round_steps;
     p.walk_narrow = options_.narrow_walk_max_bits > 0 && spec_.end <= Pow2(options_.narrow_walk_max_bits) ? 1 : 0;

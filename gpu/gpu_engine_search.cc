@@ -216,7 +216,9 @@ Status GpuEngine::SearchUnit(const UnitSpec& spec, UnitResult* result, const Pro
   STATUS_TRY(group_stop_below_.Upload(group_stop));
   const WalkStopTable walk_stop = BuildWalkStopTable(group_stop, options_.tail_bits);
   STATUS_TRY(group_walk_stop_.Upload(walk_stop.entries));
-  const std::vector<ulonglong2> walk_check = PairWalkCheckTable(walk_stop, gpu::kWalkCheckShift);
+  const std::vector<ulonglong2> walk_check =
+      PairWalkCheckTable(WalkLookaheadTable(walk_stop, group_stop, options_.walk_check_bits),
+                         options_.walk_check_bits + 2, gpu::kWalkCheckShift);
   STATUS_TRY(group_walk_check_.Upload(walk_check));
   STATUS_TRY(group_walk_check_narrow_.Upload(NarrowWalkCheckTable(walk_check)));
   group_tail_from_narrow_ = PairWalkTailFrom(WalkTailFrom(group_stop, kNarrowCheckShift), gpu::kWalkCheckShift);

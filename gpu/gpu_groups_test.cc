@@ -212,6 +212,47 @@ TEST(GpuEngineTest, NarrowAndWidePairStepsMatchCpu) {
   }
 }
 
+// The two-step walk's check at every width it looks ahead (walk_check_bits 2 .. 8, each its own
+// kernel and table), narrow and wide, against the CPU: units at 2^48 and 2^60 with their
+// floor lowered to 400, so that many members end above it (tallied, and on the ladder where
+// they pass the ladder floor) and a check that stopped one of them too early would change
+// the result; delay-only and delay+class with holes just below the floor.
+TEST(GpuEngineTest, EveryWalkCheckWidthMatchesCpu) {
+  REQUIRE_GPU();
+  std::mt19937_64 rng(Seed() + 23);
+  SCOPED_TRACE("seed " + std::to_string(Seed()));
+  for (int bits = gpu::kMinWalkCheckBits; bits <= gpu::kMaxWalkCheckBits; bits += 2) {
+    for (int narrow_bits : {127, 0}) {
+      GpuEngineOptions o;
+      o.group_bits = o.class_group_bits = o.shallow_group_bits = o.unchecked_group_bits = 9;
+      o.group_min_members = o.class_group_min_members = 4;
+      o.walk_check_bits = bits;
+      o.narrow_walk_max_bits = narrow_bits;
+      auto gpu = MakeGpu(o, SmallSieveTables());
+      for (unsigned height : {48u, 60u}) {
+        SCOPED_TRACE("walk_check_bits " + std::to_string(bits) + " narrow_walk_max_bits " + std::to_string(narrow_bits) +
+                     " height " + std::to_string(height));
+        UnitSpec spec = SpecWithRecords(Pow2(height) + ((rng() % Pow2(16)) << 21), Pow2(height), Kinds::kDelay, nullptr);
+        spec.end = spec.begin + (uint64_t{1} << 25);
+        spec = WithLowerFloor(spec, 400);
+        ExpectSameOnTables(*SmallSieveTables(), *gpu, spec);
+        EXPECT_GT(LastGpuSearchStats(*gpu).group_launches, 0u);
+        EXPECT_GT(GpuSearch(*gpu, spec).tally_count, 1000u);
+        spec.kinds = Kinds::kDelayAndClass;
+        for (uint32_t d = spec.floor - 20; d <= spec.floor; d += 3) spec.open_holes.push_back(d);
+        ExpectSameOnTables(*SmallSieveTables(), *gpu, spec);
+      }
+    }
+  }
+  // Only the widths the kernels are instantiated for.
+  for (int bits : {0, 3, 5, 10}) {
+    GpuEngineOptions o;
+    o.walk_check_bits = bits;
+    std::unique_ptr<SearchEngine> engine;
+    EXPECT_EQ(MakeGpuEngine(SmallSieveTables(), o, &engine).code(), Status::Code::kInvalidArgument) << bits;
+  }
+}
+
 // The deepest residue groups (kMaxGroupBits: their step entries' c and 3^p need 32 bits, and
 // the step between members comes near 2^64) against the CPU, delay-only at two heights and
 // delay+class at one, on units the engine plans in groups of that width (asserted).

@@ -241,6 +241,101 @@ TEST(GpuStopTableTest, SharedCheckRowsNeverStopMore) {
   }
 }
 
+// The check that looks L T-steps ahead (WalkLookaheadTable, LaunchParams::walk_check_bits):
+// each entry is at least the walk's own for (class, v mod 4); a v below it, of that class and
+// residue mod 2^L, stops by the definition (R(w) from the record list, taken directly) at the
+// check itself (the walk's entry) or after one of its next L T-steps (w below its step count's
+// threshold, or a smaller predecessor (2w - 1) / 3, (8w - 5) / 9 or (4w - 5) / 9 of w's class
+// below the threshold of 2, 5 or 4 steps fewer); small values also by their true delays.
+// Looking further stops more.
+TEST(GpuStopTableTest, LookaheadCheckStopsOnlyWhatItsPathStops) {
+  std::mt19937_64 rng(Seed() + 16);
+  for (unsigned bits : {60u, 66u}) {
+    const UnitSpec spec = SpecWithRecords(Pow2(bits) + 4242, Pow2(bits) + 99999, Kinds::kDelay, &rng);
+    const std::vector<ulonglong2> stop = BuildStopTable(spec, spec.floor);
+    const WalkStopTable walk = BuildWalkStopTable(stop, 24);
+    const size_t rows = walk.entries.size() >> gpu::kWalkRowBits;
+    auto r_of = [&](u128 w) {  // R(w), or past the table: none
+      uint32_t r = 0;
+      for (const Record& rec : spec.known_records) {
+        if (rec.n <= w) r = rec.delay;
+      }
+      return r;
+    };
+    auto stops_at = [&](size_t sigma, u128 w) {  // the exact test, with w's predecessors
+      auto plain = [&](size_t at, u128 x) { return x < spec.records_complete_below && at + r_of(x) <= spec.floor; };
+      if (plain(sigma, w)) return true;
+      if (w < 5) return false;
+      // A predecessor has w's delay plus 2, 5 or 4: it stops w when it would stop that many steps earlier.
+      return (w % 3 == 2 && sigma >= 2 && plain(sigma - 2, (2 * w - 1) / 3)) ||
+             (w % 9 == 4 && sigma >= 5 && plain(sigma - 5, (8 * w - 5) / 9)) ||
+             (w % 9 == 8 && sigma >= 4 && plain(sigma - 4, (4 * w - 5) / 9));
+    };
+    size_t previous_stops = 0;
+    for (int L = gpu::kMinWalkCheckBits; L <= gpu::kMaxWalkCheckBits; L += 2) {
+      const std::vector<ulonglong2> ahead = WalkLookaheadTable(walk, stop, L);
+      const size_t row = size_t{4} << L;
+      ASSERT_EQ(ahead.size(), rows * row);
+      size_t larger = 0;
+      for (size_t s = 0; s < rows; ++s) {
+        for (uint32_t c = 0; c < 4; ++c) {
+          for (uint32_t u = 0; u < (1u << L); ++u) {
+            const u128 got = Value(ahead[s * row + (c << L) + u]);
+            const u128 own = Value(walk.entries[(s << gpu::kWalkRowBits) + (c << gpu::kWalkCheckBits) + (u & 3)]);
+            ASSERT_GE(got, own) << "L " << L << " s " << s << " c " << c << " u " << u;
+            larger += got > own;
+          }
+        }
+      }
+      EXPECT_GT(larger, previous_stops) << "L " << L;  // each width stops more than the one before
+      previous_stops = larger;
+      const uint32_t modulus = 9u << L;
+      for (int i = 0; i < 3000; ++i) {
+        const size_t s = rng() % rows;
+        const uint32_t c = static_cast<uint32_t>(rng() % 4), u = static_cast<uint32_t>(rng() % (1u << L));
+        const u128 limit = Value(ahead[s * row + (c << L) + u]);
+        if (limit == 0 || limit == ~u128{0}) continue;
+        // The largest v below the entry with v = u (mod 2^L) and of class c (c = 1: v = 2 mod 3;
+        // 2: 4 mod 9; 3: 8 mod 9; 0: any), then a few below it.
+        auto of_class = [&](u128 v) {
+          const unsigned r = static_cast<unsigned>(v % 9);
+          return c == 0 || (c == 1 && r % 3 == 2) || (c == 2 && r == 4) || (c == 3 && r == 8);
+        };
+        u128 v = limit - 1;
+        int found = 0;
+        for (uint32_t j = 0; j < 4 * modulus && v >= 5 && found < 3; ++j, --v) {
+          if ((static_cast<uint32_t>(v) & ((1u << L) - 1)) != u || !of_class(v)) continue;
+          ++found;
+          bool ok = v < Value(walk.entries[(s << gpu::kWalkRowBits) + (c << gpu::kWalkCheckBits) +
+                                           (static_cast<uint32_t>(v) & 3)]);
+          u128 w = v;
+          size_t sigma = s;
+          for (int t = 0; t < L && !ok; ++t) {
+            if ((w & 1) != 0) {
+              w = (3 * w + 1) / 2;
+              sigma += 2;
+            } else {
+              w /= 2;
+              sigma += 1;
+            }
+            ok = stops_at(sigma, w);
+          }
+          ASSERT_TRUE(ok) << "L " << L << " s " << s << " c " << c << " v " << ToDecimal(v);
+        }
+      }
+      // Against true delays: a small value the table stops has s + delay(v) <= floor.
+      for (int i = 0; i < 3000; ++i) {
+        const size_t s = rng() % rows;
+        const u128 v = 5 + (static_cast<u128>(rng()) % Pow2(1 + static_cast<unsigned>(rng() % 40)));
+        const uint32_t c = (v % 3 == 2 ? 1 : 0) | (v % 9 == 4 || v % 9 == 8 ? 2 : 0);
+        if (v < Value(ahead[s * row + (c << L) + (static_cast<uint32_t>(v) & ((1u << L) - 1))])) {
+          EXPECT_LE(s + SlowDelay(v), spec.floor) << "L " << L << " v " << ToDecimal(v) << " s " << s;
+        }
+      }
+    }
+  }
+}
+
 // The narrow units' check (8-byte thresholds of v >> 32, LaunchParams::walk_check_narrow)
 // stops no value the exact table keeps walking: floor(L / 2^32), saturated at 2^64 - 1; and
 // before the tail_from of a 2^32 tail (the narrow launches' walk_tail_from) every entry is at

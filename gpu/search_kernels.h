@@ -78,6 +78,15 @@ constexpr int kWalkCheckBits = 2;
 // bit 0 only, StepEntry::two_mod_3): a row of the walk's stop table holds 2^kWalkRowBits
 // thresholds, (class << kWalkCheckBits) + v mod 4.
 constexpr int kWalkRowBits = kWalkCheckBits + 2;
+// The two-step walk's check (LaunchParams::walk_check) looks further: a row holds
+// 2^(walk_check_bits + 2) thresholds, (class << walk_check_bits) + v mod 2^walk_check_bits, each
+// the largest that lets every such v stop at the check or after one of its next
+// walk_check_bits T-steps, whose path v mod 2^walk_check_bits fixes (PairWalkCheckTable). A
+// wider look spares rounds (host model at B52, 28 bits: 1.778 rounds a walk with the two even
+// steps of v mod 4, 1.686 / 1.628 / 1.554 looking 4 / 6 / 8 T-steps ahead) for a larger table
+// (2^(bits + 2) entries a row). The kernels are instantiated for these widths.
+constexpr int kMinWalkCheckBits = kWalkCheckBits;
+constexpr int kMaxWalkCheckBits = 8;
 // Rows past the stop table's last: the predecessor bounds of row s read stop_below[s - 2],
 // [s - 4] and [s - 5].
 constexpr int kWalkExtraRows = 5;
@@ -278,6 +287,9 @@ struct LaunchParams {
   // whose values rarely climb that high (GpuEngineOptions::narrow_walk_max_bits; at 2^66 the
   // walk is 6% faster, docs/PERFORMANCE.md, lever 85).
   int walk_narrow = 0;
+  // Two-step walk rounds: the T-steps the check looks ahead (walk_check's rows hold
+  // 2^(walk_check_bits + 2) entries; kMinWalkCheckBits .. kMaxWalkCheckBits, even).
+  int walk_check_bits = kWalkCheckBits;
   // The group kernel's launch tail (GroupSplitTail): once no group is left to decide or
   // queued, a generator with at least this many members left gives half of them to an idle
   // lane of its warp. 0: never.

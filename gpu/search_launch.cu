@@ -72,7 +72,7 @@ cudaError_t LaunchGroups(const LaunchParams& p, int block_threads, int grid_bloc
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   LaunchKernelFn kernel = nullptr;
   cudaError_t e = FindGroupKernel(block_threads, p.queue_threads_per_sm, p.walk_step_bits, p.walk_round_steps,
-                                  p.early_stop == 0, p.walk_narrow != 0, &kernel);
+                                  p.early_stop == 0, p.walk_narrow != 0, p.walk_check_bits, &kernel);
   if (e != cudaSuccess) return e;
   // More than 48 KiB of shared memory a block (a 13-bit walk table and the rings) must be
   // allowed explicitly.
@@ -88,7 +88,7 @@ cudaError_t GroupBlocksPerSm(int block_threads, int threads_per_sm, int walk_ste
   LaunchKernelFn kernel = nullptr;
   // Every such kernel takes the same registers and shared memory.
   cudaError_t e =
-      FindGroupKernel(block_threads, threads_per_sm, walk_step_bits, walk_round_steps, false, false, &kernel);
+      FindGroupKernel(block_threads, threads_per_sm, walk_step_bits, walk_round_steps, false, false, kWalkCheckBits, &kernel);
   if (e != cudaSuccess) return e;
   e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            static_cast<int>(GroupDynamicShared(walk_step_bits, walk_round_steps)));

@@ -74,11 +74,96 @@ uint32_t WalkTailFrom(const std::vector<ulonglong2>& stop_below, int bits) {
   return static_cast<uint32_t>(first > max_shift + 1 ? first - max_shift : 1);
 }
 
+std::vector<ulonglong2> WalkLookaheadTable(const WalkStopTable& walk, const std::vector<ulonglong2>& stop_below,
+                                           int check_bits) {
+  const size_t walk_row = size_t{1} << gpu::kWalkRowBits;
+  const size_t rows = walk.entries.size() / walk_row;
+  const uint32_t residues = 1u << check_bits;
+  const size_t row = size_t{4} << check_bits;
+  // Each residue u's path: after t + 1 <= check_bits T-steps every v = u (mod 2^check_bits)
+  // is (3^a v + c) / 2^(t + 1), after t + 1 + a steps, and of a value class that c gives
+  // once a >= 1 (3^a v + c = c mod 3, and mod 9 from a >= 2; 2^-1 = 5 mod 9).
+  struct PathStep {
+    uint32_t steps = 0;
+    uint32_t value_class = 0;
+    uint64_t a = 1;  // 3^odd
+    u128 c = 0;
+  };
+  std::vector<PathStep> paths(static_cast<size_t>(residues) * check_bits);
+  for (uint32_t u = 0; u < residues; ++u) {
+    uint64_t a = 1;
+    u128 c = 0;
+    uint32_t odd = 0;
+    for (int t = 0; t < check_bits; ++t) {
+      // v_t = (a v + c) / 2^t; its parity is bit t of a u + c.
+      if ((((u128{a} * u + c) >> t) & 1) != 0) {
+        a *= 3;
+        c = 3 * c + (u128{1} << t);
+        ++odd;
+      }
+      PathStep& p = paths[static_cast<size_t>(u) * check_bits + t];
+      p.steps = static_cast<uint32_t>(t + 1) + odd;
+      p.a = a;
+      p.c = c;
+      uint32_t inverse9 = 1;  // 2^-(t + 1) mod 9
+      for (int i = 0; i <= t; ++i) inverse9 = inverse9 * 5 % 9;
+      const uint32_t r9 = static_cast<uint32_t>(c % 9) * inverse9 % 9;
+      p.value_class = odd >= 2 ? ValueClassOfResidue9(r9) : odd == 1 && r9 % 3 == 2 ? 1 : 0;
+    }
+  }
+  // The threshold of each value class after sigma steps (stop_below, or a predecessor's).
+  const std::vector<u128> thresholds = Values(stop_below);
+  const size_t n = thresholds.size(), sigmas = rows + 2 * static_cast<size_t>(check_bits) + 1;
+  std::vector<u128> by_class(sigmas * 4);
+  for (size_t sigma = 0; sigma < sigmas; ++sigma) {
+    for (uint32_t k = 0; k < 4; ++k) {
+      by_class[sigma * 4 + k] = std::max(thresholds[std::min(sigma, n - 1)], PredecessorThreshold(thresholds, sigma, k));
+    }
+  }
+  std::vector<ulonglong2> out(rows * row);
+  for (size_t s = 0; s < rows; ++s) {
+    // A predecessor bound holds for w >= 5 only ((2w - 1) / 3 = 1 for w = 2, whose delay is
+    // not 3). A v of row s that its own entry does not stop is at least the row's smallest
+    // entry, and w >= v / 2^check_bits: so the classes count only where that is at least 5
+    // 2^check_bits (every row before tail_from: at least 2^tail_bits); elsewhere stop_below alone.
+    u128 smallest = kU128Max;
+    for (size_t i = 0; i < walk_row; ++i) smallest = std::min(smallest, Value(walk.entries[s * walk_row + i]));
+    const bool classes = smallest >= (u128{5} << check_bits);
+    for (uint32_t u = 0; u < residues; ++u) {
+      // The largest bound of the path's T-steps: v < X stops after t + 1 of them when
+      // (a v + c) / 2^(t + 1) is below that step count's threshold L, i.e. a v < 2^(t + 1) L - c.
+      u128 ahead = 0;
+      for (int t = 0; t < check_bits; ++t) {
+        const PathStep& p = paths[static_cast<size_t>(u) * check_bits + t];
+        const u128 limit = by_class[(s + p.steps) * 4 + (classes ? p.value_class : 0)];
+        u128 x;
+        if ((limit >> (127 - t)) != 0) {
+          x = kU128Max;  // past 2^128: every value stops
+        } else {
+          const u128 scaled = limit << (t + 1);
+          x = scaled <= p.c ? 0 : (scaled - p.c + p.a - 1) / p.a;
+        }
+        ahead = std::max(ahead, x);
+      }
+      for (uint32_t k = 0; k < 4; ++k) {
+        const u128 here = Value(walk.entries[s * walk_row + (k << gpu::kWalkCheckBits) + (u & 3)]);
+        const u128 threshold = std::max(here, ahead);
+        out[s * row + (static_cast<size_t>(k) << check_bits) + u] = ulonglong2{Lo64(threshold), Hi64(threshold)};
+      }
+    }
+  }
+  return out;
+}
+
 std::vector<ulonglong2> PairWalkCheckTable(const WalkStopTable& walk, int shift) {
-  std::vector<ulonglong2> entries(size_t{gpu::kPairStepOffset} << gpu::kWalkRowBits, ulonglong2{~0ull, ~0ull});
-  entries.insert(entries.end(), walk.entries.begin(), walk.entries.end());
+  return PairWalkCheckTable(walk.entries, gpu::kWalkRowBits, shift);
+}
+
+std::vector<ulonglong2> PairWalkCheckTable(const std::vector<ulonglong2>& rows_of_walk, int row_bits, int shift) {
+  std::vector<ulonglong2> entries(size_t{gpu::kPairStepOffset} << row_bits, ulonglong2{~0ull, ~0ull});
+  entries.insert(entries.end(), rows_of_walk.begin(), rows_of_walk.end());
   if (shift == 0) return entries;
-  const size_t row = size_t{1} << gpu::kWalkRowBits;
+  const size_t row = size_t{1} << row_bits;
   const size_t rows = entries.size() / row;
   std::vector<ulonglong2> smallest((((rows - 1) >> shift) + 1) * row, ulonglong2{~0ull, ~0ull});
   for (size_t s = 0; s < rows; ++s) {

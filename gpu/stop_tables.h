@@ -45,6 +45,19 @@ uint32_t WalkTailFrom(const std::vector<ulonglong2>& stop_below, int bits);
 // gpu::kWalkCheckShift): it stops no value that the row of s would not, as
 // thresholds do not grow with s.
 std::vector<ulonglong2> PairWalkCheckTable(const WalkStopTable& walk, int shift = 0);
+// The same for rows of 2^row_bits entries (WalkLookaheadTable's).
+std::vector<ulonglong2> PairWalkCheckTable(const std::vector<ulonglong2>& rows_of_walk, int row_bits, int shift);
+// The rows of `walk` for a check that also looks check_bits T-steps ahead
+// (LaunchParams::walk_check_bits): row s holds 4 << check_bits entries, entry (c << check_bits)
+// + u for a v of value class c with v = u (mod 2^check_bits), the larger of walk's entry (c <<
+// kWalkCheckBits) + u mod 4 and, for each t < check_bits, the least X such that every such v
+// < X stops after the path's first t + 1 T-steps (which u fixes: v -> (3^a v + c') / 2^(t + 1)
+// after t + 1 + a steps): that value below stop_below of its step count, or below the
+// predecessor bound of the class c' gives it (a >= 1) where every such value is at least 5
+// (rows whose entries are all at least 5 2^check_bits). So an entry stops no v that would not
+// stop at the check or at one of the next check_bits T-steps (stop_below: BuildStopTable's).
+std::vector<ulonglong2> WalkLookaheadTable(const WalkStopTable& walk, const std::vector<ulonglong2>& stop_below,
+                                           int check_bits);
 // The walk's tail_from for that table: tail_from (a WalkStopTable's, or WalkTailFrom's) less
 // 2^shift - 1 (at least 1), as a shared row holds thresholds of up to 2^shift - 1 steps later.
 uint32_t PairWalkTailFrom(uint32_t tail_from, int shift);

@@ -26,9 +26,10 @@ cudaError_t FindQueueKernel(int block_threads, bool sieved, int threads_per_sm, 
 // The group kernel (group_kernel.cu) of a block size, register cap, walk table (shared when
 // walk_step_bits > 0), steps a walk round (two: kPairStepBits-bit table, kPairWalkBlockThreads
 // threads), early termination or none (full_delay) and, for two-step rounds, the narrow fast
-// path (LaunchParams::walk_narrow).
+// path (LaunchParams::walk_narrow) and the T-steps their check looks ahead
+// (LaunchParams::walk_check_bits).
 cudaError_t FindGroupKernel(int block_threads, int threads_per_sm, int walk_step_bits, int round_steps,
-                            bool full_delay, bool narrow, LaunchKernelFn* kernel);
+                            bool full_delay, bool narrow, int check_bits, LaunchKernelFn* kernel);
 
 // The group launch's prelude kernels (group_prelude_kernel.cu) and their block size.
 constexpr int kPreludeThreads = 128;

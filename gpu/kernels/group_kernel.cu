@@ -177,10 +177,11 @@ __device__ __forceinline__ void FillSharedPairSteps(const StepEntry* table, uint
 // t < 3^S 2^S: 32 bits for S = 12, 64 from 13 on); the second makes m2 (m1 H + q) + c2 =
 // (m1 m2) H + (m2 q + c2): one 96 x 32-bit product when m1 m2 < 2^32 (p1 + p2 <= 20) and H <
 // 2^96 (nearly always), else the two steps one by one.
-// s += both steps' counts, *row_bit = the second step's value class << kWalkCheckBits. A value that would
+// s += both steps' counts, *row_bit = the second step's value class << kCheckBits (the check
+// looks kCheckBits T-steps ahead: LaunchParams::walk_check_bits). A value that would
 // leave 128 bits (only on the rare path) goes to on_overflow, which ends the member (s = 0):
 // the common path carries no overflow test.
-template <bool kNarrow, typename OnOverflow>
+template <bool kNarrow, int kCheckBits, typename OnOverflow>
 __device__ __forceinline__ void GroupWalkPairStep(uint32_t table_at, uint64_t& hi, uint64_t& lo, uint32_t& s,
                                                   uint32_t* row_bit, const OnOverflow& on_overflow) {
   constexpr uint32_t kMask = (1u << kPairStepBits) - 1;
@@ -196,7 +197,12 @@ __device__ __forceinline__ void GroupWalkPairStep(uint32_t table_at, uint64_t& h
   const PairCarry t = static_cast<PairCarry>(e1.y) * (high >> (32 - kPairStepBits)) + (e1.x >> kPairStepCShift);
   const uint2 e2 = LoadShared64(table_at + ((static_cast<uint32_t>(t) & kMask) << 3));
   s += (e1.x & 0x7F) + (e2.x & 0x7F);
-  *row_bit = (e2.x >> (7 - kWalkCheckBits)) & (3u << kWalkCheckBits);
+  // The class is bits 7 and 8 of the entry's first word (PackPairStep).
+  if constexpr (kCheckBits <= 7) {
+    *row_bit = (e2.x >> (7 - kCheckBits)) & (3u << kCheckBits);
+  } else {
+    *row_bit = (e2.x << (kCheckBits - 7)) & (3u << kCheckBits);
+  }
   const uint32_t v1 = static_cast<uint32_t>(lo >> 32);
   const uint32_t v2 = static_cast<uint32_t>(hi), v3 = static_cast<uint32_t>(hi >> 32);
   // The fast path needs m = 3^(p1 + p2) < 2^32 (p1 + p2 <= 20) and H < 2^96 (v < 2^120):
@@ -272,7 +278,8 @@ __device__ __noinline__ uint32_t GroupWalkTail(const LaunchParams* params, uint3
 // and the walk's check skip the stop tables, and a member whose delay is not open (at most
 // the floor and no open hole) finishes without the out-of-line path, which would record
 // nothing for it.
-template <int kThreads, int kMinBlocks, int kWalk, int kRoundSteps, bool kFullDelay = false, bool kNarrow = false>
+template <int kThreads, int kMinBlocks, int kWalk, int kRoundSteps, bool kFullDelay = false, bool kNarrow = false,
+          int kCheckBits = kWalkCheckBits>
 __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THREADS_PER_SM
                                                 ? COLLATZ_THREADS_PER_SM / kThreads
                                                 : kMinBlocks) GroupKernel(const LaunchParams P) {
@@ -467,14 +474,14 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
         // tail test, having stopped) touch nothing (the guard on s). A live member has s >=
         // kStepOffset + k + G: row s of walk_check is row s - kStepOffset of walk_stop.
         uint32_t row_bit;
-        GroupWalkPairStep<kNarrow>(shared_steps_at, hi, lo, s, &row_bit, [&]() {
+        GroupWalkPairStep<kNarrow, kCheckBits>(shared_steps_at, hi, lo, s, &row_bit, [&]() {
           if (s >= kStepOffset) {
             FinishRel<kGroupRel>(&shared_params, gen_end_rel - ((gen_left + 1) << (G + lane_half[threadIdx.x])), 0, true);
           }
           s = 0;
         });
-        const uint32_t entry = WalkCheckRow(s, stop_last + kStepOffset) * P.pow2[kWalkRowBits] +
-                               (row_bit | (static_cast<uint32_t>(lo) & ((1u << kWalkCheckBits) - 1)));
+        const uint32_t entry = WalkCheckRow(s, stop_last + kStepOffset) * P.pow2[kCheckBits + 2] +
+                               (row_bit | (static_cast<uint32_t>(lo) & ((1u << kCheckBits) - 1)));
         // The stop as a select; the tail test out of line (GroupWalkTail). Narrow units read
         // 8-byte thresholds of v >> 32 (a row is one cache line: half the check's L1 traffic).
         bool stops;
@@ -506,7 +513,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
         bool fits = true;
         if constexpr (kFullDelay) {
           static_assert(kRoundSteps == 2, "full-delay walks take two-step rounds");
-          GroupWalkPairStep<kNarrow>(shared_steps_at, hi, lo, s, &row_bit, to_host);
+          GroupWalkPairStep<kNarrow, kWalkCheckBits>(shared_steps_at, hi, lo, s, &row_bit, to_host);
           // s == 0: the member went to the host. Every value at a check is at least 2^(2S)
           // unless it is in the tail (see above), so the tail test is the whole check.
           if (s != 0 && (hi | (lo >> P.tables.tail_bits)) == 0) {
@@ -519,7 +526,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
           }
           return;
         } else if constexpr (kRoundSteps == 2) {
-          GroupWalkPairStep<kNarrow>(shared_steps_at, hi, lo, s, &row_bit, to_host);
+          GroupWalkPairStep<kNarrow, kWalkCheckBits>(shared_steps_at, hi, lo, s, &row_bit, to_host);
         } else {
           fits = GroupWalkStep<kWalk>(steps, shared_steps_at, shared_pow3_at, S, step_mask, hi, lo, s, &row_bit);
         }
@@ -559,14 +566,16 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
                       lane == 0 ? warp_hash[threadIdx.x / 32] : 0);
 }
 
-template <int kThreads, int kWalk, int kRoundSteps, bool kFullDelay = false, bool kNarrow = false>
+template <int kThreads, int kWalk, int kRoundSteps, bool kFullDelay = false, bool kNarrow = false,
+          int kCheckBits = kWalkCheckBits>
 cudaError_t GroupKernelFor(int threads_per_sm, void (**kernel)(LaunchParams)) {
   switch (threads_per_sm) {
-    case 0: *kernel = GroupKernel<kThreads, 1, kWalk, kRoundSteps, kFullDelay, kNarrow>; break;
+    case 0: *kernel = GroupKernel<kThreads, 1, kWalk, kRoundSteps, kFullDelay, kNarrow, kCheckBits>; break;
     case 1280:
-      *kernel = GroupKernel<kThreads, (1280 / kThreads > 0 ? 1280 / kThreads : 1), kWalk, kRoundSteps, kFullDelay, kNarrow>;
+      *kernel = GroupKernel<kThreads, (1280 / kThreads > 0 ? 1280 / kThreads : 1), kWalk, kRoundSteps, kFullDelay,
+                            kNarrow, kCheckBits>;
       break;
-    case 1536: *kernel = GroupKernel<kThreads, 1536 / kThreads, kWalk, kRoundSteps, kFullDelay, kNarrow>; break;
+    case 1536: *kernel = GroupKernel<kThreads, 1536 / kThreads, kWalk, kRoundSteps, kFullDelay, kNarrow, kCheckBits>; break;
     default: *kernel = nullptr; return cudaErrorInvalidValue;
   }
   return cudaSuccess;
@@ -580,13 +589,23 @@ cudaError_t GroupKernelSized(int threads_per_sm, int walk_step_bits, void (**ker
                               : GroupKernelFor<kThreads, 0, 1>(threads_per_sm, kernel);
 }
 
+// The two-step walk with early termination, narrow or not, whose check looks kCheckBits
+// T-steps ahead.
+template <int kCheckBits>
+cudaError_t PairGroupKernelFor(int threads_per_sm, bool narrow, void (**kernel)(LaunchParams)) {
+  constexpr int T = kPairWalkBlockThreads, W = kPairStepBits;
+  return narrow ? GroupKernelFor<T, W, 2, false, true, kCheckBits>(threads_per_sm, kernel)
+                : GroupKernelFor<T, W, 2, false, false, kCheckBits>(threads_per_sm, kernel);
+}
+
 }  // namespace
 
 // The group kernel of a block size, register cap, walk table (shared when walk_step_bits >
 // 0), steps a walk round (two: kPairStepBits-bit table, kPairWalkBlockThreads threads), early
-// termination or none (full_delay) and, for two-step rounds, the narrow fast path.
+// termination or none (full_delay) and, for two-step rounds, the narrow fast path and the
+// T-steps their check looks ahead (check_bits: kMinWalkCheckBits .. kMaxWalkCheckBits, even).
 cudaError_t FindGroupKernel(int block_threads, int threads_per_sm, int walk_step_bits, int round_steps,
-                            bool full_delay, bool narrow, void (**kernel)(LaunchParams)) {
+                            bool full_delay, bool narrow, int check_bits, void (**kernel)(LaunchParams)) {
   if (walk_step_bits < 0 || walk_step_bits > kMaxSharedStepBits) return cudaErrorInvalidValue;
   if (round_steps == 2) {
     if (walk_step_bits != kPairStepBits || block_threads != kPairWalkBlockThreads) return cudaErrorInvalidValue;
@@ -595,8 +614,14 @@ cudaError_t FindGroupKernel(int block_threads, int threads_per_sm, int walk_step
       return narrow ? GroupKernelFor<T, W, 2, true, true>(threads_per_sm, kernel)
                     : GroupKernelFor<T, W, 2, true, false>(threads_per_sm, kernel);
     }
-    return narrow ? GroupKernelFor<T, W, 2, false, true>(threads_per_sm, kernel)
-                  : GroupKernelFor<T, W, 2, false, false>(threads_per_sm, kernel);
+    static_assert(kMinWalkCheckBits == 2 && kMaxWalkCheckBits == 8, "the widths instantiated below");
+    switch (check_bits) {
+      case 2: return PairGroupKernelFor<2>(threads_per_sm, narrow, kernel);
+      case 4: return PairGroupKernelFor<4>(threads_per_sm, narrow, kernel);
+      case 6: return PairGroupKernelFor<6>(threads_per_sm, narrow, kernel);
+      case 8: return PairGroupKernelFor<8>(threads_per_sm, narrow, kernel);
+      default: return cudaErrorInvalidValue;
+    }
   }
   if (round_steps != 1) return cudaErrorInvalidValue;
   switch (block_threads) {
