@@ -125,5 +125,8 @@ run --at 2^66 --numbers 2^48 --kinds delay,class --sieve-bits 30 --baseline-numb
 RUN_TIMEOUT=480 run --at 28030404080753967104 --numbers 2^54 --kinds delay --sieve-bits 30 --baseline-numbers 0 --repeat 1
 # Session 40: the unit of 2^53 at B52 whose `collatzctl run` gave 4.60e13 on an H100, with the
 # residue groups of about 455 members (G = 11) that became the delay-only default; 4.648e13
-# there, about 195 s.
+# there, about 195 s. Session 41's check that looks six T-steps ahead: 4.93e13 (the run 4.89e13),
+# about 183 s; and the same unit with the check before it (--walk-check-bits 2 is the nearest:
+# v mod 4 with its odd paths too).
 RUN_TIMEOUT=300 run --at 28021396881499226112 --numbers 2^53 --kinds delay --sieve-bits 30 --verify-numbers 2^30 --baseline-numbers 0 --repeat 1
+RUN_TIMEOUT=300 run --at 28021396881499226112 --numbers 2^53 --kinds delay --sieve-bits 30 --baseline-numbers 0 --repeat 1 --walk-check-bits 2

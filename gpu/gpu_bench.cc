@@ -35,7 +35,8 @@
 // them, the share a first-round filter would stop before any round (FirstRoundFilterStops;
 // docs/PERFORMANCE.md, lever 105), and the rounds a walk with a check every 12, 24, 26, 28, 36
 // or 48 T-steps (rounds of one to four 12-bit table steps, lever 107; two of 13 or 14 bits,
-// lever 111).
+// lever 111), and with each 24-T-step check looking 0 to 12 T-steps ahead, beside the check of
+// v mod 4's even steps (the walk's before session 41; --walk-check-bits, lever 112).
 // --model-only: the model alone, on the host (no CUDA device needed).
 #include <algorithm>
 #include <chrono>
