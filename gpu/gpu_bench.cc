@@ -18,7 +18,7 @@
 //             [--no-group-half-checks] [--group-split-min 8 (0: no split)]
 //             [--group-a2-max-odd-steps L (walking groups with more odd steps in k + G walk from k)]
 //             [--narrow-walk-max-bits 76 (0: the three-limb pair step everywhere)]
-//             [--walk-check-bits 2 (T-steps the two-step walk's check looks ahead: 2, 4, 6, 8)]
+//             [--walk-check-bits 6 (T-steps the two-step walk's check looks ahead: 2 .. 8)]
 //             [--step-model 2^20 [--model-group-bits 16] [--model-only]]
 // --context: trusted (the default) as above; floor: the same floor and open holes (the delays
 // of numbers below --at, recomputed, bound them without trust) but no record table, so no

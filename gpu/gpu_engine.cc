@@ -101,9 +101,9 @@ Status GpuEngine::Init() {
       o.class_group_min_members > 4096) {
     return Status::InvalidArgument("group min members must be in 1..4096");
   }
-  if (o.walk_check_bits < gpu::kMinWalkCheckBits || o.walk_check_bits > gpu::kMaxWalkCheckBits ||
-      o.walk_check_bits % 2 != 0) {
-    return Status::InvalidArgument("walk_check_bits must be 2, 4, 6 or 8");
+  if (o.walk_check_bits < gpu::kMinWalkCheckBits || o.walk_check_bits > gpu::kMaxWalkCheckBits) {
+    return Status::InvalidArgument("walk check bits must be in " + std::to_string(gpu::kMinWalkCheckBits) + ".." +
+                                   std::to_string(gpu::kMaxWalkCheckBits));
   }
   if (o.narrow_walk_max_bits < 0 || o.narrow_walk_max_bits > 127) {
     return Status::InvalidArgument("narrow_walk_max_bits must be 0 .. 127");

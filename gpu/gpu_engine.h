@@ -125,7 +125,7 @@ struct GpuEngineOptions {
   // walk starts about 2^(k + G) times below N). 0: never.
   int narrow_walk_max_bits = 76;
   // T-steps the two-step walk's check looks ahead (LaunchParams::walk_check_bits,
-  // WalkLookaheadTable): 2, 4, 6 or 8. Host model at B52, 2^53 numbers, 30 bits: 1.746 / 1.676 /
+  // WalkLookaheadTable): 2 .. 8. Host model at B52, 2^53 numbers, 30 bits: 1.746 / 1.676 /
   // 1.608 / 1.556 rounds a walk (1.747 with only the even steps of v mod 4, before); a row has
   // 2^(bits + 2) entries, and at 8 bits the rows a walk reads no longer fit the L1: 2^50 at B52
   // on an H100, 4.120e13 before, 4.429e13 at 6 bits, 4.113e13 at 8 (session 41).

@@ -272,7 +272,7 @@ TEST(GpuStopTableTest, LookaheadCheckStopsOnlyWhatItsPathStops) {
              (w % 9 == 8 && sigma >= 4 && plain(sigma - 4, (4 * w - 5) / 9));
     };
     size_t previous_stops = 0;
-    for (int L = gpu::kMinWalkCheckBits; L <= gpu::kMaxWalkCheckBits; L += 2) {
+    for (int L = gpu::kMinWalkCheckBits; L <= gpu::kMaxWalkCheckBits; ++L) {
       const std::vector<ulonglong2> ahead = WalkLookaheadTable(walk, stop, L);
       const size_t row = size_t{4} << L;
       ASSERT_EQ(ahead.size(), rows * row);

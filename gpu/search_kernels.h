@@ -288,7 +288,7 @@ struct LaunchParams {
   // walk is 6% faster, docs/PERFORMANCE.md, lever 85).
   int walk_narrow = 0;
   // Two-step walk rounds: the T-steps the check looks ahead (walk_check's rows hold
-  // 2^(walk_check_bits + 2) entries; kMinWalkCheckBits .. kMaxWalkCheckBits, even).
+  // 2^(walk_check_bits + 2) entries; kMinWalkCheckBits .. kMaxWalkCheckBits).
   int walk_check_bits = kWalkCheckBits;
   // The group kernel's launch tail (GroupSplitTail): once no group is left to decide or
   // queued, a generator with at least this many members left gives half of them to an idle

@@ -603,7 +603,7 @@ cudaError_t PairGroupKernelFor(int threads_per_sm, bool narrow, void (**kernel)(
 // The group kernel of a block size, register cap, walk table (shared when walk_step_bits >
 // 0), steps a walk round (two: kPairStepBits-bit table, kPairWalkBlockThreads threads), early
 // termination or none (full_delay) and, for two-step rounds, the narrow fast path and the
-// T-steps their check looks ahead (check_bits: kMinWalkCheckBits .. kMaxWalkCheckBits, even).
+// T-steps their check looks ahead (check_bits: kMinWalkCheckBits .. kMaxWalkCheckBits).
 cudaError_t FindGroupKernel(int block_threads, int threads_per_sm, int walk_step_bits, int round_steps,
                             bool full_delay, bool narrow, int check_bits, void (**kernel)(LaunchParams)) {
   if (walk_step_bits < 0 || walk_step_bits > kMaxSharedStepBits) return cudaErrorInvalidValue;
@@ -617,8 +617,11 @@ cudaError_t FindGroupKernel(int block_threads, int threads_per_sm, int walk_step
     static_assert(kMinWalkCheckBits == 2 && kMaxWalkCheckBits == 8, "the widths instantiated below");
     switch (check_bits) {
       case 2: return PairGroupKernelFor<2>(threads_per_sm, narrow, kernel);
+      case 3: return PairGroupKernelFor<3>(threads_per_sm, narrow, kernel);
       case 4: return PairGroupKernelFor<4>(threads_per_sm, narrow, kernel);
+      case 5: return PairGroupKernelFor<5>(threads_per_sm, narrow, kernel);
       case 6: return PairGroupKernelFor<6>(threads_per_sm, narrow, kernel);
+      case 7: return PairGroupKernelFor<7>(threads_per_sm, narrow, kernel);
       case 8: return PairGroupKernelFor<8>(threads_per_sm, narrow, kernel);
       default: return cudaErrorInvalidValue;
     }
