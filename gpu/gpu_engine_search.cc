@@ -217,7 +217,7 @@ Status GpuEngine::SearchUnit(const UnitSpec& spec, UnitResult* result, const Pro
   const WalkStopTable walk_stop = BuildWalkStopTable(group_stop, options_.tail_bits);
   STATUS_TRY(group_walk_stop_.Upload(walk_stop.entries));
   const std::vector<ulonglong2> walk_check =
-      PairWalkCheckTable(WalkLookaheadTable(walk_stop, group_stop, options_.walk_check_bits),
+      PairWalkCheckTable(WalkLookaheadTable(walk_stop, options_.walk_check_bits),
                          options_.walk_check_bits + 2, gpu::kWalkCheckShift);
   STATUS_TRY(group_walk_check_.Upload(walk_check));
   STATUS_TRY(group_walk_check_narrow_.Upload(NarrowWalkCheckTable(walk_check)));

@@ -273,7 +273,7 @@ TEST(GpuStopTableTest, LookaheadCheckStopsOnlyWhatItsPathStops) {
     };
     size_t previous_stops = 0;
     for (int L = gpu::kMinWalkCheckBits; L <= gpu::kMaxWalkCheckBits; ++L) {
-      const std::vector<ulonglong2> ahead = WalkLookaheadTable(walk, stop, L);
+      const std::vector<ulonglong2> ahead = WalkLookaheadTable(walk, L);
       const size_t row = size_t{4} << L;
       ASSERT_EQ(ahead.size(), rows * row);
       size_t larger = 0;

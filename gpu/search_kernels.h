@@ -81,10 +81,8 @@ constexpr int kWalkRowBits = kWalkCheckBits + 2;
 // The two-step walk's check (LaunchParams::walk_check) looks further: a row holds
 // 2^(walk_check_bits + 2) thresholds, (class << walk_check_bits) + v mod 2^walk_check_bits, each
 // the largest that lets every such v stop at the check or after one of its next
-// walk_check_bits T-steps, whose path v mod 2^walk_check_bits fixes (PairWalkCheckTable). A
-// wider look spares rounds (host model at B52, 28 bits: 1.778 rounds a walk with the two even
-// steps of v mod 4, 1.686 / 1.628 / 1.554 looking 4 / 6 / 8 T-steps ahead) for a larger table
-// (2^(bits + 2) entries a row). The kernels are instantiated for these widths.
+// walk_check_bits T-steps, whose path v mod 2^walk_check_bits fixes (WalkLookaheadTable; the
+// widths measured: GpuEngineOptions::walk_check_bits). The kernels are instantiated for these widths.
 constexpr int kMinWalkCheckBits = kWalkCheckBits;
 constexpr int kMaxWalkCheckBits = 8;
 // Rows past the stop table's last: the predecessor bounds of row s read stop_below[s - 2],

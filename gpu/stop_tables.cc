@@ -74,8 +74,7 @@ uint32_t WalkTailFrom(const std::vector<ulonglong2>& stop_below, int bits) {
   return static_cast<uint32_t>(first > max_shift + 1 ? first - max_shift : 1);
 }
 
-std::vector<ulonglong2> WalkLookaheadTable(const WalkStopTable& walk, const std::vector<ulonglong2>& stop_below,
-                                           int check_bits) {
+std::vector<ulonglong2> WalkLookaheadTable(const WalkStopTable& walk, int check_bits) {
   const size_t walk_row = size_t{1} << gpu::kWalkRowBits;
   const size_t rows = walk.entries.size() / walk_row;
   const uint32_t residues = 1u << check_bits;
@@ -111,15 +110,12 @@ std::vector<ulonglong2> WalkLookaheadTable(const WalkStopTable& walk, const std:
       p.value_class = odd >= 2 ? ValueClassOfResidue9(r9) : odd == 1 && r9 % 3 == 2 ? 1 : 0;
     }
   }
-  // The threshold of each value class after sigma steps (stop_below, or a predecessor's).
-  const std::vector<u128> thresholds = Values(stop_below);
-  const size_t n = thresholds.size(), sigmas = rows + 2 * static_cast<size_t>(check_bits) + 1;
-  std::vector<u128> by_class(sigmas * 4);
-  for (size_t sigma = 0; sigma < sigmas; ++sigma) {
-    for (uint32_t k = 0; k < 4; ++k) {
-      by_class[sigma * 4 + k] = std::max(thresholds[std::min(sigma, n - 1)], PredecessorThreshold(thresholds, sigma, k));
-    }
-  }
+  // The threshold of value class k after sigma steps (stop_below, or a predecessor's) is the
+  // walk's entry for an odd v (no zeros to count: r = 1) of that class; rows past the last
+  // read the last, as the kernels do.
+  auto by_class = [&](size_t sigma, uint32_t k) {
+    return Value(walk.entries[std::min<size_t>(sigma, rows - 1) * walk_row + (k << gpu::kWalkCheckBits) + 1]);
+  };
   std::vector<ulonglong2> out(rows * row);
   for (size_t s = 0; s < rows; ++s) {
     // A predecessor bound holds for w >= 5 only ((2w - 1) / 3 = 1 for w = 2, whose delay is
@@ -135,7 +131,7 @@ std::vector<ulonglong2> WalkLookaheadTable(const WalkStopTable& walk, const std:
       u128 ahead = 0;
       for (int t = 0; t < check_bits; ++t) {
         const PathStep& p = paths[static_cast<size_t>(u) * check_bits + t];
-        const u128 limit = by_class[(s + p.steps) * 4 + (classes ? p.value_class : 0)];
+        const u128 limit = by_class(s + p.steps, classes ? p.value_class : 0);
         u128 x;
         if ((limit >> (127 - t)) != 0) {
           x = kU128Max;  // past 2^128: every value stops

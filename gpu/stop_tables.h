@@ -55,9 +55,9 @@ std::vector<ulonglong2> PairWalkCheckTable(const std::vector<ulonglong2>& rows_o
 // after t + 1 + a steps): that value below stop_below of its step count, or below the
 // predecessor bound of the class c' gives it (a >= 1) where every such value is at least 5
 // (rows whose entries are all at least 5 2^check_bits). So an entry stops no v that would not
-// stop at the check or at one of the next check_bits T-steps (stop_below: BuildStopTable's).
-std::vector<ulonglong2> WalkLookaheadTable(const WalkStopTable& walk, const std::vector<ulonglong2>& stop_below,
-                                           int check_bits);
+// stop at the check or at one of the next check_bits T-steps (walk's entries for odd v hold
+// those thresholds).
+std::vector<ulonglong2> WalkLookaheadTable(const WalkStopTable& walk, int check_bits);
 // The walk's tail_from for that table: tail_from (a WalkStopTable's, or WalkTailFrom's) less
 // 2^shift - 1 (at least 1), as a shared row holds thresholds of up to 2^shift - 1 steps later.
 uint32_t PairWalkTailFrom(uint32_t tail_from, int shift);
