@@ -104,6 +104,10 @@ bool FirstRoundFilterStops(const EarlyTermination& et, uint32_t s, u128 v) {
   return bound <= kU128Max / kPow3[odd] && et.CanStop(s + 24 + odd, bound * kPow3[odd]);
 }
 
+// Bit i of a bit set of 64-bit words (the step model's T-steps beyond k + G).
+bool BitAt(const uint64_t* bits, uint64_t i) { return ((bits[i / 64] >> (i % 64)) & 1) != 0; }
+void SetBitAt(uint64_t* bits, uint64_t i) { bits[i / 64] |= uint64_t{1} << (i % 64); }
+
 // The host model of --step-model (see the top of the file).
 void RunStepModel(const Sieve& sieve, const UnitSpec& spec, u128 sample, int group_bits) {
   const EarlyTermination et(spec, true);
@@ -166,9 +170,9 @@ void RunStepModel(const Sieve& sieve, const UnitSpec& spec, u128 sample, int gro
     for (;;) {
       if (t == kg) filter_stops = et.enabled() && FirstRoundFilterStops(et, s, v);
       if (t > kg && t - kg <= kStopWindow && can_stop()) {
-        stop_bits[(t - kg - 1) / 64] |= uint64_t{1} << ((t - kg - 1) % 64);
+        SetBitAt(stop_bits, t - kg - 1);
       }
-      if (t > kg && t - kg <= kStopWindow && (v & 1) != 0) odd_bits[(t - kg - 1) / 64] |= uint64_t{1} << ((t - kg - 1) % 64);
+      if (t > kg && t - kg <= kStopWindow && (v & 1) != 0) SetBitAt(odd_bits, t - kg - 1);
       if (t > kg && t - kg >= kStopWindow && (t - kg) % 24 == 0 && can_stop()) break;
       if (v & 1) {
         if (v > (kU128Max - 1) / 3) {
@@ -208,8 +212,7 @@ void RunStepModel(const Sieve& sieve, const UnitSpec& spec, u128 sample, int gro
       // The rounds of R T-steps until a round's check stops the walk.
       auto rounds_of = [&](uint64_t r) {
         for (uint64_t j = 1; j * r <= kStopWindow; ++j) {
-          const uint64_t at = j * r - 1;
-          if ((stop_bits[at / 64] >> (at % 64)) & 1) return j;
+          if (BitAt(stop_bits, j * r - 1)) return j;
         }
         return (t_stopped - kg + r - 1) / r;
       };
@@ -218,18 +221,20 @@ void RunStepModel(const Sieve& sieve, const UnitSpec& spec, u128 sample, int gro
       auto rounds_ahead = [&](uint64_t ahead) {
         for (uint64_t j = 1; 24 * j + ahead <= kStopWindow; ++j) {
           for (uint64_t at = 24 * j - 1; at <= 24 * j - 1 + ahead; ++at) {
-            if ((stop_bits[at / 64] >> (at % 64)) & 1) return j;
+            if (BitAt(stop_bits, at)) return j;
           }
         }
         return (t_stopped - kg + 23) / 24;
       };
       for (int r = 0; r < 6; ++r) rounds_by_lookahead[r] += static_cast<double>(rounds_ahead(kLookahead[r]));
       // Today's check: v, then v / 2 and v / 4 where v mod 4 says those steps are even.
-      auto bit = [](const uint64_t* bits, uint64_t at) { return ((bits[at / 64] >> (at % 64)) & 1) != 0; };
       auto rounds_today = [&]() {
         for (uint64_t j = 1; 24 * j + 2 <= kStopWindow; ++j) {
           const uint64_t at = 24 * j - 1;
-          if (bit(stop_bits, at) || (!bit(odd_bits, at) && (bit(stop_bits, at + 1) || (!bit(odd_bits, at + 1) && bit(stop_bits, at + 2))))) return j;
+          if (BitAt(stop_bits, at) ||
+              (!BitAt(odd_bits, at) && (BitAt(stop_bits, at + 1) || (!BitAt(odd_bits, at + 1) && BitAt(stop_bits, at + 2))))) {
+            return j;
+          }
         }
         return (t_stopped - kg + 23) / 24;
       };
