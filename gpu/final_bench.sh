@@ -121,7 +121,8 @@ run --at 28021396881499226112 --numbers 2^52 --kinds delay --sieve-bits 30 --bas
 run --at 2^66 --numbers 2^48 --kinds delay,class --sieve-bits 30 --baseline-numbers 0 --repeat 1
 # Session 36: the campaign unit of 2^54 that docs/OPERATIONS.md 13 starts with (13-bit groups
 # over the 30-bit sieve), at B54 = 28030404080753967104, the first multiple of 2^54 above P;
-# 4.494e13, about 400 s (RUN_TIMEOUT: the rows' 150 s would cut it).
+# 4.494e13, about 400 s (RUN_TIMEOUT: the rows' 150 s would cut it). Session 42 (H100, the
+# defaults of session 41): 5.082e13 in 354.5 s, `collatzctl run` of the same unit 5.06e13.
 RUN_TIMEOUT=480 run --at 28030404080753967104 --numbers 2^54 --kinds delay --sieve-bits 30 --baseline-numbers 0 --repeat 1
 # Session 40: the unit of 2^53 at B52 whose `collatzctl run` gave 4.60e13 on an H100, with the
 # residue groups of about 455 members (G = 11) that became the delay-only default; 4.648e13
