@@ -184,6 +184,23 @@ std::vector<uint64_t> NarrowWalkCheckTable(const std::vector<ulonglong2>& check)
   return out;
 }
 
+CompactNarrowWalkCheck CompactNarrowWalkCheckTable(const std::vector<ulonglong2>& check, size_t first) {
+  u128 largest = 0;
+  for (size_t i = first; i < check.size(); ++i) {
+    const u128 l = Value(check[i]);
+    if (l < Pow2(96) && l > largest) largest = l;
+  }
+  CompactNarrowWalkCheck t;
+  while (t.shift < 63 && (largest >> t.shift) > 0xFFFFFFFFu) ++t.shift;
+  t.scale = 1u << (t.shift - 32);
+  t.entries.resize(check.size());
+  for (size_t i = 0; i < check.size(); ++i) {
+    const u128 high = Value(check[i]) >> t.shift;
+    t.entries[i] = high > 0xFFFFFFFFu ? 0xFFFFFFFFu : static_cast<uint32_t>(high);
+  }
+  return t;
+}
+
 uint32_t PairWalkTailFrom(uint32_t tail_from, int shift) {
   const uint32_t later = (1u << shift) - 1;
   return tail_from > later + 1 ? tail_from - later : 1;
