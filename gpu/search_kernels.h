@@ -245,9 +245,6 @@ struct LaunchParams {
   // (kNarrowCheckBytes) each is floor(L / 2^k), v >> 32 is compared with the entry times
   // walk_check_narrow_scale = 2^(k - 32), and walk_tail_from is that of a 2^k tail.
   const NarrowCheckEntry* walk_check_narrow = nullptr;
-#if COLLATZ_NARROW_CHECK_BYTES == 4
-  uint32_t walk_check_narrow_scale = 0;
-#endif
   // pow2[j] = 2^j, as data the compiler cannot fold: the walk's check multiplies by
   // pow2[kWalkRowBits] (one FMA-pipe instruction instead of two on the ALU pipe, which bounds
   // the walk). A single stride field instead of the table measured 1% slower (the same
@@ -308,6 +305,11 @@ struct LaunchParams {
   // queued, a generator with at least this many members left gives half of them to an idle
   // lane of its warp. 0: never.
   uint32_t group_split_min = 0;
+#if COLLATZ_NARROW_CHECK_BYTES == 4
+  // walk_check_narrow's scale with 4-byte thresholds, last so that no other field moves (the
+  // kernel is sensitive to the parameters' layout, lever 69).
+  uint32_t walk_check_narrow_scale = 0;
+#endif
 };
 
 constexpr uint32_t kNoClassChecks = 0xFFFFFFFFu;  // LaunchParams::group_class_min_odd
