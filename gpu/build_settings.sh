@@ -7,8 +7,8 @@
 set -euo pipefail
 cache=${1:?build dir}/CMakeCache.txt
 [[ -f $cache ]] || { echo "build_settings.sh: $cache not found" >&2; exit 1; }
-declare -A defaults=([COLLATZ_PAIR_STEP_BITS]=12 [COLLATZ_WALK_CHECK_SHIFT]=3 [COLLATZ_NARROW_CHECK_BYTES]=8 [COLLATZ_GPU_MUTATION]=0 [CMAKE_BUILD_TYPE]=Release)
-for name in CMAKE_BUILD_TYPE CMAKE_CUDA_ARCHITECTURES COLLATZ_CUDA_ONLY COLLATZ_PAIR_STEP_BITS COLLATZ_WALK_CHECK_SHIFT COLLATZ_NARROW_CHECK_BYTES COLLATZ_GPU_MUTATION; do
+declare -A defaults=([COLLATZ_PAIR_STEP_BITS]=12 [COLLATZ_WALK_CHECK_SHIFT]=3 [COLLATZ_GPU_MUTATION]=0 [CMAKE_BUILD_TYPE]=Release)
+for name in CMAKE_BUILD_TYPE CMAKE_CUDA_ARCHITECTURES COLLATZ_CUDA_ONLY COLLATZ_PAIR_STEP_BITS COLLATZ_WALK_CHECK_SHIFT COLLATZ_GPU_MUTATION; do
   value=$(sed -n "s/^$name:[A-Z]*=//p" "$cache" | head -1)
   echo "$name=${value:-unset}"
   want=${defaults[$name]:-}

@@ -302,10 +302,8 @@ class GpuEngine : public SearchEngine {
   // The group walk's check of a value with e trailing zeros: group_stop_below_[s + e] << e.
   DeviceArray<ulonglong2> group_walk_stop_;
   DeviceArray<ulonglong2> group_walk_check_;  // LaunchParams::walk_check
-  DeviceArray<gpu::NarrowCheckEntry> group_walk_check_narrow_;  // LaunchParams::walk_check_narrow
-  uint32_t group_walk_check_narrow_scale_ = 1;  // its 4-byte form's scale (CompactNarrowWalkCheck)
-  // walk_tail_from with it (thresholds below 2^32, or below 2^shift with 4-byte thresholds)
-  uint32_t group_tail_from_narrow_ = 0;
+  DeviceArray<uint64_t> group_walk_check_narrow_;  // LaunchParams::walk_check_narrow
+  uint32_t group_tail_from_narrow_ = 0;  // walk_tail_from with it (thresholds below 2^32)
   SieveCycle class_cycle_, delay_cycle_;
   JoinMapState class_join_, delay_join_;
   // EnsureSelfRecords: the records (ascending, from n = 1), complete below 2^self_record_bits_;

@@ -90,14 +90,11 @@ Status GpuEngine::Enqueue(Slot& slot, const Job& job) {
     p.walk_stop = group_walk_stop_.get();
     p.walk_check = group_walk_check_.get();
     p.walk_check_narrow = group_walk_check_narrow_.get();
-#if COLLATZ_NARROW_CHECK_BYTES == 4
-    p.walk_check_narrow_scale = group_walk_check_narrow_scale_;
-#endif
     p.walk_check_bits = options_.walk_check_bits;
     p.walk_stop_last = group_walk_stop_last_;
     p.walk_round_steps = job.walk_round_steps;
     p.walk_narrow = options_.narrow_walk_max_bits > 0 && spec_.end <= Pow2(options_.narrow_walk_max_bits) ? 1 : 0;
-    // The narrow check (walk_check_narrow) tests the tail from where its thresholds fall to 0.
+    // The narrow check (walk_check_narrow) tests the tail from where the thresholds fall below 2^32.
     p.walk_tail_from = p.walk_narrow != 0 && job.walk_round_steps == 2 ? group_tail_from_narrow_ : group_tail_from_;
     p.group_first_entry = job.entry0;
     p.group_entries = job.entries;

@@ -220,17 +220,8 @@ Status GpuEngine::SearchUnit(const UnitSpec& spec, UnitResult* result, const Pro
       PairWalkCheckTable(WalkLookaheadTable(walk_stop, options_.walk_check_bits),
                          options_.walk_check_bits + 2, gpu::kWalkCheckShift);
   STATUS_TRY(group_walk_check_.Upload(walk_check));
-#if COLLATZ_NARROW_CHECK_BYTES == 4
-  const CompactNarrowWalkCheck compact =
-      CompactNarrowWalkCheckTable(walk_check, size_t{gpu::kPairStepOffset} << (options_.walk_check_bits + 2));
-  STATUS_TRY(group_walk_check_narrow_.Upload(compact.entries));
-  group_walk_check_narrow_scale_ = compact.scale;
-  const int narrow_shift = compact.shift;
-#else
   STATUS_TRY(group_walk_check_narrow_.Upload(NarrowWalkCheckTable(walk_check)));
-  const int narrow_shift = kNarrowCheckShift;
-#endif
-  group_tail_from_narrow_ = PairWalkTailFrom(WalkTailFrom(group_stop, narrow_shift), gpu::kWalkCheckShift);
+  group_tail_from_narrow_ = PairWalkTailFrom(WalkTailFrom(group_stop, kNarrowCheckShift), gpu::kWalkCheckShift);
   // The shared rows hold thresholds of up to 2^shift - 1 later steps (the one-step walk's
   // table none): its tail test starts that much earlier.
   group_tail_from_ = PairWalkTailFrom(walk_stop.tail_from, gpu::kWalkCheckShift);

@@ -372,61 +372,6 @@ TEST(GpuStopTableTest, NarrowCheckStopsNoValueTheExactOneKeeps) {
   EXPECT_LE(tail_from, PairWalkTailFrom(WalkTailFrom(stop, 24), gpu::kWalkCheckShift));
 }
 
-// The narrow check's 4-byte form (CompactNarrowWalkCheckTable, gpu::kNarrowCheckBytes == 4)
-// on the six-step check's rows of units at 2^64 and 2^66, with classes too: one shift a table,
-// the least that keeps the largest threshold a member reads (under 2^96) below 2^32; each entry
-// floor(L / 2^shift), saturated; v >> 32 below entry 2^(shift - 32), as the kernel compares,
-// only where v < L; the offset rows stop every value a live member could hold (below 2^96 >
-// entry 2^shift needs no more: NarrowWalkStops ends idle lanes by s); and before the tail_from
-// of a 2^shift tail every entry a member reads is at least 1, so a value in the tail stops.
-TEST(GpuStopTableTest, CompactNarrowCheckStopsNoValueTheExactOneKeeps) {
-  std::mt19937_64 rng(Seed() + 17);
-  for (unsigned bits : {64u, 66u}) {
-    for (const Kinds kinds : {Kinds::kDelay, Kinds::kDelayAndClass}) {
-      const UnitSpec spec = SpecWithRecords(Pow2(bits) + 2468, Pow2(bits) + 999999, kinds, &rng);
-      const std::vector<ulonglong2> stop = BuildStopTable(spec, spec.floor);
-      const int L = 6;
-      const size_t row = size_t{4} << L;
-      const std::vector<ulonglong2> exact =
-          PairWalkCheckTable(WalkLookaheadTable(BuildWalkStopTable(stop, 24), L), L + 2, gpu::kWalkCheckShift);
-      const size_t first = size_t{gpu::kPairStepOffset} * row;
-      const CompactNarrowWalkCheck compact = CompactNarrowWalkCheckTable(exact, first);
-      ASSERT_EQ(compact.entries.size(), exact.size());
-      ASSERT_GE(compact.shift, 32);
-      ASSERT_LE(compact.shift, 63);
-      ASSERT_EQ(compact.scale, 1u << (compact.shift - 32));
-      u128 largest = 0;
-      for (size_t i = first; i < exact.size(); ++i) {
-        if (Value(exact[i]) < Pow2(96)) largest = std::max(largest, Value(exact[i]));
-      }
-      ASSERT_LE(largest >> compact.shift, u128{0xFFFFFFFFu});  // nothing a member reads saturates
-      if (compact.shift > 32) ASSERT_GT(largest >> (compact.shift - 1), u128{0xFFFFFFFFu});  // the least such shift
-      size_t zero = 0;
-      for (size_t i = 0; i < exact.size(); ++i) {
-        const u128 l = Value(exact[i]);
-        const u128 want = l >> compact.shift;
-        ASSERT_EQ(compact.entries[i], want > 0xFFFFFFFFu ? 0xFFFFFFFFu : static_cast<uint32_t>(want)) << i;
-        if (i < first) ASSERT_EQ(compact.entries[i], 0xFFFFFFFFu) << i;  // the offset rows
-        zero += compact.entries[i] == 0;
-        // Values at and around the bound the kernel applies: v >> 32 < entry scale only where v < l.
-        const u128 limit = u128{compact.entries[i]} * compact.scale;
-        const u128 edge = limit << 32;
-        for (const u128 v : {edge, edge - 1, edge + 1, l - 1, l, l + 1, edge - (rng() % Pow2(40))}) {
-          if ((v >> 32) < limit) ASSERT_LT(v, l) << i;
-        }
-      }
-      EXPECT_GT(zero, 0u);  // the last rows
-      const uint32_t tail_from = PairWalkTailFrom(WalkTailFrom(stop, compact.shift), gpu::kWalkCheckShift);
-      const size_t last = exact.size() / row - 1;
-      for (size_t s = 0; s < tail_from; ++s) {
-        const size_t read = gpu::WalkCheckRowOfLibrary(static_cast<uint32_t>(s + gpu::kPairStepOffset),
-                                                       static_cast<uint32_t>(last));
-        for (size_t r = 0; r < row; ++r) ASSERT_GE(compact.entries[read * row + r], 1u) << "s " << s << " r " << r;
-      }
-    }
-  }
-}
-
 // The narrow check's stop rule as the library's kernels apply it (NarrowWalkStops, the
 // exactness suite's mutation 10): a lane without a member walks its stale value each round
 // from s = 0 (at most 48 steps, so s stays below kPairStepOffset), and that value may climb

@@ -4,14 +4,13 @@
 # .carry/gpu.tar.xz for the GPU machine, with the mutant builds of the exactness suites that
 # gpu/device_run.sh mutation runs (each must FAIL its target test there), and builds of other
 # two-step walk widths to measure beside the build's own.
-#   gpu/pack_gpu_tests.sh BUILD_DIR [MUTATION ... | pW ... | cB ...]
+#   gpu/pack_gpu_tests.sh BUILD_DIR [MUTATION ... | pW ...]
 # Each MUTATION N (1 2 3 4 6 7 8 9 10: see the COLLATZ_GPU_MUTATION blocks in gpu/kernels) is built
 # here, CUDA-only for sm_90, in build-mutN (kept: a later pack rebuilds only what changed), and
 # its gpu_engine_test and gpu_known_answer_test travel as gpu_engine_test_mN and
 # gpu_known_answer_test_mN. Each pW (p13) is built the same way in build-pW with
 # COLLATZ_PAIR_STEP_BITS=W (gpu/pair_step_bits.h), and its gpu_bench, gpu_engine_test and
-# gpu_known_answer_test travel with the suffix _pW; each cB (c4) likewise in build-cB with
-# COLLATZ_NARROW_CHECK_BYTES=B (gpu/search_kernels.h), suffix _cB. On the GPU machine (carry .carry):
+# gpu_known_answer_test travel with the suffix _pW. On the GPU machine (carry .carry):
 #   tar -xJf .carry/gpu.tar.xz -C .carry && bash gpu/device_run.sh test|known|mutation|...
 #   (SUITE_SUFFIX=_p13 bash gpu/device_run.sh test|known runs a width's suites;
 #   bash gpu/ab.sh ".carry/gpu/gpu_bench .carry/gpu/gpu_bench_p13" ARGS... measures them side by side)
@@ -27,8 +26,6 @@ done
 for m in "$@"; do
   if [[ $m == p* ]]; then  # a two-step walk width
     dir=build-$m; setting=(-DCOLLATZ_PAIR_STEP_BITS="${m#p}"); targets=(gpu_bench gpu_engine_test gpu_known_answer_test)
-  elif [[ $m == c* ]]; then  # bytes a narrow check threshold
-    dir=build-$m; setting=(-DCOLLATZ_NARROW_CHECK_BYTES="${m#c}"); targets=(gpu_bench gpu_engine_test gpu_known_answer_test)
   else
     dir=build-mut$m; setting=(-DCOLLATZ_GPU_MUTATION="$m"); targets=(gpu_engine_test gpu_known_answer_test)
   fi
@@ -37,7 +34,7 @@ for m in "$@"; do
     "${setting[@]}" > "$dir/pack-configure.log" 2>&1 || { cat "$dir/pack-configure.log"; exit 1; }
   cmake --build "$dir" -j"$(nproc)" --target "${targets[@]}" > "$dir/pack-build.log" 2>&1 ||
     { tail -30 "$dir/pack-build.log"; exit 1; }
-  suffix=_$m; [[ $m == [pc]* ]] || suffix=_m$m
+  suffix=_$m; [[ $m == p* ]] || suffix=_m$m
   for t in "${targets[@]}"; do cp "$dir/gpu/$t" "$stage/gpu/$t$suffix"; done
 done
 strip "$stage"/gpu/*

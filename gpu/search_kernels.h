@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <type_traits>
 
 #include <cuda_runtime.h>
 
@@ -117,16 +116,6 @@ constexpr uint32_t kPairStepOffset = 64;
 constexpr int kWalkCheckShift = COLLATZ_WALK_CHECK_SHIFT;
 static_assert(kWalkCheckShift >= 0 && kPairStepOffset % (1u << kWalkCheckShift) == 0,
               "the offset rows share no row with a member's");
-// Bytes a threshold of the narrow units' check (LaunchParams::walk_check_narrow): 8, v >> 32
-// against floor(L / 2^32); or 4, v >> 32 against floor(L / 2^k) 2^(k - 32) with one k a unit
-// (CompactNarrowWalkCheck in gpu/stop_tables.h), so that the rows a walk reads take half the
-// L1 (lever 113; the six-step check's rows are 2 KiB at 8 bytes, and 4 KiB rows measured -3.9%).
-#ifndef COLLATZ_NARROW_CHECK_BYTES
-#define COLLATZ_NARROW_CHECK_BYTES 8
-#endif
-constexpr int kNarrowCheckBytes = COLLATZ_NARROW_CHECK_BYTES;
-static_assert(kNarrowCheckBytes == 8 || kNarrowCheckBytes == 4, "the narrow check takes 8- or 4-byte thresholds");
-using NarrowCheckEntry = std::conditional_t<kNarrowCheckBytes == 4, uint32_t, uint64_t>;
 // The row that check reads for s steps with the table's last row `last`, as the library's
 // kernels compute it (gpu/kernels/walk_check_row.cuh), for the tests on the host.
 uint32_t WalkCheckRowOfLibrary(uint32_t s, uint32_t last);
@@ -241,10 +230,8 @@ struct LaunchParams {
   const ulonglong2* walk_check = nullptr;
   // The same thresholds >> 32 (rounded down, at most 2^64 - 1), for the two-step walk of
   // walk_narrow units: v stops when v >> 32 is below the entry (NarrowWalkCheckTable); with it
-  // walk_tail_from is that of a 2^32 tail, below which an entry is 0. With 4-byte thresholds
-  // (kNarrowCheckBytes) each is floor(L / 2^k), v >> 32 is compared with the entry times
-  // walk_check_narrow_scale = 2^(k - 32), and walk_tail_from is that of a 2^k tail.
-  const NarrowCheckEntry* walk_check_narrow = nullptr;
+  // walk_tail_from is that of a 2^32 tail, below which an entry is 0.
+  const uint64_t* walk_check_narrow = nullptr;
   // pow2[j] = 2^j, as data the compiler cannot fold: the walk's check multiplies by
   // pow2[kWalkRowBits] (one FMA-pipe instruction instead of two on the ALU pipe, which bounds
   // the walk). A single stride field instead of the table measured 1% slower (the same
@@ -305,11 +292,6 @@ struct LaunchParams {
   // queued, a generator with at least this many members left gives half of them to an idle
   // lane of its warp. 0: never.
   uint32_t group_split_min = 0;
-#if COLLATZ_NARROW_CHECK_BYTES == 4
-  // walk_check_narrow's scale with 4-byte thresholds, last so that no other field moves (the
-  // kernel is sensitive to the parameters' layout, lever 69).
-  uint32_t walk_check_narrow_scale = 0;
-#endif
 };
 
 constexpr uint32_t kNoClassChecks = 0xFFFFFFFFu;  // LaunchParams::group_class_min_odd

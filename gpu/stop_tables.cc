@@ -1,7 +1,6 @@
 #include "gpu/stop_tables.h"
 
 #include <algorithm>
-#include <limits>
 
 #include "core/ancestor_bounds.h"
 #include "core/early_termination.h"
@@ -176,34 +175,13 @@ std::vector<ulonglong2> PairWalkCheckTable(const std::vector<ulonglong2>& rows_o
   return entries;
 }
 
-// Each threshold >> shift, rounded down and saturated at T's largest value: the narrow
-// checks' 8- and 4-byte entries.
-template <typename T>
-std::vector<T> SaturatedHighBits(const std::vector<ulonglong2>& check, int shift) {
-  constexpr T kMax = std::numeric_limits<T>::max();
-  std::vector<T> out(check.size());
+std::vector<uint64_t> NarrowWalkCheckTable(const std::vector<ulonglong2>& check) {
+  std::vector<uint64_t> out(check.size());
   for (size_t i = 0; i < check.size(); ++i) {
-    const u128 high = Value(check[i]) >> shift;
-    out[i] = high > kMax ? kMax : static_cast<T>(high);
+    const u128 high = Value(check[i]) >> kNarrowCheckShift;
+    out[i] = high > ~uint64_t{0} ? ~uint64_t{0} : static_cast<uint64_t>(high);
   }
   return out;
-}
-
-std::vector<uint64_t> NarrowWalkCheckTable(const std::vector<ulonglong2>& check) {
-  return SaturatedHighBits<uint64_t>(check, kNarrowCheckShift);
-}
-
-CompactNarrowWalkCheck CompactNarrowWalkCheckTable(const std::vector<ulonglong2>& check, size_t first) {
-  u128 largest = 0;
-  for (size_t i = first; i < check.size(); ++i) {
-    const u128 l = Value(check[i]);
-    if (l < Pow2(96) && l > largest) largest = l;
-  }
-  CompactNarrowWalkCheck t;
-  while (t.shift < 63 && (largest >> t.shift) > 0xFFFFFFFFu) ++t.shift;
-  t.scale = 1u << (t.shift - 32);
-  t.entries = SaturatedHighBits<uint32_t>(check, t.shift);
-  return t;
 }
 
 uint32_t PairWalkTailFrom(uint32_t tail_from, int shift) {

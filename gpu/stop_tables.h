@@ -67,19 +67,6 @@ uint32_t PairWalkTailFrom(uint32_t tail_from, int shift);
 // walk's tail test must start where the thresholds fall below 2^32 (WalkTailFrom of 32 bits).
 constexpr int kNarrowCheckShift = 32;
 std::vector<uint64_t> NarrowWalkCheckTable(const std::vector<ulonglong2>& check);
-// Its 4-byte form (gpu::kNarrowCheckBytes == 4): each threshold L as floor(L / 2^shift), at
-// most 2^32 - 1, with one shift (32 .. 63) for the table: the least that keeps below 2^32 the
-// largest threshold under 2^96 from entry `first` on (the rows a member reads: the offset rows,
-// which stop every value, saturate). The kernel compares v >> 32 with entry 2^(shift - 32)
-// (`scale`): below it, v < entry 2^shift <= L. A value below 2^shift stops only where L >=
-// 2^shift, so the walk's tail test must start where the thresholds fall below 2^shift
-// (WalkTailFrom of `shift` bits). Thresholds of at least 2^(shift + 32) saturate (stop less).
-struct CompactNarrowWalkCheck {
-  std::vector<uint32_t> entries;
-  int shift = 32;
-  uint32_t scale = 1;  // 2^(shift - 32)
-};
-CompactNarrowWalkCheck CompactNarrowWalkCheckTable(const std::vector<ulonglong2>& check, size_t first);
 
 // The prelude's ancestor thresholds (core/ancestor_bounds.h): row s (0 .. rows - 1) holds
 // AncestorThreshold(stop_below, s, r) at r = v mod 162, for numbers that share their residue

@@ -488,13 +488,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks * kThreads > COLLATZ_THRE
         if constexpr (kNarrow) {
           // A lane without a member stops by its s (NarrowWalkStops).
           static_assert(kStepOffset == kPairStepOffset, "the narrow check counts from the pair walk's offset");
-#if COLLATZ_NARROW_CHECK_BYTES == 4
-          // The 4-byte threshold times its scale, one wide multiply on the FMA pipe (lever 113).
-          const uint64_t limit = static_cast<uint64_t>(__ldg(P.walk_check_narrow + entry)) * P.walk_check_narrow_scale;
-#else
-          const uint64_t limit = __ldg(P.walk_check_narrow + entry);
-#endif
-          stops = NarrowWalkStops(HighBitsLess(hi, lo, limit), s);
+          stops = NarrowWalkStops(HighBitsLess(hi, lo, __ldg(P.walk_check_narrow + entry)), s);
         } else {
           const ulonglong2 limit = __ldg(P.walk_check + entry);
           stops = Less128(hi, lo, limit.y, limit.x);
