@@ -473,7 +473,8 @@ int Main(int argc, char** argv) {
   const double wall = walls[walls.size() / 2], kernel = kernels[kernels.size() / 2];
   const double n = static_cast<double>(numbers);
   std::printf("result: %s\n", DescribeUnitResult(result).substr(0, 600).c_str());
-  std::printf("setup %.4f s (host, before the first launch)\n", stats.setup_seconds);
+  std::printf("setup %.4f s (host, before the first launch; the unit's tables %s)\n", stats.setup_seconds,
+              stats.unit_tables_reused ? "kept from the warm-up search" : "built");
   std::printf("launches %lu (groups %lu, split %lu), host-finished %lu, ladder entries %lu, computed %lu (%.2f%% of N)\n",
               static_cast<unsigned long>(stats.launches), static_cast<unsigned long>(stats.group_launches),
               static_cast<unsigned long>(stats.split_launches),

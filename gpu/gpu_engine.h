@@ -218,6 +218,7 @@ struct GpuSearchStats {
   uint64_t ladder_entries = 0;       // tile-local ladder entries the host filtered
   double kernel_seconds = 0;         // summed CUDA-event time of the search launches
   double setup_seconds = 0;          // host time from Search's start to its first launch
+  bool unit_tables_reused = false;   // the stop and check tables of the engine's last unit served (same records, floor, holes, kinds)
   uint64_t join_skipped_groups = 0;  // walking residue groups the join map skipped
   uint64_t step_stopped_groups = 0;  // residue groups stopped between their k-th and (k + G)-th T-step
   uint64_t half_stopped_groups = 0;  // walking residue groups of which one half stopped after k + G + 1

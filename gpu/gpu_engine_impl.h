@@ -19,6 +19,7 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -271,6 +272,19 @@ class GpuEngine : public SearchEngine {
   Status PrepareJoinMap(const UnitSpec& spec, bool join_kind, int group_bits, bool* join_unit);
   int JoinMapBits() const;  // the level asked for (options_.join_map_bits, or the automatic one)
 
+  // What a unit's stop, check and bound tables are built from: the spec less its range.
+  struct UnitTablesKey {
+    Kinds kinds;
+    uint32_t floor;
+    std::vector<uint32_t> open_holes;
+    std::vector<Record> known_records;
+    u128 records_complete_below;
+    bool operator==(const UnitTablesKey&) const = default;
+  };
+  static UnitTablesKey UnitTablesKeyOf(const UnitSpec& spec);
+  // Builds and uploads those tables (bound_ ... group_walk_check_narrow_ below).
+  Status UploadUnitTables(const UnitSpec& spec, const EarlyTermination& et);
+
   std::shared_ptr<const SearchTables> tables_;
   GpuEngineOptions options_;
   std::string device_name_;
@@ -304,6 +318,7 @@ class GpuEngine : public SearchEngine {
   DeviceArray<ulonglong2> group_walk_check_;  // LaunchParams::walk_check
   DeviceArray<uint64_t> group_walk_check_narrow_;  // LaunchParams::walk_check_narrow
   uint32_t group_tail_from_narrow_ = 0;  // walk_tail_from with it (thresholds below 2^32)
+  std::optional<UnitTablesKey> unit_tables_key_;  // the tables on the device now (none: being replaced)
   SieveCycle class_cycle_, delay_cycle_;
   JoinMapState class_join_, delay_join_;
   // EnsureSelfRecords: the records (ascending, from n = 1), complete below 2^self_record_bits_;

@@ -187,21 +187,14 @@ Status GpuEngine::Search(const UnitSpec& spec, UnitResult* result, const Progres
   return SearchUnit(spec, result, progress, cancel);
 }
 
-Status GpuEngine::SearchUnit(const UnitSpec& spec, UnitResult* result, const ProgressFn& progress,
-                             const std::atomic<bool>* cancel) {
-  const auto search_start = std::chrono::steady_clock::now();
-  STATUS_TRY(ValidateUnitSpec(spec));
-  CUDA_TRY(cudaSetDevice(options_.device));
-  stats_ = GpuSearchStats{};
-  spec_ = spec;
-  const bool classes = spec.kinds == Kinds::kDelayAndClass;
-  is_hole_.assign(static_cast<size_t>(spec.floor) + 1, false);
-  if (classes) {
-    for (uint32_t d : spec.open_holes) is_hole_[d] = true;
-  }
+GpuEngine::UnitTablesKey GpuEngine::UnitTablesKeyOf(const UnitSpec& spec) {
+  return UnitTablesKey{spec.kinds, spec.floor, spec.open_holes, spec.known_records, spec.records_complete_below};
+}
 
+// Everything below reads the spec's kinds, floor, holes and records alone (UnitTablesKey).
+Status GpuEngine::UploadUnitTables(const UnitSpec& spec, const EarlyTermination& et) {
+  const bool classes = spec.kinds == Kinds::kDelayAndClass;
   // Early termination tables (SPEC 3): EarlyTermination's, with finer buckets.
-  const EarlyTermination et(spec, /*residue_bounds=*/false);  // the group tables below have their own
   const std::vector<uint16_t> bound = BuildBoundTable(spec, options_.bound_sub_bits);
   CUDA_TRY(cudaMemcpy(bound_.get(), bound.data(), bound.size() * sizeof(uint16_t), cudaMemcpyHostToDevice));
   std::vector<uint32_t> hole_prefix = et.hole_prefix();
@@ -236,6 +229,32 @@ Status GpuEngine::SearchUnit(const UnitSpec& spec, UnitResult* result, const Pro
   // cudaMemcpy from pageable memory may return before its DMA lands, and the launches run
   // on non-blocking streams that do not wait for it: finish every upload first.
   CUDA_TRY(cudaDeviceSynchronize());
+  return Status::Ok();
+}
+
+Status GpuEngine::SearchUnit(const UnitSpec& spec, UnitResult* result, const ProgressFn& progress,
+                             const std::atomic<bool>* cancel) {
+  const auto search_start = std::chrono::steady_clock::now();
+  STATUS_TRY(ValidateUnitSpec(spec));
+  CUDA_TRY(cudaSetDevice(options_.device));
+  stats_ = GpuSearchStats{};
+  spec_ = spec;
+  const bool classes = spec.kinds == Kinds::kDelayAndClass;
+  is_hole_.assign(static_cast<size_t>(spec.floor) + 1, false);
+  if (classes) {
+    for (uint32_t d : spec.open_holes) is_hole_[d] = true;
+  }
+
+  const EarlyTermination et(spec, /*residue_bounds=*/false);  // the group tables below have their own
+  // Consecutive units of a campaign share their records, floor and holes: their tables are
+  // the same, so the last unit's stay on the device (about 0.03 s a unit on the host).
+  const UnitTablesKey tables_key = UnitTablesKeyOf(spec);
+  stats_.unit_tables_reused = unit_tables_key_.has_value() && *unit_tables_key_ == tables_key;
+  if (!stats_.unit_tables_reused) {
+    unit_tables_key_.reset();  // until every upload has landed
+    STATUS_TRY(UploadUnitTables(spec, et));
+    unit_tables_key_ = tables_key;
+  }
 
   LaunchParams& p = base_params_;
   p = LaunchParams{};

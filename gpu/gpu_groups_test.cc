@@ -253,6 +253,47 @@ TEST(GpuEngineTest, EveryWalkCheckWidthMatchesCpu) {
   }
 }
 
+// A unit whose records, floor, holes and kinds equal the engine's last unit's searches with
+// the tables already on the device (GpuSearchStats::unit_tables_reused, consecutive units of
+// a campaign); any other unit rebuilds them. Tables kept from a unit with a higher floor would
+// stop walks whose delays pass a lower one, so the lower floor's tallies would differ from the
+// CPU's, and the holes' tables differ from the delay-only ones.
+TEST(GpuEngineTest, UnitTablesAreReusedOnlyForTheSameRecordsFloorAndHoles) {
+  REQUIRE_GPU();
+  std::mt19937_64 rng(Seed() + 29);
+  SCOPED_TRACE("seed " + std::to_string(Seed()));
+  GpuEngineOptions o;
+  o.group_bits = o.class_group_bits = o.shallow_group_bits = o.unchecked_group_bits = 9;
+  o.group_min_members = o.class_group_min_members = 4;
+  auto gpu = MakeGpu(o, SmallSieveTables());
+  const auto search = [&](const UnitSpec& spec, bool reused) {
+    ExpectSameOnTables(*SmallSieveTables(), *gpu, spec);
+    const GpuSearchStats stats = LastGpuSearchStats(*gpu);
+    EXPECT_EQ(stats.unit_tables_reused, reused);
+    EXPECT_GT(stats.group_launches, 0u);
+  };
+  UnitSpec high = SpecWithRecords(Pow2(60) + ((rng() % Pow2(16)) << 21), Pow2(60), Kinds::kDelay, nullptr);
+  high.end = high.begin + (uint64_t{1} << 25);
+  UnitSpec next = high;  // the next unit of the same lease context
+  next.begin = high.end;
+  next.end = next.begin + (uint64_t{1} << 25);
+  const UnitSpec low = WithLowerFloor(next, 400);
+  UnitSpec low_classes = low;
+  low_classes.kinds = Kinds::kDelayAndClass;
+  for (uint32_t d = low.floor - 20; d <= low.floor; d += 3) low_classes.open_holes.push_back(d);
+  UnitSpec low_classes_next = low_classes;
+  low_classes_next.begin = high.begin;
+  low_classes_next.end = high.end;
+  search(high, false);
+  search(next, true);
+  search(low, false);
+  EXPECT_GT(GpuSearch(*gpu, low).tally_count, 1000u);  // many delays pass the lower floor
+  search(high, false);
+  search(low_classes, false);
+  search(low_classes_next, true);
+  search(low, false);
+}
+
 // The deepest residue groups (kMaxGroupBits: their step entries' c and 3^p need 32 bits, and
 // the step between members comes near 2^64) against the CPU, delay-only at two heights and
 // delay+class at one, on units the engine plans in groups of that width (asserted).
