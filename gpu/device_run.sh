@@ -19,7 +19,8 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw,memory.used --format=csv | tee "$OUT/smi.txt"
 summary=()
 if [[ $mode == test || $mode == all ]]; then
-  timeout 400 ./gpu_engine_test${SUITE_SUFFIX:-} --gtest_filter=-*WholeRange* 2>&1 | tee "$OUT/test.log" | grep -E "^\[ *(OK|FAILED|PASSED|SKIPPED) *\]|Failure|Expected|Which is|gpu:|cpu:" | cut -c1-400 | tail -60
+  # About 520 s on an H100 (session 43): a call of its own (TEST_TIMEOUT, at most 590: one call's limit is 600 s).
+  timeout "${TEST_TIMEOUT:-580}" ./gpu_engine_test${SUITE_SUFFIX:-} --gtest_filter=-*WholeRange* 2>&1 | tee "$OUT/test.log" | grep -E "^\[ *(OK|FAILED|PASSED|SKIPPED) *\]|Failure|Expected|Which is|gpu:|cpu:" | cut -c1-400 | tail -60
   summary+=("test rc=$?")
 fi
 if [[ $mode == sieve || $mode == all ]]; then
