@@ -25,6 +25,13 @@ std::shared_ptr<const SearchTables> Tables() { return TablesWithSieve(19); }
 
 const std::vector<Record>& PublishedRecords() { return testing_support::PublishedRecordsByN(); }
 
+GpuEngineOptions GroupOptions(int bits, int min_members) {
+  GpuEngineOptions o;
+  o.group_bits = o.class_group_bits = o.shallow_group_bits = o.unchecked_group_bits = bits;
+  o.group_min_members = o.class_group_min_members = min_members;
+  return o;
+}
+
 std::unique_ptr<SearchEngine> MakeGpu(GpuEngineOptions options, std::shared_ptr<const SearchTables> tables) {
   std::unique_ptr<SearchEngine> engine;
   Status st = MakeGpuEngine(tables, options, &engine);

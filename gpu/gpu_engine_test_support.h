@@ -32,6 +32,10 @@ std::shared_ptr<const SearchTables> Tables();  // the 19-bit sieve
 std::shared_ptr<const SearchTables> SmallSieveTables();
 const std::vector<Record>& PublishedRecords();
 
+// Options whose residue groups are `bits` wide in every kind of unit (class, shallow and
+// unchecked groups alike) and keep at least `min_members` members, so that small test units
+// take them.
+GpuEngineOptions GroupOptions(int bits, int min_members);
 // An engine of these options on these tables (aborts the test binary if it cannot be made:
 // every GPU test needs its engine).
 std::unique_ptr<SearchEngine> MakeGpu(GpuEngineOptions options = {}, std::shared_ptr<const SearchTables> tables = Tables());

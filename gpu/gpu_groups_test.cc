@@ -42,9 +42,7 @@ TEST(GpuEngineTest, ResidueGroupsMatchCpu) {
   std::mt19937_64 rng(Seed() + 7);
   SCOPED_TRACE("seed " + std::to_string(Seed()));
   for (int bits : {5, 8, 9, 11}) {
-    GpuEngineOptions o;
-    o.group_bits = o.class_group_bits = o.shallow_group_bits = o.unchecked_group_bits = bits;
-    o.group_min_members = o.class_group_min_members = 4;
+    GpuEngineOptions o = GroupOptions(bits, 4);
     o.positions_per_launch = uint64_t{1} << (18 + bits % 3);  // several launches, uneven entry ranges
     // The walk's table in shared memory (the pair width: two steps a round from 2^44 up, or
     // one), or in L2.
@@ -90,9 +88,7 @@ TEST(GpuEngineTest, DeepResidueGroupsMatchCpu) {
   const auto tables = TablesWithSieve(5);
   uint64_t step_stopped = 0;
   for (int bits : {16, 17}) {
-    GpuEngineOptions o;
-    o.group_bits = o.class_group_bits = o.shallow_group_bits = o.unchecked_group_bits = bits;
-    o.group_min_members = o.class_group_min_members = 2;
+    GpuEngineOptions o = GroupOptions(bits, 2);
     o.group_step_check_min_members = 1;
     auto gpu = MakeGpu(o, tables);
     for (unsigned height : {56u, 60u, 64u, 70u}) {
@@ -133,9 +129,7 @@ TEST(GpuEngineTest, TailSplitsMatchCpu) {
   SCOPED_TRACE("seed " + std::to_string(Seed()));
   uint64_t splits = 0;
   for (int round_steps : {1, 2}) {
-    GpuEngineOptions o;
-    o.group_bits = o.class_group_bits = o.shallow_group_bits = o.unchecked_group_bits = 9;
-    o.group_min_members = o.class_group_min_members = 4;
+    GpuEngineOptions o = GroupOptions(9, 4);
     o.group_tail_split_min = 2;
     o.positions_per_launch = uint64_t{1} << 18;
     o.group_walk_round_steps = round_steps;
@@ -163,9 +157,7 @@ TEST(GpuEngineTest, TailSplitsMatchCpu) {
   }
   // Deep groups with the checks inside their shared steps: halves walk, and split.
   const auto tables = TablesWithSieve(5);
-  GpuEngineOptions o;
-  o.group_bits = o.class_group_bits = o.shallow_group_bits = o.unchecked_group_bits = 16;
-  o.group_min_members = o.class_group_min_members = 2;
+  GpuEngineOptions o = GroupOptions(16, 2);
   o.group_step_check_min_members = 1;
   o.group_tail_split_min = 2;
   auto deep = MakeGpu(o, tables);
@@ -195,9 +187,7 @@ TEST(GpuEngineTest, NarrowAndWidePairStepsMatchCpu) {
   SCOPED_TRACE("seed " + std::to_string(Seed()));
   const auto tables = TablesWithSieve(5);
   for (int narrow_bits : {127, 0}) {
-    GpuEngineOptions o;
-    o.group_bits = o.class_group_bits = o.shallow_group_bits = o.unchecked_group_bits = 16;
-    o.group_min_members = o.class_group_min_members = 2;
+    GpuEngineOptions o = GroupOptions(16, 2);
     o.group_step_check_min_members = 1;
     o.narrow_walk_max_bits = narrow_bits;
     auto gpu = MakeGpu(o, tables);
@@ -223,9 +213,7 @@ TEST(GpuEngineTest, EveryWalkCheckWidthMatchesCpu) {
   SCOPED_TRACE("seed " + std::to_string(Seed()));
   for (int bits = gpu::kMinWalkCheckBits; bits <= gpu::kMaxWalkCheckBits; ++bits) {
     for (int narrow_bits : {127, 0}) {
-      GpuEngineOptions o;
-      o.group_bits = o.class_group_bits = o.shallow_group_bits = o.unchecked_group_bits = 9;
-      o.group_min_members = o.class_group_min_members = 4;
+      GpuEngineOptions o = GroupOptions(9, 4);
       o.walk_check_bits = bits;
       o.narrow_walk_max_bits = narrow_bits;
       auto gpu = MakeGpu(o, SmallSieveTables());
@@ -262,9 +250,7 @@ TEST(GpuEngineTest, UnitTablesAreReusedOnlyForTheSameRecordsFloorAndHoles) {
   REQUIRE_GPU();
   std::mt19937_64 rng(Seed() + 29);
   SCOPED_TRACE("seed " + std::to_string(Seed()));
-  GpuEngineOptions o;
-  o.group_bits = o.class_group_bits = o.shallow_group_bits = o.unchecked_group_bits = 9;
-  o.group_min_members = o.class_group_min_members = 4;
+  GpuEngineOptions o = GroupOptions(9, 4);
   auto gpu = MakeGpu(o, SmallSieveTables());
   const auto search = [&](const UnitSpec& spec, bool reused) {
     ExpectSameOnTables(*SmallSieveTables(), *gpu, spec);
@@ -302,9 +288,7 @@ TEST(GpuEngineTest, DeepestGroupsMatchCpu) {
   std::mt19937_64 rng(Seed() + 19);
   SCOPED_TRACE("seed " + std::to_string(Seed()));
   const auto tables = TablesWithSieve(5);
-  GpuEngineOptions o;
-  o.group_bits = o.class_group_bits = o.shallow_group_bits = o.unchecked_group_bits = gpu::kMaxGroupBits;
-  o.group_min_members = o.class_group_min_members = 2;
+  GpuEngineOptions o = GroupOptions(gpu::kMaxGroupBits, 2);
   o.deep_group_min_members = o.class_deep_group_min_members = 2;
   o.group_step_check_min_members = 1;
   auto gpu = MakeGpu(o, tables);
@@ -340,9 +324,7 @@ TEST(GpuEngineTest, ShallowWalkGroupsMatchCpu) {
   uint64_t shallow = 0, halved = 0;
   for (int round_steps : {1, 2}) {
     SCOPED_TRACE("round steps " + std::to_string(round_steps));
-    GpuEngineOptions o;
-    o.group_bits = o.class_group_bits = o.shallow_group_bits = o.unchecked_group_bits = 16;
-    o.group_min_members = o.class_group_min_members = 2;
+    GpuEngineOptions o = GroupOptions(16, 2);
     o.group_step_check_min_members = 1;
     o.group_walk_round_steps = round_steps;
     o.group_a2_max_odd_steps = 13;
@@ -398,9 +380,7 @@ TEST(GpuEngineTest, StepStoppedGroupsMatchHostCount) {
   const int k = sieve.bits(), G = 16;
   const unsigned modulus = 9;
   const uint64_t cycles = uint64_t{1} << 21;
-  GpuEngineOptions o;
-  o.group_bits = o.class_group_bits = o.shallow_group_bits = o.unchecked_group_bits = G;
-  o.group_min_members = o.class_group_min_members = 2;
+  GpuEngineOptions o = GroupOptions(G, 2);
   o.group_step_check_min_members = 1;
   GpuEngineOptions classes_only = o, plain = o;
   classes_only.group_ancestor_checks = false;
@@ -563,9 +543,7 @@ TEST(GpuEngineTest, FullDelayGroupsMatchCpu) {
   REQUIRE_GPU();
   std::mt19937_64 rng(Seed() + 11);
   SCOPED_TRACE("seed " + std::to_string(Seed()));
-  GpuEngineOptions o;
-  o.group_bits = o.class_group_bits = o.shallow_group_bits = o.unchecked_group_bits = 9;
-  o.group_min_members = o.class_group_min_members = 4;
+  GpuEngineOptions o = GroupOptions(9, 4);
   o.positions_per_launch = uint64_t{1} << 20;
   o.self_record_bits = 0;  // walks to the tail (full delay)
   auto full = MakeGpu(o, SmallSieveTables());
@@ -616,9 +594,7 @@ TEST(GpuEngineTest, JoinMapSkipsTwinsAndKeepsResults) {
   REQUIRE_GPU();
   std::mt19937_64 rng(Seed() + 9);
   SCOPED_TRACE("seed " + std::to_string(Seed()));
-  GpuEngineOptions o;
-  o.group_bits = o.class_group_bits = o.shallow_group_bits = o.unchecked_group_bits = 9;
-  o.group_min_members = o.class_group_min_members = 4;
+  GpuEngineOptions o = GroupOptions(9, 4);
   o.join_map_bits = 21;  // k + G with the 12-bit sieve
   o.positions_per_launch = uint64_t{1} << 20;
   auto gpu = MakeGpu(o, SmallSieveTables());
