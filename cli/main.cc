@@ -20,7 +20,9 @@ int main(int argc, char** argv) {
       std::to_string(collatz::engines::kFloorContextSieveBits) +
       " for GPU delay-only work of 2^42 numbers or more without a record table near it, " +
       std::to_string(collatz::engines::kWideUnitClassSieveBits) +
-      " for GPU delay+class work in units of 2^46; wide ones are built on the GPU)";
+      " for GPU delay+class work in units of 2^46 and 2^47, " +
+      std::to_string(collatz::engines::kWideUnitDelaySieveBits) +
+      " for GPU work in units of 2^48 or more; wide ones are built on the GPU)";
   using namespace collatz::cli;
   CLI::App app{"collatzctl: exact search for Collatz delay records and class records.\n"
                "Numbers may be written as decimal, 0x hex, 2^k, or sums/differences of those (2^60+2^40)."};

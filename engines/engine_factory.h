@@ -50,8 +50,8 @@ constexpr int kFloorContextSieveBits = 28;
 // on the GPU, kFloorContextSieveBits for delay-only work of at least 2^42 numbers whose
 // records end 16 bits or more below it; for work in whole units (from there on), the width
 // a coordinator gives such units by default (UnitSieveBits with kWideUnitClassSieveBits:
-// delay+class units of at least kWideClassUnitNumbers; kWideUnitDelaySieveBits: delay-only
-// units of at least kWideDelayUnitNumbers); else DefaultSieveBits.
+// delay+class units of at least kWideClassUnitNumbers; kWideUnitDelaySieveBits: units of
+// either kind of at least kWideDelayUnitNumbers); else DefaultSieveBits.
 int SieveBitsForRun(Backend resolved, Kinds kinds, u128 complete_below, u128 first_begin, u128 numbers,
                     u128 unit_size);
 

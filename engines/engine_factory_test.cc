@@ -80,6 +80,16 @@ TEST(EngineFactory, DelayWorkInUnitsOf2p48TakesItsWiderSieveOnTheGpu) {
   EXPECT_GE(kWideUnitDelaySieveBits, kMinGpuBuiltSieveBits);  // built on the device in about a second
 }
 
+// Delay+class work in units of 2^48 and more takes the wide width too (30 bits, not 25).
+TEST(EngineFactory, ClassWorkInUnitsOf2p48TakesTheWideSieveOnTheGpu) {
+  const u128 at = Pow2(66), unit = kWideDelayUnitNumbers, near = Pow2(65);
+  EXPECT_EQ(SieveBitsForRun(Backend::kGpu, Kinds::kDelayAndClass, near, at, unit, unit), kWideUnitDelaySieveBits);
+  EXPECT_EQ(SieveBitsForRun(Backend::kGpu, Kinds::kDelayAndClass, near, at, 2 * unit, 2 * unit), kWideUnitDelaySieveBits);
+  EXPECT_EQ(SieveBitsForRun(Backend::kGpu, Kinds::kDelayAndClass, near, at, unit / 2, unit / 2), kWideUnitClassSieveBits);
+  EXPECT_EQ(SieveBitsForRun(Backend::kCpu, Kinds::kDelayAndClass, near, at, unit, unit), kDefaultSieveBits);
+  EXPECT_GT(kWideUnitDelaySieveBits, kWideUnitClassSieveBits);
+}
+
 TEST(EngineFactory, ASieveFileGivesTheSameTablesAsItsWidth) {
   const int bits = 12;
   std::shared_ptr<const SearchTables> generated;

@@ -26,6 +26,9 @@ constexpr u128 kWideClassUnitNumbers = static_cast<u128>(1) << 46;
 // 3.914 / 3.805e13 (+2.8%), 2^51 4.172 / 4.050e13 (+3.0%). A GPU builds it in 1.5 s; a host (a
 // coordinator, a CPU worker) in about 40 s on two cores and 3 GB at the peak. Smaller units keep the base
 // width (2^46: 20 to 23 bits gave -1.5% to +5.2% against 19; 28 bits not measured there).
+// Delay+class units that large take it too, when it is wider than theirs: at 2^66 with 2^48
+// numbers 25 / 26 / 27 / 28 / 29 / 30 bits gave 4.319 / 4.364 / 4.404 / 4.450 / 4.493 /
+// 4.528e12 (H200, session 32), four times the cycles keeping the wider sieve's groups full.
 constexpr int kWideUnitDelaySieveBits = 30;
 constexpr u128 kWideDelayUnitNumbers = static_cast<u128>(1) << 48;
 
@@ -33,9 +36,11 @@ constexpr u128 kWideDelayUnitNumbers = static_cast<u128>(1) << 48;
 // (engines::kMaxGpuBuiltSieveBits); a host builds it too, in tens of seconds.
 constexpr int kMaxUnitSieveBits = 30;
 
-// The sieve width of a unit of `kinds` and `unit_numbers` numbers: `class_bits` for
-// delay+class units of at least `class_min_numbers` numbers, `delay_bits` for delay-only units
-// of at least `delay_min_numbers`, else `base_bits`; a width of 0 means base_bits.
+// The sieve width of a unit of `kinds` and `unit_numbers` numbers. Units of at least
+// `delay_min_numbers` are wide: a delay-only one takes `delay_bits`, a delay+class one the
+// wider of `delay_bits` and its class width. Below that, delay+class units of at least
+// `class_min_numbers` take `class_bits`; every other unit `base_bits`. A width of 0 means
+// base_bits (for delay_bits: no wide units).
 int UnitSieveBits(Kinds kinds, u128 unit_numbers, int base_bits, int class_bits,
                   u128 class_min_numbers = kWideClassUnitNumbers, int delay_bits = 0,
                   u128 delay_min_numbers = kWideDelayUnitNumbers);

@@ -19,20 +19,34 @@ TEST(UnitSieveBits, WideClassUnitsGetTheClassWidth) {
   EXPECT_EQ(UnitSieveBits(Kinds::kDelayAndClass, Pow2(20), base, wide), 19);
 }
 
-// Delay-only units of 2^48 numbers and more (a GPU campaign's) get 30 bits when the caller names the
-// delay width; smaller ones and class units keep theirs.
+// Units of 2^48 numbers and more (a GPU campaign's) get 30 bits when the caller names the
+// wide width, delay+class ones included; smaller ones keep theirs.
 TEST(UnitSieveBits, WideDelayUnitsGetTheDelayWidth) {
   const int base = kDefaultSieveBits, wide_class = kWideUnitClassSieveBits, wide = kWideUnitDelaySieveBits;
   const u128 unit = kWideDelayUnitNumbers, class_min = kWideClassUnitNumbers;
   EXPECT_EQ(UnitSieveBits(Kinds::kDelay, unit, base, wide_class, class_min, wide), 30);
   EXPECT_EQ(UnitSieveBits(Kinds::kDelay, 2 * unit, base, wide_class, class_min, wide), 30);
   EXPECT_EQ(UnitSieveBits(Kinds::kDelay, unit - 1, base, wide_class, class_min, wide), 19);
-  EXPECT_EQ(UnitSieveBits(Kinds::kDelayAndClass, unit, base, wide_class, class_min, wide), 25);
+  EXPECT_EQ(UnitSieveBits(Kinds::kDelayAndClass, unit, base, wide_class, class_min, wide), 30);
+  EXPECT_EQ(UnitSieveBits(Kinds::kDelayAndClass, unit - 1, base, wide_class, class_min, wide), 25);
   EXPECT_EQ(UnitSieveBits(Kinds::kDelay, unit, base, wide_class, class_min, 0), 19);  // one delay width
+  EXPECT_EQ(UnitSieveBits(Kinds::kDelayAndClass, unit, base, wide_class, class_min, 0), 25);
   EXPECT_EQ(UnitSieveBits(Kinds::kDelay, unit, base, wide_class), 19);              // not named
   EXPECT_EQ(UnitSieveBits(Kinds::kDelay, Pow2(30), 16, 18, Pow2(22), 20, Pow2(30)), 20);
   EXPECT_EQ(UnitSieveBits(Kinds::kDelay, Pow2(30) - 1, 16, 18, Pow2(22), 20, Pow2(30)), 16);
   EXPECT_TRUE(IsUnitSieveBits(wide));
+}
+
+// A wide delay+class unit takes the wider of the two widths: an operator's class width wider
+// than the wide one stays, and a class width of 0 (the base) still gets the wide one.
+TEST(UnitSieveBits, WideClassUnitsTakeTheWiderOfTheTwoWidths) {
+  const u128 wide_min = Pow2(30), class_min = Pow2(22);
+  EXPECT_EQ(UnitSieveBits(Kinds::kDelayAndClass, wide_min, 16, 22, class_min, 20, wide_min), 22);
+  EXPECT_EQ(UnitSieveBits(Kinds::kDelayAndClass, wide_min, 16, 18, class_min, 20, wide_min), 20);
+  EXPECT_EQ(UnitSieveBits(Kinds::kDelayAndClass, wide_min, 16, 0, class_min, 20, wide_min), 20);
+  EXPECT_EQ(UnitSieveBits(Kinds::kDelayAndClass, wide_min - 1, 16, 0, class_min, 20, wide_min), 16);
+  // A wide threshold below the class one: the class width does not apply below its own.
+  EXPECT_EQ(UnitSieveBits(Kinds::kDelayAndClass, Pow2(20), 16, 22, class_min, 20, Pow2(20)), 20);
 }
 
 TEST(UnitSieveBits, ClassWidthZeroMeansOneWidthAndTheThresholdIsAnArgument) {

@@ -10,11 +10,13 @@
 #   unit    collatzctl run of one campaign unit (UNIT_NUMBERS, 2^52, as --unit-size: 2^53 and
 #           2^54 stay one unit) at B, the first multiple of it above the published bound, with
 #           --log-level debug (where its time goes beyond the search), beside collatzctl bench --check
-#           of the same numbers (UNIT_BENCH=0: without)
+#           of the same numbers (UNIT_BENCH=0: without); UNIT_AT (another start, e.g. 2^66) and
+#           UNIT_KINDS (delay; delay,class) move it
 #   fleet   collatz-server + one GPU worker at 2^66 (2^46 numbers, one default unit) after
 #           import --published, next to collatzctl bench --numbers 2^46 in the same call
 #   fleet-class  the same with --kinds delay,class (the server cuts such units at its
-#           --class-sieve-bits, 25 by default; the bench picks the same width)
+#           --class-sieve-bits, 25 by default, and from 2^48 numbers at --delay-sieve-bits, 30,
+#           when its --unit-size reaches that; the bench picks the same width)
 #   campaign  the frontier campaign (issue 43): import --published into a fresh server, submit
 #           the range above the published bound P = 28019077177231758496 in units of 2^46, one
 #           collatz-worker process per GPU (G = 1, then every GPU), under each trust policy;
@@ -413,15 +415,15 @@ for mode in $modes; do
     # One campaign unit through collatzctl run (debug log: the tables' set-up, the unit's
     # spec, search, verification and store, the engine's own set-up and kernel seconds) and
     # collatzctl bench of the same numbers, one after the other on the same GPU.
-    n=${UNIT_NUMBERS:-2^52}; B=$(py "print(-(-$P // ${n/^/**}) * ${n/^/**})")
+    n=${UNIT_NUMBERS:-2^52}; B=${UNIT_AT:-$(py "print(-(-$P // ${n/^/**}) * ${n/^/**})")}; kinds=${UNIT_KINDS:-delay}
     ctl import --db "$W/unit.db" --published > "$OUT/unit_import.txt" 2>&1
     s=$(date +%s.%N)
-    ctl --log-level debug run --db "$W/unit.db" --from $B --to $B+$n --kinds delay --backend gpu --unit-size "$n" > "$OUT/unit_run.txt" 2> "$OUT/unit_run.err"
-    echo "unit: run [B, B + $n) delay after import --published (rc $?, $(py "print(round($(date +%s.%N) - $s, 2))") s wall): $(grep -E '^# searched' "$OUT/unit_run.txt")"
+    ctl --log-level debug run --db "$W/unit.db" --from $B --to $B+$n --kinds $kinds --backend gpu --unit-size "$n" > "$OUT/unit_run.txt" 2> "$OUT/unit_run.err"
+    echo "unit: run [$B, $B + $n) $kinds after import --published (rc $?, $(py "print(round($(date +%s.%N) - $s, 2))") s wall): $(grep -E '^# searched' "$OUT/unit_run.txt")"
     grep -E "tables built|stored:|backend|CUDA" "$OUT/unit_run.err" | sed -e 's/^\[[^]]*\] //' | cut -c1-600
     if [[ ${UNIT_BENCH:-1} == 1 ]]; then
-      ctl bench --backend gpu --at $B --numbers $n --kinds delay --baseline-numbers 0 --check > "$OUT/unit_bench.txt" 2>&1
-      echo "  same call: bench B --numbers $n delay --check: $(grep -E 'numbers/s' "$OUT/unit_bench.txt" | head -1) $(grep -E -o 'check[^|]*(IDENTICAL|DIFFER)[^|]*' "$OUT/unit_bench.txt" | head -1 | cut -c1-160)"
+      ctl bench --backend gpu --at $B --numbers $n --kinds $kinds --baseline-numbers 0 --check > "$OUT/unit_bench.txt" 2>&1
+      echo "  same call: bench $B --numbers $n $kinds --check: $(grep -E 'numbers/s' "$OUT/unit_bench.txt" | head -1) $(grep -E -o 'check[^|]*(IDENTICAL|DIFFER)[^|]*' "$OUT/unit_bench.txt" | head -1 | cut -c1-160)"
       grep -E "warm|set-up|sieve" "$OUT/unit_bench.txt" | head -4 | cut -c1-300
     fi
     ;;

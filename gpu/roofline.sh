@@ -20,7 +20,9 @@
 # engine's default for delay-only units of 2^46 near their table), ROOFLINE_COUNT (3),
 # ROOFLINE_SKIP (launches to skip; default half of step 1's group launches), ROOFLINE_STALLS
 # (1: also ncu's WarpStateStats and SchedulerStats sections, the stall reasons), ROOFLINE_ARGS
-# (more gpu_bench arguments, e.g. "--sieve-bits 28" for the campaign's 2^49 units).
+# (more gpu_bench arguments, e.g. "--sieve-bits 28" for the campaign's 2^49 units),
+# ROOFLINE_KINDS (delay; delay,class: the class walk, whose host model stops a member only
+# when it cannot reach the smallest open class).
 set -u
 cd "${ROOFLINE_DIR:-$(dirname "$0")}" || exit 1
 export LD_LIBRARY_PATH=$PWD/lib:$PWD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -84,7 +86,7 @@ sections=()
 : > "$R/rows.txt"
 for at in $points; do
   name=$(echo "$at" | tr -c 'A-Za-z0-9\n' '_')
-  args=(--at "$at" --numbers "$numbers" --kinds delay --baseline-numbers 0 --repeat 1 ${ROOFLINE_ARGS:-})
+  args=(--at "$at" --numbers "$numbers" --kinds "${ROOFLINE_KINDS:-delay}" --baseline-numbers 0 --repeat 1 ${ROOFLINE_ARGS:-})
   timeout 200 ./gpu_bench "${args[@]}" --step-model "${ROOFLINE_MODEL:-2^20}" --model-group-bits "${ROOFLINE_GROUP_BITS:-16}" \
     > "$R/bench_$name.txt" 2>&1
   echo "roofline $at: gpu_bench rc $?: $(grep -E '^SUMMARY' "$R/bench_$name.txt" | sed -e 's/.*: \([0-9.e+]* numbers\/s\).*(median wall \([0-9.]* s\).*/\1 (\2)/')"
@@ -159,9 +161,10 @@ def ncu(name):
     return out
 def f(x, fmt='%.3e'):
     return '-' if x is None else fmt % x
-print('Roofline of the delay-only walk: gpu_bench of %s numbers a point (median of 1, after a warm-up), ncu of GroupKernel'
+kinds = os.environ.get('ROOFLINE_KINDS', 'delay')
+print('Roofline of the %s walk: gpu_bench of %s numbers a point (median of 1, after a warm-up), ncu of GroupKernel'
       ' launches from the middle of its timed search (--clock-control none); "thread" = lane-level instructions, '
-      '"warp" = warp-level' % os.environ.get('ROOFLINE_NUMBERS', '2^46'))
+      '"warp" = warp-level' % ('delay-only' if kinds == 'delay' else kinds, os.environ.get('ROOFLINE_NUMBERS', '2^46')))
 cols = ['point', 'numbers/s', 'examined', 'walks/s (model)', 'T-steps/walk (model)', 'walk T/exam (model)',
         'warp-inst/number', 'thread-inst/walk T-step', 'lanes/inst', 'IPC/SM (of 4)', 'issue %', 'occupancy %',
         'ALU %', 'FMA %', 'FMAheavy %', 'LSU %', 'L1 %', 'L2 %', 'clock GHz', 'kernel-only numbers/s',

@@ -105,7 +105,7 @@ grpc::Status Coordinator::BuildWidthTables() {
   std::map<int, std::string> needed;
   if (class_bits_ != base_bits_) needed.emplace(class_bits_, "the class units' width (--class-sieve-bits)");
   if (delay_bits_ != base_bits_ && options_.default_unit_size >= options_.delay_sieve_min_numbers) {
-    needed.emplace(delay_bits_, "the wide delay-only units' width (--delay-sieve-bits)");
+    needed.emplace(delay_bits_, "the wide units' width (--delay-sieve-bits)");
   }
   for (const auto& [id, u] : units_) {
     if (UnitBits(u) != base_bits_) needed.emplace(UnitBits(u), "unit " + std::to_string(id) + " was cut with it");
@@ -127,10 +127,11 @@ grpc::Status Coordinator::BuildWidthTables() {
     tables_by_bits_[bits] = std::move(t);
   }
   if (SeveralWidths()) {
-    spdlog::info("sieve widths {}: delay+class units of at least {} numbers are cut with {} bits, delay-only units of "
-                 "at least {} with {}, others with {} (tables built in {:.2f} s)",
+    spdlog::info("sieve widths {}: delay+class units of at least {} numbers are cut with {} bits, units of at least "
+                 "{} with {} (delay+class ones with {}), others with {} (tables built in {:.2f} s)",
                  WidthsText(), ToDecimal(options_.class_sieve_min_numbers), class_bits_,
-                 ToDecimal(options_.delay_sieve_min_numbers), delay_sieve_bits(), base_bits_,
+                 ToDecimal(options_.delay_sieve_min_numbers), delay_sieve_bits(),
+                 std::max(class_bits_, delay_sieve_bits()), base_bits_,
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   return grpc::Status::OK;

@@ -73,8 +73,9 @@ struct CoordinatorOptions {
   // engines::UnitSieveBits. The width is stored with the unit and fixed from then on.
   int class_sieve_bits = 0;
   u128 class_sieve_min_numbers = engines::kWideClassUnitNumbers;
-  // Delay-only units of at least delay_sieve_min_numbers numbers are cut with delay_sieve_bits
-  // (0: the base width), when its tables were built at Open: where default_unit_size reaches
+  // Units of at least delay_sieve_min_numbers numbers are wide: delay-only ones are cut with
+  // delay_sieve_bits (0: the base width), delay+class ones with the wider of it and their class
+  // width, when its tables were built at Open: where default_unit_size reaches
   // delay_sieve_min_numbers (a campaign server, --unit-size 2^49) or stored units have it.
   // Elsewhere such units keep the base width (the default 30-bit sieve takes about 40 s and
   // 3 GB at the peak to build on a two-core host, which no server of smaller units should pay

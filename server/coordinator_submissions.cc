@@ -104,11 +104,12 @@ grpc::Status Coordinator::Submit(u128 begin, u128 end, Kinds kinds, u128 unit_si
   for (const auto& [bits, n] : by_width) widths += (widths.empty() ? "" : ", ") + std::to_string(n) + " of " + std::to_string(bits) + " bits";
   spdlog::info("submission={} [{}, {}) {} priority {}: {} pieces, {} units ({})", sub.id, ToDecimal(begin), ToDecimal(end),
                kinds == Kinds::kDelay ? "delay" : "delay,class", priority, pieces.size(), made.size(), widths);
-  if (kinds == Kinds::kDelay && delay_bits_ != base_bits_ && delay_sieve_bits() == base_bits_ &&
-      unit_size >= options_.delay_sieve_min_numbers) {
-    spdlog::warn("submission={}: its delay-only units of {} numbers keep {} bits: this server did not build the {}-bit "
+  const int kept_bits = kinds == Kinds::kDelay ? base_bits_ : class_bits_;
+  if (delay_bits_ > kept_bits && delay_sieve_bits() == base_bits_ && unit_size >= options_.delay_sieve_min_numbers) {
+    spdlog::warn("submission={}: its {} units of {} numbers keep {} bits: this server did not build the {}-bit "
                  "tables (start it with --unit-size {} or more for GPU campaigns; docs/OPERATIONS.md, section 13)",
-                 sub.id, ToDecimal(unit_size), base_bits_, delay_bits_, ToDecimal(options_.delay_sieve_min_numbers));
+                 sub.id, kinds == Kinds::kDelay ? "delay-only" : "delay+class", ToDecimal(unit_size), kept_bits,
+                 delay_bits_, ToDecimal(options_.delay_sieve_min_numbers));
   }
   return grpc::Status::OK;
 }

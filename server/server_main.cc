@@ -90,21 +90,24 @@ int main(int argc, char** argv) {
   app.add_option("--sieve", sieve_file, "Join sieve from a collatz-sieve file (its width wins over --sieve-bits)");
   app.add_option("--class-sieve-bits", class_sieve_bits,
                  "Join-sieve width of delay+class units of at least --class-sieve-min-numbers numbers (GPUs search "
-                 "2^46-number class units 18% faster with 25 bits); 0: the same sieve as every other unit. Each unit "
-                 "keeps the width it was cut with")
+                 "2^46-number class units 18% faster with 25 bits; from --delay-sieve-min-numbers on they take the "
+                 "wider of this and --delay-sieve-bits); 0: the same sieve as every other unit. Each unit keeps the "
+                 "width it was cut with")
       ->capture_default_str();
   app.add_option("--class-sieve-min-numbers", class_sieve_min_text,
                  "Delay+class units of at least this many numbers get --class-sieve-bits")
       ->capture_default_str();
   app.add_option("--delay-sieve-bits", delay_sieve_bits,
-                 "Join-sieve width of delay-only units of at least --delay-sieve-min-numbers numbers (GPUs search "
-                 "2^49-number units 18% faster with 28 bits than with 19, and 2^48- to 2^51-number units 1.9-3.0% "
-                 "faster with 30 than with 28); 0: the base width. Its tables are built at the start (30 bits: about "
-                 "42 s on two cores, 3.0 GB at the peak and 1.6 GB kept; 28 bits: 12 s and 1 GB) only when "
-                 "--unit-size reaches that size or stored units have the width")
+                 "Join-sieve width of the wide units, those of at least --delay-sieve-min-numbers numbers: delay-only "
+                 "ones take it (GPUs search 2^49-number units 18% faster with 28 bits than with 19, and 2^48- to "
+                 "2^51-number units 1.9-3.0% faster with 30 than with 28), delay+class ones the wider of it and "
+                 "--class-sieve-bits (2^48-number class units 4.8% faster with 30 bits than with 25); 0: no wide "
+                 "units. Its tables are built at the start (30 bits: about 42 s on two cores, 3.0 GB at the peak and "
+                 "1.6 GB kept; 28 bits: 12 s and 1 GB) only when --unit-size reaches that size or stored units have "
+                 "the width")
       ->capture_default_str();
   app.add_option("--delay-sieve-min-numbers", delay_sieve_min_text,
-                 "Delay-only units of at least this many numbers get --delay-sieve-bits")
+                 "Units of at least this many numbers are wide (--delay-sieve-bits)")
       ->capture_default_str();
   app.add_option("--stats-unit-size", stats_unit_size_text,
                  "Default numbers per stats unit (whole batches, at most 2^20 batches per unit)")

@@ -153,6 +153,44 @@ TEST_F(UnitWidthTest, WideDelayUnitsGetTheDelayWidthOnAServerOfSuchUnits) {
   EXPECT_EQ(c_->delay_sieve_bits(), kDelayWide);
 }
 
+// Delay+class units of at least delay_sieve_min_numbers take the wide width where it is wider
+// than the class width (a 2^48-number class unit: 30 bits, not 25), and are accepted with it;
+// smaller class units keep the class width, and on a server of smaller units (no wide tables
+// built) wide class units keep it too.
+TEST_F(UnitWidthTest, WideClassUnitsTakeTheWideWidthWhereItIsWider) {
+  constexpr int kWide = 15;
+  const u128 unit = Pow2(14), a = Pow2(20);
+  options_.delay_sieve_bits = kWide;
+  options_.delay_sieve_min_numbers = unit;
+  options_.default_unit_size = unit;  // a campaign server: the wide tables are built
+  Reopen();
+  ASSERT_EQ(c_->delay_sieve_bits(), kWide);
+  SubmitOutcome out;
+  ASSERT_TRUE(c_->Submit(a, a + 2 * unit, Kinds::kDelayAndClass, unit, 0, &out).ok());
+  ASSERT_TRUE(c_->Submit(a + 2 * unit, a + 2 * unit + kClassMin, Kinds::kDelayAndClass, kClassMin, 0, &out).ok());
+  const std::map<u128, int> want = {{a, kWide}, {a + unit, kWide}, {a + 2 * unit, kClass}};
+  const int64_t w = NewWorker();
+  LeaseGrant g = LeaseOne(w);
+  ASSERT_TRUE(g.has_unit);
+  ASSERT_EQ(want.count(g.spec.begin), 1u);
+  const int bits = g.sieve_bits;
+  EXPECT_EQ(bits, want.at(g.spec.begin));
+  Disposition disp;
+  grpc::Status st = c_->Complete(w, g.unit_id, g.token, Search(g.spec, bits), 1, "cpu", &disp);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  EXPECT_EQ(disp, Disposition::kAccepted);
+  std::map<u128, int> rest = LeaseAll(w);
+  rest[g.spec.begin] = bits;
+  EXPECT_EQ(rest, want);
+
+  RemoveDatabase();
+  options_.default_unit_size = unit / 2;  // a server of smaller units: no wide tables
+  Reopen();
+  ASSERT_EQ(c_->delay_sieve_bits(), kBase);
+  ASSERT_TRUE(c_->Submit(a, a + unit, Kinds::kDelayAndClass, unit, 0, &out).ok());
+  EXPECT_EQ(LeaseAll(NewWorker()), (std::map<u128, int>{{a, kClass}}));
+}
+
 // An honest worker searches each unit with the width its lease names; the audit lease names
 // the same width, and the auditor's equal result matches.
 TEST_F(UnitWidthTest, AClassUnitIsSearchedVerifiedAndAuditedWithItsWidth) {
