@@ -505,7 +505,8 @@ void RegisterAdminCommands(CLI::App& app) {
   s->add_option("--batch", submit.batch, "Stats: numbers per batch; --from and --to are multiples of it")
       ->capture_default_str()
       ->each([](const std::string&) { submit.batch_given = true; });
-  s->add_option("--unit-size", submit.unit_size, "Numbers per unit (default: the server's)");
+  s->add_option("--unit-size", submit.unit_size,
+                "Numbers per unit (default: the server's --unit-size; delay+class: at most its --class-unit-size)");
   s->add_option("--priority", submit.priority, "Higher is leased first")->capture_default_str();
   s->callback([] { std::exit(Submit(submit)); });
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/cpu_engine.h"
+#include "engines/unit_size.h"
 
 namespace collatz::cli {
 
@@ -57,15 +58,15 @@ u128 DefaultUnitSize(u128 range, bool gpu, unsigned cpu_threads, Kinds kinds) {
   // the campaign point above the published bound, H200: units of 2^51 / 2^52 / 2^54 4.19 /
   // 4.26 / 4.47e13 numbers/s through the server or collatzctl run, session 36), which take
   // 400 s on an H200 at 2^54: an interrupted run loses at most that. Progress comes from
-  // inside a unit. Delay+class units stop at 2^52: at 2^66 about 15 minutes on an H200 (4.9e12
-  // numbers/s in units of 2^50, session 35), an hour at 2^54, where they are not measured.
+  // inside a unit. Delay+class units stop at 2^52 (engines::kMaxDefaultClassUnitNumbers, a
+  // coordinator's class cap too): at 2^66 about 15 minutes on an H200.
   // A CPU unit gives each thread the engine's entry-stop chunks (the entry stop pays only in
   // chunks that large: core/cpu_engine.h), 2^30 numbers a thread: 2^66, 2^32 numbers, 2
   // threads: 9.8e8 numbers/s in units of 2^28, 1.21e9 in 2^30, 1.30e9 in 2^32.
   const u128 cpu_least = static_cast<u128>(CpuEngineOptions{}.EntryStopChunkNumbers(kDefaultSieveBits)) *
                          CpuEngineOptions::kChunksPerThread * std::max(1u, cpu_threads);
   const u128 least = gpu ? Pow2(32) : cpu_least;
-  const int hi_bits = !gpu ? 40 : kinds == Kinds::kDelayAndClass ? 52 : 54;
+  const int hi_bits = !gpu ? 40 : kinds == Kinds::kDelayAndClass ? engines::kMaxDefaultClassUnitBits : 54;
   const u128 target = range / (gpu ? 1 : 8);
   int bits = 0;
   while (bits < hi_bits && (Pow2(bits) < least || Pow2(bits) < target)) ++bits;

@@ -29,6 +29,7 @@
 #include "core/unit.h"
 #include "core/unit_search.h"
 #include "engines/sieve_width.h"
+#include "engines/unit_size.h"
 #include "server/clock.h"
 #include "server/trust_policy.h"
 #include "storage/coordinator_store.h"
@@ -37,6 +38,9 @@ namespace collatz::server {
 
 struct CoordinatorOptions {
   u128 default_unit_size = Pow2(46);   // one H100 near 2^60: about 8 s delay only, 35 s with classes (PERFORMANCE.md)
+  // Delay+class submissions without a unit size take the smaller of default_unit_size and this
+  // (collatz-server --class-unit-size): a delay-only campaign's 2^54 would be an hour a class unit.
+  u128 default_class_unit_size = engines::kMaxDefaultClassUnitNumbers;
   int64_t lease_duration_ms = 10 * 60 * 1000;
   int max_failures = 3;                // failed attempts before a unit is quarantined
   double audit_fraction = 0.0;         // with DoubleCheck::kNone: fraction of units re-run by another worker

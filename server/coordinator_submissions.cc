@@ -25,7 +25,10 @@ grpc::Status Coordinator::Submit(u128 begin, u128 end, Kinds kinds, u128 unit_si
     return grpc::Status(StatusCode::INVALID_ARGUMENT,
                         "empty or reversed range [" + ToDecimal(begin) + ", " + ToDecimal(end) + ")");
   }
-  if (unit_size == 0) unit_size = options_.default_unit_size;
+  if (unit_size == 0) {
+    unit_size = kinds == Kinds::kDelayAndClass ? std::min(options_.default_unit_size, options_.default_class_unit_size)
+                                               : options_.default_unit_size;
+  }
   WriteLock lock(this);
   // What is covered already: imports, and every unit of the same or a wider kind.
   std::vector<std::pair<u128, u128>> covered;

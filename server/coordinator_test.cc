@@ -95,6 +95,25 @@ TEST_F(CoordinatorTest, SubmitCutsUnitsTrimsOverlapsAndRefusesBadRanges) {
   EXPECT_EQ(c_->GetStatus().pending, 6u);
 }
 
+// A submission without a unit size takes --unit-size, a delay+class one the smaller of it and
+// --class-unit-size (a delay-only campaign's 2^54 would be an hour a class unit); a named size wins.
+TEST_F(CoordinatorTest, SubmissionsWithoutAUnitSizeTakeTheirKindsDefault) {
+  options_.default_unit_size = Pow2(12);
+  options_.default_class_unit_size = Pow2(10);
+  Reopen();
+  SubmitOutcome out;
+  ASSERT_TRUE(c_->Submit(Pow2(20), Pow2(20) + Pow2(12), Kinds::kDelay, 0, 0, &out).ok());
+  EXPECT_EQ(out.units, 1u);
+  ASSERT_TRUE(c_->Submit(Pow2(21), Pow2(21) + Pow2(12), Kinds::kDelayAndClass, 0, 0, &out).ok());
+  EXPECT_EQ(out.units, 4u);
+  ASSERT_TRUE(c_->Submit(Pow2(22), Pow2(22) + Pow2(12), Kinds::kDelayAndClass, Pow2(12), 0, &out).ok());
+  EXPECT_EQ(out.units, 1u);
+  options_.default_class_unit_size = Pow2(14);  // above --unit-size: the smaller one
+  Reopen();
+  ASSERT_TRUE(c_->Submit(Pow2(23), Pow2(23) + Pow2(13), Kinds::kDelayAndClass, 0, 0, &out).ok());
+  EXPECT_EQ(out.units, 2u);
+}
+
 TEST_F(CoordinatorTest, LeaseExpiryReissueLateAndDuplicateResults) {
   SubmitOutcome out;
   ASSERT_TRUE(c_->Submit(1, 1 << 16, Kinds::kDelayAndClass, 1 << 16, 0, &out).ok());

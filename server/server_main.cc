@@ -19,6 +19,7 @@
 #include "client/channel.h"
 #include "core/u128.h"
 #include "engines/engine_factory.h"
+#include "engines/unit_size.h"
 #include "platform/systemd_notify.h"
 #include "server/auth.h"
 #include "server/coordinator.h"
@@ -48,6 +49,7 @@ int main(int argc, char** argv) {
   std::string listen = "127.0.0.1:50051", db_path, token_file, tls_cert, tls_key, unit_size_text = "2^46";
   std::string log_level = "info", stats_unit_size_text = "2^30", metrics_listen, referee_max_text = "2^28", http_listen;
   std::string sieve_file, class_sieve_min_text = "2^46", delay_sieve_min_text = "2^48";
+  std::string class_unit_size_text = "2^" + std::to_string(engines::kMaxDefaultClassUnitBits);
   double lease_seconds = 600, audit_fraction = 0;
   int max_failures = 3, sieve_bits = kDefaultSieveBits, stats_audit_batches = 4, referee_threads = 1;
   int class_sieve_bits = engines::kWideUnitClassSieveBits, delay_sieve_bits = engines::kWideUnitDelaySieveBits;
@@ -64,6 +66,10 @@ int main(int argc, char** argv) {
   app.add_option("--tls-cert", tls_cert, "PEM certificate chain for TLS");
   app.add_option("--tls-key", tls_key, "PEM private key for TLS");
   app.add_option("--unit-size", unit_size_text, "Default numbers per work unit")->capture_default_str();
+  app.add_option("--class-unit-size", class_unit_size_text,
+                 "Delay+class submissions without a unit size take the smaller of --unit-size and this (at 2^66 an "
+                 "H200 searches a delay+class unit of 2^52 in about 15 minutes)")
+      ->capture_default_str();
   app.add_option("--lease-seconds", lease_seconds, "Lease lifetime after each heartbeat")->capture_default_str();
   app.add_option("--max-failures", max_failures, "Failed attempts before a unit is quarantined")->capture_default_str();
   std::string double_check_text = "all";
@@ -136,6 +142,11 @@ int main(int argc, char** argv) {
     spdlog::error("bad --unit-size: {}", st.ok() ? "must be positive" : st.message());
     return 2;
   }
+  u128 class_unit_size = 0;
+  if (Status st = ParseU128(class_unit_size_text, &class_unit_size); !st.ok() || class_unit_size == 0) {
+    spdlog::error("bad --class-unit-size: {}", st.ok() ? "must be positive" : st.message());
+    return 2;
+  }
   u128 stats_unit_size = 0;
   if (Status st = ParseU128(stats_unit_size_text, &stats_unit_size); !st.ok() || stats_unit_size == 0) {
     spdlog::error("bad --stats-unit-size: {}", st.ok() ? "must be positive" : st.message());
@@ -198,6 +209,7 @@ int main(int argc, char** argv) {
   SystemClock clock;
   CoordinatorOptions options;
   options.default_unit_size = unit_size;
+  options.default_class_unit_size = class_unit_size;
   options.lease_duration_ms = static_cast<int64_t>(lease_seconds * 1000);
   options.max_failures = max_failures;
   options.audit_fraction = audit_fraction;
@@ -305,11 +317,11 @@ int main(int argc, char** argv) {
     return 1;
   }
   spdlog::info("collatz-server listening on {} (port {}){}{}, sieve {} bits (class units of {}+ numbers: {} bits, "
-               "delay-only units of {}+: {} bits), unit size {}, lease {} s, double check {}{}",
+               "delay-only units of {}+: {} bits), unit size {} (delay+class units {}), lease {} s, double check {}{}",
                listen, port, tls_cert.empty() ? "" : " with TLS", auth.enabled() ? ", token required" : ", no token",
                coordinator->sieve_bits(), ToDecimal(class_sieve_min), coordinator->class_sieve_bits(),
                ToDecimal(delay_sieve_min), coordinator->delay_sieve_bits(),
-               ToDecimal(unit_size), lease_seconds, double_check_text,
+               ToDecimal(unit_size), ToDecimal(std::min(unit_size, class_unit_size)), lease_seconds, double_check_text,
                options.double_check == DoubleCheck::kNone ? " (audits " + std::to_string(audit_fraction) + ")" : "");
   if (options.double_check != DoubleCheck::kNone) {
     spdlog::info("results count once checked by a worker of another host, GPU and token: give each host its own "
