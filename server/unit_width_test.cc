@@ -43,6 +43,25 @@ class UnitWidthTest : public CoordinatorFixture {
     return widths;
   }
 
+  // A new worker leases the first pending unit, whose width must be the one `want` (begin ->
+  // width) gives it, searches it honestly with that width (accepted), then leases the rest:
+  // every pending unit's lease names the width `want` gives it.
+  void ExpectWidthsSearchingTheFirst(const std::map<u128, int>& want) {
+    const int64_t w = NewWorker();
+    LeaseGrant g = LeaseOne(w);
+    ASSERT_TRUE(g.has_unit);
+    ASSERT_EQ(want.count(g.spec.begin), 1u);
+    const int bits = g.sieve_bits;
+    EXPECT_EQ(bits, want.at(g.spec.begin));
+    Disposition disp;
+    grpc::Status st = c_->Complete(w, g.unit_id, g.token, Search(g.spec, bits), 1, "cpu", &disp);
+    ASSERT_TRUE(st.ok()) << st.error_message();
+    EXPECT_EQ(disp, Disposition::kAccepted);
+    std::map<u128, int> rest = LeaseAll(w);
+    rest[g.spec.begin] = bits;
+    EXPECT_EQ(rest, want);
+  }
+
   // Closes the coordinator and removes its database (the next Reopen starts empty).
   void RemoveDatabase() {
     c_.reset();
@@ -132,21 +151,11 @@ TEST_F(UnitWidthTest, WideDelayUnitsGetTheDelayWidthOnAServerOfSuchUnits) {
   const u128 a = Pow2(16);
   ASSERT_TRUE(c_->Submit(d, d + 2 * unit + 100, Kinds::kDelay, unit, 0, &out).ok());  // a short last unit
   ASSERT_TRUE(c_->Submit(a, a + 2 * kClassMin, Kinds::kDelayAndClass, kClassMin, 0, &out).ok());
-  const int64_t w = NewWorker();
-  LeaseGrant g = LeaseOne(w);
-  ASSERT_TRUE(g.has_unit);
-  const std::map<u128, int> want = {{a, kClass}, {a + kClassMin, kClass}, {d, kDelayWide}, {d + unit, kDelayWide},
-                                    {d + 2 * unit, kBase}};
-  ASSERT_EQ(want.count(g.spec.begin), 1u);
-  const int bits = g.sieve_bits;
-  EXPECT_EQ(bits, want.at(g.spec.begin));
-  Disposition disp;
-  grpc::Status st = c_->Complete(w, g.unit_id, g.token, Search(g.spec, bits), 1, "cpu", &disp);
-  ASSERT_TRUE(st.ok()) << st.error_message();
-  EXPECT_EQ(disp, Disposition::kAccepted);
-  std::map<u128, int> rest = LeaseAll(w);
-  rest[g.spec.begin] = bits;
-  EXPECT_EQ(rest, want);
+  ASSERT_NO_FATAL_FAILURE(ExpectWidthsSearchingTheFirst({{a, kClass},
+                                                         {a + kClassMin, kClass},
+                                                         {d, kDelayWide},
+                                                         {d + unit, kDelayWide},
+                                                         {d + 2 * unit, kBase}}));
   // Restarted as a server of smaller units, the stored width keeps its tables.
   options_.default_unit_size = unit / 2;
   Reopen();
@@ -168,20 +177,7 @@ TEST_F(UnitWidthTest, WideClassUnitsTakeTheWideWidthWhereItIsWider) {
   SubmitOutcome out;
   ASSERT_TRUE(c_->Submit(a, a + 2 * unit, Kinds::kDelayAndClass, unit, 0, &out).ok());
   ASSERT_TRUE(c_->Submit(a + 2 * unit, a + 2 * unit + kClassMin, Kinds::kDelayAndClass, kClassMin, 0, &out).ok());
-  const std::map<u128, int> want = {{a, kWide}, {a + unit, kWide}, {a + 2 * unit, kClass}};
-  const int64_t w = NewWorker();
-  LeaseGrant g = LeaseOne(w);
-  ASSERT_TRUE(g.has_unit);
-  ASSERT_EQ(want.count(g.spec.begin), 1u);
-  const int bits = g.sieve_bits;
-  EXPECT_EQ(bits, want.at(g.spec.begin));
-  Disposition disp;
-  grpc::Status st = c_->Complete(w, g.unit_id, g.token, Search(g.spec, bits), 1, "cpu", &disp);
-  ASSERT_TRUE(st.ok()) << st.error_message();
-  EXPECT_EQ(disp, Disposition::kAccepted);
-  std::map<u128, int> rest = LeaseAll(w);
-  rest[g.spec.begin] = bits;
-  EXPECT_EQ(rest, want);
+  ASSERT_NO_FATAL_FAILURE(ExpectWidthsSearchingTheFirst({{a, kWide}, {a + unit, kWide}, {a + 2 * unit, kClass}}));
 
   RemoveDatabase();
   options_.default_unit_size = unit / 2;  // a server of smaller units: no wide tables
