@@ -29,6 +29,11 @@ grpc::Status Coordinator::Submit(u128 begin, u128 end, Kinds kinds, u128 unit_si
     unit_size = kinds == Kinds::kDelayAndClass ? std::min(options_.default_unit_size, options_.default_class_unit_size)
                                                : options_.default_unit_size;
   }
+  // The width of a unit of `numbers` numbers with `delay_bits` as the wide width.
+  const auto width_of = [&](u128 numbers, int delay_bits) {
+    return engines::UnitSieveBits(kinds, numbers, base_bits_, class_bits_, options_.class_sieve_min_numbers, delay_bits,
+                                  options_.delay_sieve_min_numbers);
+  };
   WriteLock lock(this);
   // What is covered already: imports, and every unit of the same or a wider kind.
   std::vector<std::pair<u128, u128>> covered;
@@ -84,9 +89,7 @@ grpc::Status Coordinator::Submit(u128 begin, u128 end, Kinds kinds, u128 unit_si
       u.submission_id = sub.id;
       u.priority = priority;
       // Fixed from now on: the unit is searched, verified and audited with this width.
-      u.sieve_bits = engines::UnitSieveBits(kinds, u.end - u.begin, base_bits_, class_bits_,
-                                            options_.class_sieve_min_numbers, delay_sieve_bits(),
-                                            options_.delay_sieve_min_numbers);
+      u.sieve_bits = width_of(u.end - u.begin, delay_sieve_bits());
       RETURN_IF_DB_ERROR(store_->InsertUnit(u, &u.id), "submit");
       made.push_back(u);
       x = u.end;
@@ -107,8 +110,9 @@ grpc::Status Coordinator::Submit(u128 begin, u128 end, Kinds kinds, u128 unit_si
   for (const auto& [bits, n] : by_width) widths += (widths.empty() ? "" : ", ") + std::to_string(n) + " of " + std::to_string(bits) + " bits";
   spdlog::info("submission={} [{}, {}) {} priority {}: {} pieces, {} units ({})", sub.id, ToDecimal(begin), ToDecimal(end),
                kinds == Kinds::kDelay ? "delay" : "delay,class", priority, pieces.size(), made.size(), widths);
-  const int kept_bits = kinds == Kinds::kDelay ? base_bits_ : class_bits_;
-  if (delay_bits_ > kept_bits && delay_sieve_bits() == base_bits_ && unit_size >= options_.delay_sieve_min_numbers) {
+  // Units that the wide width would serve, on a server that did not build its tables.
+  const int kept_bits = width_of(unit_size, delay_sieve_bits());
+  if (kept_bits != width_of(unit_size, delay_bits_)) {
     spdlog::warn("submission={}: its {} units of {} numbers keep {} bits: this server did not build the {}-bit "
                  "tables (start it with --unit-size {} or more for GPU campaigns; docs/OPERATIONS.md, section 13)",
                  sub.id, kinds == Kinds::kDelay ? "delay-only" : "delay+class", ToDecimal(unit_size), kept_bits,
