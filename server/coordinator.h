@@ -8,6 +8,7 @@
 
 #include <grpcpp/support/status.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -299,6 +300,12 @@ class Coordinator {
   grpc::Status IntegrityCheck(std::string* result);
   int sieve_bits() const { return base_bits_; }  // the base width
   int class_sieve_bits() const { return class_bits_; }  // the class units' width (the base: none)
+  // The unit size of a submission of `kinds` that names none: default_unit_size, for
+  // delay+class at most default_class_unit_size.
+  u128 default_unit_size(Kinds kinds) const {
+    return kinds == Kinds::kDelayAndClass ? std::min(options_.default_unit_size, options_.default_class_unit_size)
+                                          : options_.default_unit_size;
+  }
   // The wide delay-only units' width, or the base where their tables are not built.
   int delay_sieve_bits() const { return tables_by_bits_.count(delay_bits_) != 0 ? delay_bits_ : base_bits_; }
   int64_t lease_duration_ms() const { return options_.lease_duration_ms; }

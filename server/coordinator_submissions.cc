@@ -25,10 +25,7 @@ grpc::Status Coordinator::Submit(u128 begin, u128 end, Kinds kinds, u128 unit_si
     return grpc::Status(StatusCode::INVALID_ARGUMENT,
                         "empty or reversed range [" + ToDecimal(begin) + ", " + ToDecimal(end) + ")");
   }
-  if (unit_size == 0) {
-    unit_size = kinds == Kinds::kDelayAndClass ? std::min(options_.default_unit_size, options_.default_class_unit_size)
-                                               : options_.default_unit_size;
-  }
+  if (unit_size == 0) unit_size = default_unit_size(kinds);
   // The width of a unit of `numbers` numbers with `delay_bits` as the wide width.
   const auto width_of = [&](u128 numbers, int delay_bits) {
     return engines::UnitSieveBits(kinds, numbers, base_bits_, class_bits_, options_.class_sieve_min_numbers, delay_bits,

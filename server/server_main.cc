@@ -321,7 +321,7 @@ int main(int argc, char** argv) {
                listen, port, tls_cert.empty() ? "" : " with TLS", auth.enabled() ? ", token required" : ", no token",
                coordinator->sieve_bits(), ToDecimal(class_sieve_min), coordinator->class_sieve_bits(),
                ToDecimal(delay_sieve_min), coordinator->delay_sieve_bits(),
-               ToDecimal(unit_size), ToDecimal(std::min(unit_size, class_unit_size)), lease_seconds, double_check_text,
+               ToDecimal(unit_size), ToDecimal(coordinator->default_unit_size(Kinds::kDelayAndClass)), lease_seconds, double_check_text,
                options.double_check == DoubleCheck::kNone ? " (audits " + std::to_string(audit_fraction) + ")" : "");
   if (options.double_check != DoubleCheck::kNone) {
     spdlog::info("results count once checked by a worker of another host, GPU and token: give each host its own "
