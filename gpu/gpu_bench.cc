@@ -19,7 +19,7 @@
 //             [--group-a2-max-odd-steps L (walking groups with more odd steps in k + G walk from k)]
 //             [--narrow-walk-max-bits 76 (0: the three-limb pair step everywhere)]
 //             [--walk-check-bits 6 (T-steps the two-step walk's check looks ahead: 2 .. 8)]
-//             [--step-model 2^20 [--model-group-bits 16] [--model-only]]
+//             [--step-model 2^20 [--model-group-bits 16] [--model-only [--model-closed-below D]]]
 // --context: trusted (the default) as above; floor: the same floor and open holes (the delays
 // of numbers below --at, recomputed, bound them without trust) but no record table, so no
 // early termination (a unit leased on an empty database); none: floor 0, no holes, no table.
@@ -37,7 +37,10 @@
 // or 48 T-steps (rounds of one to four 12-bit table steps, lever 107; two of 13 or 14 bits,
 // lever 111), and with each 24-T-step check looking 0 to 12 T-steps ahead, beside the check of
 // v mod 4's even steps (the walk's before session 41; --walk-check-bits, lever 112).
-// --model-only: the model alone, on the host (no CUDA device needed).
+// --model-only: the model alone, on the host (no CUDA device needed). --model-closed-below D
+// (with --model-only alone, so that no measured figure rests on it): the model of the same unit
+// as if the open classes below D had members below it (e.g. from imported class records), to
+// price what closing them would save; the unit's own holes are printed beside.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -74,6 +77,7 @@ struct Args {
   std::string step_model = "0";
   int model_group_bits = 16;
   bool model_only = false;
+  uint32_t model_closed_below = 0;  // what-if: classes below it counted closed (0: none)
 };
 
 int Fail(const std::string& what) {
@@ -344,6 +348,7 @@ int Main(int argc, char** argv) {
     else if (key == "--step-model") a.step_model = value();
     else if (key == "--model-group-bits") a.model_group_bits = std::stoi(value());
     else if (key == "--model-only") a.model_only = true;
+    else if (key == "--model-closed-below") a.model_closed_below = static_cast<uint32_t>(std::stoul(value()));
     else return Fail("unknown argument " + key);
   }
   u128 at = 0, numbers = 0, baseline_numbers = 0, verify_numbers = 0, step_model = 0;
@@ -367,9 +372,19 @@ int Main(int argc, char** argv) {
     st = LoadBenchUnit(a.records, dir + "class_records_below_2p28.csv", at, numbers, kinds, &bench, a.unit);
     if (!st.ok()) return Fail(st.ToString());
     if (a.context != "trusted") return Fail("--model-only models the trusted context only");
+    std::vector<uint32_t>& holes = bench.spec.open_holes;
+    std::printf("step model: %zu open classes in the unit (%s%s)", holes.size(), holes.empty() ? "none" : "smallest ",
+                holes.empty() ? "" : std::to_string(holes.front()).c_str());
+    if (a.model_closed_below > 0) {
+      holes.erase(std::remove_if(holes.begin(), holes.end(), [&](uint32_t h) { return h < a.model_closed_below; }),
+                  holes.end());
+      std::printf("; what-if: the %zu at or above %u stay open, the rest counted closed", holes.size(), a.model_closed_below);
+    }
+    std::printf("\n");
     RunStepModel(*tables->sieve, bench.spec, step_model, a.model_group_bits);
     return 0;
   }
+  if (a.model_closed_below > 0) return Fail("--model-closed-below is a what-if of the host model: it needs --model-only");
   if (GpuDeviceCount() == 0) return Fail("no CUDA device");
 
   // Wide sieves are built on the device, as collatzctl builds them (--host-sieve: on the
