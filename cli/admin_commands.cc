@@ -290,8 +290,33 @@ struct ImportArgs {
   ImportListArgs lists;
   std::string db;  // a local database instead of a server
 };
+int ImportPoints(const ImportArgs& a) {
+  const std::string cmd = "import";
+  if (!a.db.empty()) return LocalImportPoints(a.lists, a.db);
+  std::vector<Record> points;
+  std::string source;
+  Status st = ReadKnownPointsArgs(a.lists, &points, &source);
+  if (st.code() == Status::Code::kIOError) return Failure(cmd, st);
+  if (!st.ok()) return UsageError(cmd, st.message());
+  Client client;
+  if (int rc = Connect(cmd, a.c, &client)) return rc;
+  v1::AddKnownPointsRequest req;
+  wire::RecordsToWire(points, req.mutable_points());
+  req.set_source(source);
+  v1::AddKnownPointsResponse resp;
+  grpc::ClientContext ctx;
+  client.Prepare(&ctx);
+  grpc::Status gs = client.stub->AddKnownPoints(&ctx, req, &resp);
+  if (!gs.ok()) return RpcError(cmd, client, gs);
+  std::printf("imported %zu known points: %llu new, %llu already known; the server holds %llu\n", points.size(),
+              static_cast<unsigned long long>(resp.added()), static_cast<unsigned long long>(resp.already_known()),
+              static_cast<unsigned long long>(resp.stored()));
+  return kExitOk;
+}
+
 int Import(const ImportArgs& a) {
   const std::string cmd = "import";
+  if (!a.lists.points_csv.empty()) return ImportPoints(a);
   if (!a.db.empty()) return LocalImport(a.lists, a.db);
   TrustedImport import;
   std::string source;
@@ -540,8 +565,8 @@ void RegisterAdminCommands(CLI::App& app) {
 
   static ImportArgs import;
   CLI::App* i = app.add_subcommand(
-      "import", "Import trusted records complete below a bound into a server, or with --db a local database "
-                "(each delay is rechecked; lists that are provably incomplete are refused)");
+      "import", "Import trusted records complete below a bound, or known points (--points), into a server, or "
+                "with --db a local database (each delay is rechecked; lists that are provably incomplete are refused)");
   AddConnectionFlags(i, &import.c);
   i->add_option("--db", import.db, "A local record database (collatzctl run's) instead of a server");
   i->add_flag("--published", import.lists.published,
@@ -550,6 +575,9 @@ void RegisterAdminCommands(CLI::App& app) {
   i->add_option("--class-csv", import.lists.class_csv, "Class records, delay,n, ascending by delay (optional)");
   i->add_option("--complete-below", import.lists.complete_below,
                 "The lists are complete below this bound (above their last row)");
+  i->add_option("--points", import.lists.points_csv,
+                "Known points instead: numbers with their exact delays (n,delay, any order, at most 100000), "
+                "no completeness claimed; they close classes and raise floors above them");
   i->add_option("--source", import.lists.source, "Where the records come from (stored with them)");
   i->callback([] { std::exit(Import(import)); });
 

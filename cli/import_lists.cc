@@ -8,6 +8,7 @@
 #include "core/class_members.h"
 #include "core/embedded_records.h"
 #include "core/import_check.h"
+#include "core/known_points.h"
 #include "core/published_points.h"
 #include "core/records_csv.h"
 #include "storage/record_db.h"
@@ -39,6 +40,43 @@ Status ReadImportLists(const ImportListArgs& a, TrustedImport* out, std::string*
   return Status::Ok();
 }
 
+Status ReadKnownPointsArgs(const ImportListArgs& a, std::vector<Record>* points, std::string* source) {
+  if (a.published || !a.delay_csv.empty() || !a.class_csv.empty() || !a.complete_below.empty()) {
+    return Status::InvalidArgument("--points takes no --published, --delay-csv, --class-csv or --complete-below");
+  }
+  if (Status st = ReadRecordsCsv(a.points_csv, RecordCsvKind::kDelay, points); !st.ok()) return st;
+  if (points->empty()) return Status::InvalidArgument(a.points_csv + ": no points (header n,delay, then rows)");
+  if (points->size() > kMaxKnownPointsPerImport) {
+    return Status::InvalidArgument(a.points_csv + ": " + std::to_string(points->size()) + " rows, more than the " +
+                                   std::to_string(kMaxKnownPointsPerImport) + " one import may hold");
+  }
+  *source = a.source.empty() ? a.points_csv : a.source;
+  return Status::Ok();
+}
+
+int LocalImportPoints(const ImportListArgs& args, const std::string& db_path) {
+  const std::string cmd = "import";
+  std::vector<Record> points;
+  std::string source;
+  Status st = ReadKnownPointsArgs(args, &points, &source);
+  if (st.code() == Status::Code::kIOError) return Failure(cmd, st);
+  if (!st.ok()) return UsageError(cmd, st.message());
+  // Every delay, before a file is opened or created.
+  if (!(st = CheckKnownPoints(points, {})).ok()) return UsageError(cmd, "refused: " + st.message());
+  std::unique_ptr<RecordDb> db;
+  if (!(st = RecordDb::Open(db_path, RecordDb::OpenMode::kCreateIfMissing, &db)).ok()) return Failure(cmd, st);
+  std::vector<TrustedImport> imports;
+  if (!(st = db->LoadImports(&imports)).ok()) return Failure(cmd, st);
+  if (!(st = CheckKnownPoints(points, imports)).ok()) return UsageError(cmd, "refused: " + st.message());
+  size_t added = 0;
+  if (!(st = db->StoreKnownPoints(points, source.substr(0, 500), &added)).ok()) return Failure(cmd, st);
+  std::vector<Record> all;
+  if (!(st = db->LoadKnownPoints(&all)).ok()) return Failure(cmd, st);
+  std::printf("imported %zu known points into %s: %zu new, %zu already known; %zu held\n", points.size(),
+              db_path.c_str(), added, points.size() - added, all.size());
+  return kExitOk;
+}
+
 int LocalImport(const ImportListArgs& args, const std::string& db_path) {
   const std::string cmd = "import";
   TrustedImport import;
@@ -56,13 +94,15 @@ int LocalImport(const ImportListArgs& args, const std::string& db_path) {
   std::vector<FinishedUnit> units;
   if (!(st = db->LoadImports(&imports)).ok()) return Failure(cmd, st);
   if (!(st = db->LoadFinishedUnits(&units)).ok()) return Failure(cmd, st);
-  // Every number the database knows (records and candidates of its units and imports).
-  const MergedRecords before = MergeRecords(imports, units);
+  std::vector<Record> known_points;
+  if (!(st = db->LoadKnownPoints(&known_points)).ok()) return Failure(cmd, st);
+  // Every number the database knows (records and candidates of its units and imports, its known points).
+  const MergedRecords before = MergeRecords(imports, units, known_points);
   if (!(st = CheckTrustedImport(import, ClassMemberSeeds(before))).ok()) {
     return UsageError(cmd, "refused: " + st.message());
   }
   imports.push_back(import);
-  const MergedRecords merged = MergeRecords(imports, units);
+  const MergedRecords merged = MergeRecords(imports, units, known_points);
   if (!(st = db->StoreImport(import, source.substr(0, 500), &merged)).ok()) return Failure(cmd, st);
   std::printf("imported %zu delay and %zu class records complete below %s into %s; covered prefix now %s%s\n",
               import.delay_records.size(), import.class_records.size(), ToDecimal(import.complete_below).c_str(),

@@ -191,14 +191,16 @@ int RunCommand(const RunArgs& args) {
   std::vector<FinishedUnit> units;
   if (!(st = db->LoadImports(&imports)).ok()) return Failure(cmd, st);
   if (!(st = db->LoadFinishedUnits(&units)).ok()) return Failure(cmd, st);
+  std::vector<Record> known_points;  // collatzctl import --points (core/known_points.h)
+  if (!(st = db->LoadKnownPoints(&known_points)).ok()) return Failure(cmd, st);
   const std::vector<PlannedUnit> plan = PlanUnits(from, to, CoveredIntervals(imports, units, kinds), unit_size);
   u128 planned_numbers = 0;
   for (const PlannedUnit& p : plan) planned_numbers += p.end - p.begin;
-  spdlog::info("database {}: {} finished units, {} imports; {} of [{}, {}) left to search in {} units",
-               args.db, units.size(), imports.size(), ToDecimal(planned_numbers), FormatNumberShort(from),
+  spdlog::info("database {}: {} finished units, {} imports, {} known points; {} of [{}, {}) left to search in {} units",
+               args.db, units.size(), imports.size(), known_points.size(), ToDecimal(planned_numbers), FormatNumberShort(from),
                FormatNumberShort(to), plan.size());
 
-  MergedRecords merged = MergeRecords(imports, units);
+  MergedRecords merged = MergeRecords(imports, units, known_points);
   u128 searched = 0;
   if (!plan.empty()) {
     // 3. The engine and its tables, built only when there is work.
@@ -294,7 +296,7 @@ int RunCommand(const RunArgs& args) {
       }
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - unit_start).count();
       units.push_back(finished);
-      MergedRecords next = MergeRecords(imports, units);
+      MergedRecords next = MergeRecords(imports, units, known_points);
       UnitProvenance prov{spec.floor, spec.open_holes.size(), engine->Describe(), seconds};
       if (!(st = db->StoreFinishedUnit(finished, prov, &next)).ok()) {
         progress.Clear();

@@ -180,7 +180,7 @@ Status FindClassMembers(const std::vector<Record>& seeds, const ClassMemberSearc
 std::vector<Record> ClassMemberSeeds(const MergedRecords& merged, const std::vector<Record>& extra_points) {
   std::vector<Record> seeds;
   for (const auto* list : {&merged.delay_final, &merged.delay_candidates, &merged.class_final,
-                           &merged.class_candidates, &extra_points}) {
+                           &merged.class_candidates, &merged.known_points, &extra_points}) {
     seeds.insert(seeds.end(), list->begin(), list->end());
   }
   return seeds;

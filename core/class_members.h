@@ -43,8 +43,8 @@ struct ClassMemberSearch {
 Status FindClassMembers(const std::vector<Record>& seeds, const ClassMemberSearch& search,
                         std::vector<Record>* members);
 
-// The seeds of a lease's search: every known point of `merged` (records and candidates),
-// then `extra_points` (numbers with their exact delays, e.g. PublishedDelayPoints()).
+// The seeds of a lease's search: every known point of `merged` (records, candidates and
+// imported known points), then `extra_points` (numbers with their exact delays, e.g. PublishedDelayPoints()).
 std::vector<Record> ClassMemberSeeds(const MergedRecords& merged, const std::vector<Record>& extra_points = {});
 
 // For a lease at `begin`: closes the holes of ctx that members found from every known point

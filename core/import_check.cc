@@ -102,18 +102,24 @@ Status CheckTrustedImport(const TrustedImport& imp, const std::vector<Record>& k
   if (st.ok()) st = CheckRows(imp.class_records, bound, "class records");
   if (st.ok()) st = CheckRisingDelays(imp.delay_records);
   if (!st.ok()) return st;
-  // Every number known below the bound, with its doublings below it (delay(2m) =
-  // delay(m) + 1); the lists' own rows among them (a record m with no record up to 2m
-  // below the bound leaves 2m out, and class d - 1 at x bounds class d by 2x).
+  // The lists' own rows are known points too (a record m with no record up to 2m below
+  // the bound leaves 2m out, and class d - 1 at x bounds class d by 2x).
   for (const auto* list : {&imp.delay_records, &imp.class_records, &known_points}) {
-    for (Record m : *list) {
-      if (m.n < 1) continue;
-      while (m.n < bound) {
-        if (!(st = Refute(imp, m)).ok()) return st;
-        if (m.n > (bound - 1) / 2) break;
-        m.n *= 2;
-        ++m.delay;
-      }
+    if (!(st = CheckPointsFitImport(imp, *list)).ok()) return st;
+  }
+  return Status::Ok();
+}
+
+Status CheckPointsFitImport(const TrustedImport& imp, const std::vector<Record>& points) {
+  const u128 bound = imp.complete_below;
+  // Every point below the bound, with its doublings below it (delay(2m) = delay(m) + 1).
+  for (Record m : points) {
+    if (m.n < 1) continue;
+    while (m.n < bound) {
+      if (Status st = Refute(imp, m); !st.ok()) return st;
+      if (m.n > (bound - 1) / 2) break;
+      m.n *= 2;
+      ++m.delay;
     }
   }
   return Status::Ok();

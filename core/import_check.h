@@ -24,4 +24,8 @@ namespace collatz {
 // at or above the bound are ignored).
 Status CheckTrustedImport(const TrustedImport& import, const std::vector<Record>& known_points);
 
+// The refutation half of CheckTrustedImport alone, for an import already stored: whether
+// `points` (numbers with their exact delays, not rechecked here) fit its lists.
+Status CheckPointsFitImport(const TrustedImport& import, const std::vector<Record>& points);
+
 }  // namespace collatz

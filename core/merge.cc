@@ -58,8 +58,15 @@ void ForEachDoubling(const Record& r, u128 begin, Visit&& visit) {
 
 }  // namespace
 
-MergedRecords MergeRecords(const std::vector<TrustedImport>& imports, const std::vector<FinishedUnit>& units) {
+MergedRecords MergeRecords(const std::vector<TrustedImport>& imports, const std::vector<FinishedUnit>& units,
+                           const std::vector<Record>& known_points) {
   MergedRecords out;
+  out.known_points = known_points;
+  std::sort(out.known_points.begin(), out.known_points.end(),
+            [](const Record& a, const Record& b) { return a.n < b.n || (a.n == b.n && a.delay < b.delay); });
+  out.known_points.erase(std::unique(out.known_points.begin(), out.known_points.end(),
+                                     [](const Record& a, const Record& b) { return a.n == b.n && a.delay == b.delay; }),
+                         out.known_points.end());
   std::vector<std::pair<u128, u128>> all, with_classes;
   std::vector<Record> points;
   for (const TrustedImport& imp : imports) {
@@ -139,7 +146,7 @@ LeaseContext ComputeLeaseContext(const MergedRecords& merged, u128 begin, Kinds 
   // Every known (n, delay) point below begin.
   std::vector<Record> known;
   for (const auto* list : {&merged.delay_final, &merged.delay_candidates, &merged.class_final,
-                           &merged.class_candidates, &extra_points}) {
+                           &merged.class_candidates, &merged.known_points, &extra_points}) {
     for (const Record& r : *list) {
       if (r.n >= 1 && r.n < begin) known.push_back(r);
     }

@@ -37,9 +37,14 @@ struct MergedRecords {
   std::vector<Record> delay_candidates;  // ascending n, n >= P
   std::vector<Record> class_final;       // ascending delay, n < class P
   std::vector<Record> class_candidates;  // ascending delay
+  // Imported known points (core/known_points.h): numbers with their exact delays, at any
+  // height, ascending by n. They raise floors and close classes like every other known
+  // point, and seed the class-member search; they are never records themselves.
+  std::vector<Record> known_points;
 };
 
-MergedRecords MergeRecords(const std::vector<TrustedImport>& imports, const std::vector<FinishedUnit>& units);
+MergedRecords MergeRecords(const std::vector<TrustedImport>& imports, const std::vector<FinishedUnit>& units,
+                           const std::vector<Record>& known_points = {});
 
 // What a unit starting at `begin` is searched with, from everything known: floor, open
 // holes and the record table for early termination.
@@ -51,7 +56,7 @@ struct LeaseContext {
 };
 // The floor is the largest delay of a known point below `begin` or of one of its doublings
 // below it; the open holes (class searches) are the classes <= floor that no such number
-// has. Known points: every record and candidate of `merged`, plus `extra_points`, numbers
+// has. Known points: every record, candidate and known point of `merged`, plus `extra_points`, numbers
 // with their exact delays (e.g. PublishedDelayPoints()); no completeness is needed for
 // either (docs/FLOOR.md). The record table needs it: it comes from coverage alone
 // (RecordTableBelow).

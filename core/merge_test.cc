@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 
@@ -48,18 +49,26 @@ class MergeTest : public ::testing::Test {
   }
 
   // Searches [1, 2^kBits) cut at `cuts`, units in `order`, each leased with what is known then.
+  // With known points, *holes_closed counts the holes they closed over all units.
   static MergedRecords SearchInUnits(std::vector<u128> cuts, const std::vector<size_t>& order, Kinds kinds,
-                                     const std::vector<TrustedImport>& imports = {}) {
+                                     const std::vector<TrustedImport>& imports = {},
+                                     const std::vector<Record>& points = {}, size_t* holes_closed = nullptr) {
     CpuEngine engine(tables_, CpuEngineOptions{2, 1 << 14});
     std::vector<FinishedUnit> done;
     for (size_t i : order) {
-      const MergedRecords known = MergeRecords(imports, done);
+      const MergedRecords known = MergeRecords(imports, done, points);
       UnitSpec spec = SpecFromKnowledge(known, cuts[i], cuts[i + 1], kinds);
+      if (holes_closed != nullptr) {  // open without the points, closed with them
+        const UnitSpec without = SpecFromKnowledge(MergeRecords(imports, done), cuts[i], cuts[i + 1], kinds);
+        for (uint32_t d : without.open_holes) {
+          *holes_closed += std::binary_search(spec.open_holes.begin(), spec.open_holes.end(), d) ? 0 : 1;
+        }
+      }
       FinishedUnit u{spec.begin, spec.end, kinds, {}};
       EXPECT_TRUE(engine.Search(spec, &u.result).ok());
       done.push_back(u);
     }
-    return MergeRecords(imports, done);
+    return MergeRecords(imports, done, points);
   }
 
   static std::shared_ptr<const SearchTables> tables_;
@@ -106,6 +115,55 @@ TEST_F(MergeTest, RandomSplitsInAnyOrderGiveTheSameRecords) {
     EXPECT_EQ(m.class_final, whole.class_final);
     EXPECT_EQ(m.class_final, brute_->class_records);
   }
+}
+
+// Imported known points (core/known_points.h) close classes in the units above them and
+// raise their floors, and the records stay exact: the smallest member of a class, if below
+// a point, lies in a unit where that class stays open. Points are never records themselves.
+TEST_F(MergeTest, KnownPointsCloseClassesAndKeepRecordsExact) {
+  std::mt19937_64 rng(46);
+  TailTable exact(kBits);
+  // The second smallest member of every class whose record lies above 2^16 (so that units
+  // above it, searched before the unit of the record, see the class closed only through the
+  // point), none of them a record of either kind.
+  std::map<uint32_t, std::vector<uint64_t>> members;
+  for (uint64_t n = 1; n < exact.limit(); ++n) {
+    std::vector<uint64_t>& m = members[exact[n]];
+    if (m.size() < 2) m.push_back(n);
+  }
+  std::vector<Record> points;
+  for (const auto& [d, m] : members) {
+    if (m.size() == 2 && m[0] >= Pow2(16)) points.push_back({m[1], d});
+  }
+  ASSERT_GT(points.size(), 50u);
+  for (int t = 0; t < 4; ++t) {
+    std::vector<u128> cuts = {1, Pow2(kBits)};
+    for (int i = 0; i < 10; ++i) cuts.push_back(2 + rng() % (Pow2(kBits) - 3));
+    std::sort(cuts.begin(), cuts.end());
+    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    std::vector<size_t> order(cuts.size() - 1);
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::shuffle(order.begin(), order.end(), rng);
+    size_t closed = 0;
+    const MergedRecords m = SearchInUnits(cuts, order, Kinds::kDelayAndClass, {}, points, &closed);
+    EXPECT_GT(closed, 0u) << "the points closed no class in any unit: the test proves nothing";
+    EXPECT_EQ(m.delay_final, brute_->delay_records);
+    EXPECT_EQ(m.class_final, brute_->class_records);
+    for (const Record& p : points) {  // no point became a record (none is one)
+      EXPECT_EQ(std::count(m.delay_candidates.begin(), m.delay_candidates.end(), p), 0) << ToDecimal(p.n);
+      EXPECT_EQ(std::count(m.class_candidates.begin(), m.class_candidates.end(), p), 0) << ToDecimal(p.n);
+    }
+    EXPECT_EQ(m.known_points.size(), points.size());
+  }
+  // A point raises the floor of the units above it, doublings included, and closes its classes.
+  const MergedRecords one = MergeRecords({}, {}, {{27, 111}});
+  const LeaseContext above = ComputeLeaseContext(one, 1000, Kinds::kDelayAndClass);
+  EXPECT_EQ(above.floor, 116u);  // 864 = 27 * 2^5 has delay 116
+  for (uint32_t d = 111; d <= 116; ++d) {
+    EXPECT_FALSE(std::binary_search(above.open_holes.begin(), above.open_holes.end(), d)) << d;
+  }
+  EXPECT_TRUE(std::binary_search(above.open_holes.begin(), above.open_holes.end(), 110u));
+  EXPECT_EQ(ComputeLeaseContext(one, 27, Kinds::kDelayAndClass).floor, 0u);  // not below the unit
 }
 
 // Below every covered prefix the final class records are exactly the brute force's, the top

@@ -59,6 +59,7 @@ grpc::Status Coordinator::Load() {
   RETURN_IF_DB_ERROR(store_->LoadFinishedUnits(&finished), "loading finished units");
   for (auto& [id, f] : finished) finished_[id] = std::move(f);
   RETURN_IF_DB_ERROR(store_->records().LoadImports(&imports_), "loading imports");
+  RETURN_IF_DB_ERROR(store_->records().LoadKnownPoints(&known_points_), "loading known points");
   std::vector<StoredLease> leases;
   RETURN_IF_DB_ERROR(store_->LoadLeases(&leases), "loading leases");
   const int64_t now = clock_->NowMs();
@@ -199,7 +200,7 @@ void Coordinator::RefreshMergedLocked(bool force) {
   }
   const auto start = std::chrono::steady_clock::now();
   merged_seq_ = counted_seq_;
-  merged_ = MergeRecords(imports_, MergeInputs());
+  merged_ = MergeRecords(imports_, MergeInputs(), known_points_);
   published_checked_ = false;
   auto table = std::make_shared<MergedRecords>();
   table->covered_prefix = merged_.covered_prefix;

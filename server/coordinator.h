@@ -282,6 +282,10 @@ class Coordinator {
   grpc::Status FetchStats(int64_t job_id, uint64_t first_batch, uint64_t max_batches, StatsPage* out);
   static constexpr uint64_t kMaxStatsPageBatches = uint64_t{1} << 18;  // 3 MiB: under gRPC's 4 MiB default
   grpc::Status Import(const TrustedImport& import, const std::string& source, u128* covered_prefix);
+  // Known points (core/known_points.h): checked, stored, and in the merge of every later
+  // lease. *added: the new ones; *stored: all the server holds now.
+  grpc::Status AddKnownPoints(const std::vector<Record>& points, const std::string& source, size_t* added,
+                              size_t* stored);
   grpc::Status Backup(const std::string& destination, uint64_t* bytes);
   CoordinatorStatus GetStatus();
   std::vector<WorkerReport> ListWorkers();
@@ -561,6 +565,7 @@ class Coordinator {
   std::map<std::string, FlaggedIdentity> flagged_identities_;
   std::set<std::string> referee_tokens_;  // audit leases whose unit the server is re-running
   std::vector<TrustedImport> imports_;
+  std::vector<Record> known_points_;  // ascending by n (core/known_points.h)
   MergedRecords merged_;
   // counted_seq_: the last counted_seq given; merged_seq_: its value when merged_ was made
   // (what a lease made from merged_ depends on, StoredLease::table_seq).

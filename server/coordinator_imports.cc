@@ -1,9 +1,13 @@
 // Trusted imports: record lists checked against the published points before they count
-// as covered (core/import_check.h).
+// as covered (core/import_check.h); and known points, exact numbers that close classes
+// (core/known_points.h).
 #include <spdlog/spdlog.h>
+
+#include <algorithm>
 
 #include "core/class_members.h"
 #include "core/import_check.h"
+#include "core/known_points.h"
 #include "core/published_points.h"
 #include "server/coordinator.h"
 #include "server/coordinator_util.h"
@@ -25,7 +29,7 @@ grpc::Status Coordinator::Import(const TrustedImport& import, const std::string&
   if (!checked.ok()) return grpc::Status(StatusCode::INVALID_ARGUMENT, "import refused: " + checked.message());
   std::vector<TrustedImport> imports = imports_;
   imports.push_back(import);
-  MergedRecords merged = MergeRecords(imports, MergeInputs());
+  MergedRecords merged = MergeRecords(imports, MergeInputs(), known_points_);
   auto txn = store_->Begin();
   RETURN_IF_DB_ERROR(txn->status(), "import");
   RETURN_IF_DB_ERROR(store_->StoreImport(import, source.substr(0, 500)), "import");
@@ -39,6 +43,34 @@ grpc::Status Coordinator::Import(const TrustedImport& import, const std::string&
   spdlog::info("import from {}: complete below {}, {} delay and {} class records; covered prefix {}", source,
                ToDecimal(import.complete_below), import.delay_records.size(), import.class_records.size(),
                ToDecimal(merged_.covered_prefix));
+  return grpc::Status::OK;
+}
+
+grpc::Status Coordinator::AddKnownPoints(const std::vector<Record>& points, const std::string& source, size_t* added,
+                                         size_t* stored) {
+  // Delays are recomputed before the lock: up to 100000 numbers on GMP take seconds.
+  Status checked = CheckKnownPoints(points, {});
+  if (!checked.ok()) return grpc::Status(StatusCode::INVALID_ARGUMENT, "known points refused: " + checked.message());
+  WriteLock lock(this);
+  // Exact points that contradict a trusted import prove it wrong: refused, with the import named.
+  checked = CheckKnownPoints(points, imports_);
+  if (!checked.ok()) return grpc::Status(StatusCode::INVALID_ARGUMENT, "known points refused: " + checked.message());
+  auto txn = store_->Begin();
+  RETURN_IF_DB_ERROR(txn->status(), "known points");
+  RETURN_IF_DB_ERROR(store_->StoreKnownPoints(points, source.substr(0, 500), added), "known points");
+  RETURN_IF_DB_ERROR(txn->Commit(), "known points");
+  // The same union in memory (every delay is exact, so a number has one row).
+  std::vector<Record> all = known_points_;
+  all.insert(all.end(), points.begin(), points.end());
+  const auto by_n = [](const Record& a, const Record& b) { return a.n < b.n; };
+  std::stable_sort(all.begin(), all.end(), by_n);
+  all.erase(std::unique(all.begin(), all.end(), [](const Record& a, const Record& b) { return a.n == b.n; }), all.end());
+  known_points_ = std::move(all);
+  // The merged records themselves do not change (points are never records); leases made
+  // from now on see the points.
+  merged_.known_points = known_points_;
+  *stored = known_points_.size();
+  spdlog::info("known points from {}: {} given, {} new, {} held", source, points.size(), *added, *stored);
   return grpc::Status::OK;
 }
 

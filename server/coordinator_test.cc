@@ -13,7 +13,10 @@
 #include <map>
 #include <optional>
 
+#include "core/class_members.h"
 #include "core/cpu_engine.h"
+#include "core/import_check.h"
+#include "core/published_points.h"
 #include "core/records_csv.h"
 #include "core/test_support.h"
 #include "core/unit_spec.h"
@@ -714,6 +717,112 @@ TEST_F(CoordinatorTest, ClassLeasesLeaveOpenOnlyClassesWithoutAKnownMember) {
       << true_holes.size() << " true";
   std::printf("lease at 2^22: %zu open holes (%zu from the records alone, %zu true)\n", g.spec.open_holes.size(),
               plain.open_holes.size(), true_holes.size());
+}
+
+// Known points (AddKnownPoints, core/known_points.h): exact members of the classes a lease
+// left open for lack of knowledge close them in every later lease, across a restart too;
+// a wrong delay, or a point that proves a trusted import wrong, is refused and stores nothing.
+TEST_F(CoordinatorTest, KnownPointsCloseTheClassesLeasesLeftOpen) {
+  constexpr uint64_t kBegin = 1 << 20;
+  TrustedImport import;
+  import.complete_below = kBegin;
+  import.delay_records = testing_support::ReferenceRecords("delay_records_below_2p28.csv", RecordCsvKind::kDelay);
+  std::erase_if(import.delay_records, [](const Record& x) { return x.n >= kBegin; });
+  u128 covered = 0;
+  ASSERT_TRUE(c_->Import(import, "reference", &covered).ok());
+  SubmitOutcome out;
+  ASSERT_TRUE(c_->Submit(kBegin, kBegin + (1 << 16), Kinds::kDelayAndClass, 1 << 14, 0, &out).ok());
+  const int64_t worker = NewWorker();
+  const LeaseGrant first = LeaseOne(worker);
+  ASSERT_TRUE(first.has_unit);
+  // The smallest member of each class below the submitted range's end, by brute force.
+  std::map<uint32_t, uint64_t> smallest;
+  for (uint64_t n = 1; n < kBegin + (1 << 16); ++n) {
+    uint32_t d = 0;
+    for (uint64_t v = n; v != 1; ++d) v = (v & 1) ? 3 * v + 1 : v / 2;
+    smallest.emplace(d, n);
+  }
+  // The classes up to the floor with no member below a unit's begin.
+  auto true_holes = [&](const LeaseGrant& g) {
+    std::vector<uint32_t> holes;
+    for (uint32_t d = 0; d <= g.spec.floor; ++d) {
+      auto it = smallest.find(d);
+      if (it == smallest.end() || it->second >= g.spec.begin) holes.push_back(d);
+    }
+    return holes;
+  };
+  std::vector<Record> points;
+  for (uint32_t d : first.spec.open_holes) {
+    auto it = smallest.find(d);
+    if (it != smallest.end() && it->second < kBegin) points.push_back({it->second, d});
+  }
+  ASSERT_FALSE(points.empty()) << "every hole of the lease is a true one: the test proves nothing";
+
+  size_t added = 0, stored = 0;
+  std::vector<Record> wrong = points;
+  wrong.back().delay += 1;
+  EXPECT_EQ(c_->AddKnownPoints(wrong, "wrong", &added, &stored).error_code(), StatusCode::INVALID_ARGUMENT);
+  ASSERT_TRUE(c_->AddKnownPoints(points, "brute force", &added, &stored).ok());
+  EXPECT_EQ(added, points.size());
+  EXPECT_EQ(stored, points.size());
+  ASSERT_TRUE(c_->AddKnownPoints({points.front()}, "again", &added, &stored).ok());
+  EXPECT_EQ(added, 0u);
+  EXPECT_EQ(stored, points.size());
+
+  const LeaseGrant second = LeaseOne(worker);
+  ASSERT_TRUE(second.has_unit);
+  EXPECT_EQ(second.spec.open_holes, true_holes(second));
+  Reopen();
+  const LeaseGrant third = LeaseOne(NewWorker());
+  ASSERT_TRUE(third.has_unit);
+  // Further up a class may have a member nobody knows (open for lack of knowledge); none
+  // of the points' classes is open, and every true hole is.
+  const std::vector<uint32_t> third_true = true_holes(third);
+  EXPECT_TRUE(std::includes(third.spec.open_holes.begin(), third.spec.open_holes.end(), third_true.begin(),
+                            third_true.end()));
+  for (const Record& p : points) {
+    EXPECT_FALSE(std::binary_search(third.spec.open_holes.begin(), third.spec.open_holes.end(), p.delay)) << p.delay;
+  }
+  std::printf("lease at 2^20: %zu open holes (%zu true); %zu after %zu known points (%zu true)\n",
+              first.spec.open_holes.size(), true_holes(first).size(), third.spec.open_holes.size(), points.size(),
+              true_holes(third).size());
+
+  // A class list that names a larger member as some class's record, which the import's own
+  // checks cannot see: the true record, as a known point, proves it wrong.
+  TrustedImport classes;
+  classes.complete_below = 1 << 10;
+  classes.delay_records = import.delay_records;
+  std::erase_if(classes.delay_records, [](const Record& x) { return x.n >= (1 << 10); });
+  std::map<uint32_t, std::vector<uint64_t>> members;  // below 2^10, ascending
+  for (uint64_t n = 1; n < (1 << 10); ++n) {
+    uint32_t d = 0;
+    for (uint64_t v = n; v != 1; ++d) v = (v & 1) ? 3 * v + 1 : v / 2;
+    members[d].push_back(n);
+  }
+  for (const auto& [d, m] : members) classes.class_records.push_back({m[0], d});
+  TrustedImport liar;
+  Record truth;
+  const std::vector<Record> seeds = ClassMemberSeeds(c_->Records(), PublishedDelayPoints());
+  for (const auto& [d, m] : members) {
+    if (m.size() < 2) continue;
+    liar = classes;
+    for (Record& r : liar.class_records) {
+      if (r.delay == d) r.n = m[1];
+    }
+    truth = {m[0], d};
+    if (CheckTrustedImport(liar, seeds).ok()) break;
+    liar = TrustedImport();
+  }
+  ASSERT_FALSE(liar.class_records.empty()) << "no lie passes the import's checks below 2^10";
+  const size_t before = stored;
+  ASSERT_TRUE(c_->Import(liar, "liar", &covered).ok());
+  const grpc::Status refused = c_->AddKnownPoints({truth}, "truth", &added, &stored);
+  EXPECT_EQ(refused.error_code(), StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(refused.error_message().find("contradict the trusted import complete below 1024"), std::string::npos)
+      << refused.error_message();
+  Reopen();
+  ASSERT_TRUE(c_->AddKnownPoints({points.front()}, "count", &added, &stored).ok());
+  EXPECT_EQ(stored, before);
 }
 
 }  // namespace

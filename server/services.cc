@@ -327,6 +327,19 @@ grpc::Status AdminService::Import(grpc::ServerContext* ctx, const v1::ImportRequ
   return grpc::Status::OK;
 }
 
+grpc::Status AdminService::AddKnownPoints(grpc::ServerContext* ctx, const v1::AddKnownPointsRequest* req,
+                                          v1::AddKnownPointsResponse* resp) {
+  CHECK_ADMIN(ctx);
+  const std::vector<Record> points = wire::RecordsFromWire(req->points());
+  size_t added = 0, stored = 0;
+  grpc::Status st = c_->AddKnownPoints(points, req->source().empty() ? "known points" : req->source(), &added, &stored);
+  if (!st.ok()) return st;
+  resp->set_added(added);
+  resp->set_already_known(points.size() - added);
+  resp->set_stored(stored);
+  return grpc::Status::OK;
+}
+
 grpc::Status AdminService::Export(grpc::ServerContext*, const v1::ExportRequest*, v1::ExportResponse* resp) {
   const MergedRecords m = c_->Records();
   ToWire(m.covered_prefix, resp->mutable_delay_complete_below());

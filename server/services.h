@@ -33,6 +33,8 @@ class AdminService final : public v1::Admin::Service {
   grpc::Status ListWorkers(grpc::ServerContext*, const v1::ListWorkersRequest*, v1::ListWorkersResponse*) override;
   grpc::Status QueryRecords(grpc::ServerContext*, const v1::QueryRecordsRequest*, v1::QueryRecordsResponse*) override;
   grpc::Status Import(grpc::ServerContext*, const v1::ImportRequest*, v1::ImportResponse*) override;
+  grpc::Status AddKnownPoints(grpc::ServerContext*, const v1::AddKnownPointsRequest*,
+                              v1::AddKnownPointsResponse*) override;
   grpc::Status Export(grpc::ServerContext*, const v1::ExportRequest*, v1::ExportResponse*) override;
   grpc::Status Backup(grpc::ServerContext*, const v1::BackupRequest*, v1::BackupResponse*) override;
   grpc::Status SubmitStats(grpc::ServerContext*, const v1::SubmitStatsRequest*, v1::SubmitStatsResponse*) override;

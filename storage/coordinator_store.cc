@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "storage/coordinator_store_rows.h"
+#include "storage/known_points_table.h"
 #include "storage/merged_records_table.h"
 #include "storage/n_text.h"
 
@@ -613,6 +614,11 @@ Status CoordinatorStore::StoreImport(const TrustedImport& import, const std::str
     }
   }
   return Status::Ok();
+}
+
+Status CoordinatorStore::StoreKnownPoints(const std::vector<Record>& points, const std::string& source,
+                                          size_t* added) {
+  return InsertKnownPoints(db_, points, source, added);
 }
 
 Status CoordinatorStore::Backup(const std::string& destination, uint64_t* bytes) {

@@ -215,6 +215,8 @@ class CoordinatorStore {
   Status DeleteUnitResult(int64_t unit_id);
   Status WriteMergedRecords(const MergedRecords& merged);
   Status StoreImport(const TrustedImport& import, const std::string& source);
+  // One import of known points (storage/known_points_table.h); *added: the new ones.
+  Status StoreKnownPoints(const std::vector<Record>& points, const std::string& source, size_t* added);
 
   // Stats jobs. Results are stats files (core/stats_file.h) stored as they arrived.
   Status LoadStatsJobs(std::vector<StoredStatsJob>* out);

@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 
+#include "storage/known_points_table.h"
 #include "storage/merged_records_table.h"
 #include "storage/n_text.h"
 #include "storage/schema.h"
@@ -372,6 +373,15 @@ Status RecordDb::StoreImport(const TrustedImport& import, const std::string& sou
   if (merged != nullptr && !(st = WriteMergedRecords(*merged)).ok()) return st;
   return txn.Commit();
 }
+
+Status RecordDb::StoreKnownPoints(const std::vector<Record>& points, const std::string& source, size_t* added) {
+  SqliteTransaction txn(db_);
+  if (!txn.status().ok()) return txn.status();
+  if (Status st = InsertKnownPoints(db_, points, source, added); !st.ok()) return st;
+  return txn.Commit();
+}
+
+Status RecordDb::LoadKnownPoints(std::vector<Record>* out) { return LoadKnownPointsTable(db_, out); }
 
 Status RecordDb::StoreMergedRecords(const MergedRecords& merged) {
   SqliteTransaction txn(db_);

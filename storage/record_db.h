@@ -60,6 +60,12 @@ class RecordDb {
   // Stores a trusted import in one transaction (and the merged records, as above).
   Status StoreImport(const TrustedImport& import, const std::string& source, const MergedRecords* merged = nullptr);
 
+  // Stores one import of known points (checked by the caller: core/known_points.h) in one
+  // transaction; numbers already stored keep their rows. *added: the new ones.
+  Status StoreKnownPoints(const std::vector<Record>& points, const std::string& source, size_t* added);
+  // Every stored known point, ascending by n.
+  Status LoadKnownPoints(std::vector<Record>* out);
+
   // Replaces the derived records (final and candidates) and the covered prefixes.
   Status StoreMergedRecords(const MergedRecords& merged);
 

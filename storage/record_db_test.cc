@@ -180,6 +180,33 @@ TEST_F(RecordDbTest, DecimalViewsForPeople) {
   EXPECT_EQ(got, "3|7\n27|111\n1000\n");
 }
 
+TEST_F(RecordDbTest, KnownPointsRoundTripAndKeepTheirFirstImport) {
+  const u128 big = (u128{1} << 127) + 5;
+  {
+    std::unique_ptr<RecordDb> db;
+    ASSERT_TRUE(RecordDb::Open(path_, RecordDb::OpenMode::kCreateIfMissing, &db).ok());
+    size_t added = 99;
+    ASSERT_TRUE(db->StoreKnownPoints({{97, 118}, {big, 1234}, {27, 111}}, "list A", &added).ok());
+    EXPECT_EQ(added, 3u);
+    ASSERT_TRUE(db->StoreKnownPoints({{27, 111}, {31, 106}}, "list B", &added).ok());
+    EXPECT_EQ(added, 1u);  // 27 was known
+    std::vector<Record> points;
+    ASSERT_TRUE(db->LoadKnownPoints(&points).ok());
+    EXPECT_EQ(points, (std::vector<Record>{{27, 111}, {31, 106}, {97, 118}, {big, 1234}}));
+  }
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path_.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  std::string got;
+  auto collect = [](void* out, int cols, char** vals, char**) {
+    auto* s = static_cast<std::string*>(out);
+    for (int i = 0; i < cols; ++i) *s += std::string(vals[i] ? vals[i] : "NULL") + (i + 1 < cols ? "|" : "\n");
+    return 0;
+  };
+  ASSERT_EQ(sqlite3_exec(raw, "SELECT n, delay, source FROM v_known_points", collect, &got, nullptr), SQLITE_OK);
+  sqlite3_close(raw);
+  EXPECT_EQ(got, "27|111|list A\n31|106|list B\n97|118|list A\n" + ToDecimal(big) + "|1234|list A\n");
+}
+
 TEST_F(RecordDbTest, TruncatedFileIsCorruption) {
   {
     std::unique_ptr<RecordDb> db;

@@ -3,6 +3,7 @@
 #include "storage/audit_schema.h"
 #include "storage/coordinator_schema.h"
 #include "storage/dashboard_schema.h"
+#include "storage/known_points_schema.h"
 #include "storage/sqlite_statement.h"
 #include "storage/stats_schema.h"
 #include "storage/token_schema.h"
@@ -135,6 +136,7 @@ const std::vector<SchemaMigration>& SchemaMigrations() {
       {10, "trust: when results were counted, who checked them, what each lease depended on, trust earned",
        kTrustSchemaV10},
       {11, "events: a flag cleared by an operator (worker_unflagged)", kEventsSchemaV11},
+      {12, "known points: numbers with exact delays imported to close classes", kKnownPointsSchemaV12},
   };
   return kMigrations;
 }
