@@ -90,9 +90,9 @@ grpc::Status Coordinator::Load() {
   Remerge();
   RefreshMergedLocked(true);
   spdlog::info("coordinator loaded: {} submissions, {} units ({} queued), {} workers, {} leases, {} imports, "
-               "covered prefix {}",
+               "{} known points, covered prefix {}",
                submissions_.size(), units_.size(), queue_.size(), workers_.size(), leases_.size(), imports_.size(),
-               ToDecimal(merged_.covered_prefix));
+               known_points_.size(), ToDecimal(merged_.covered_prefix));
   return grpc::Status::OK;
 }
 
@@ -308,6 +308,7 @@ CoordinatorCounters Coordinator::Counters() {
   CoordinatorCounters c = counters_;
   c.member_searches = member_cache_.searches();
   c.member_search_reuses = member_cache_.reuses();
+  c.known_points = known_points_.size();
   return c;
 }
 

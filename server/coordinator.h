@@ -198,6 +198,7 @@ struct CoordinatorCounters {
   // Checks whose search's record table was merged again from the finished units (its merge
   // was no longer kept: Coordinator::merge_history_), O(finished units) each.
   uint64_t check_table_merges = 0;
+  uint64_t known_points = 0;  // held now (a gauge): collatzctl import --points
 };
 
 // A revoked result: its unit's end and when it was counted (0: never, nothing depends on it).

@@ -72,6 +72,8 @@ class ServerMetrics::Snapshot : public prometheus::Collectable {
     Family(&out, "collatz_server_class_member_searches_total",
            "Class-member searches of leases (core/class_members.h): run, or reused from the last one", kCounter,
            "result", {{"searched", n.member_searches}, {"reused", n.member_search_reuses}});
+    Family(&out, "collatz_server_known_points", "Known points held (collatzctl import --points): they close classes",
+           kGauge, "", {{"", n.known_points}});
     Family(&out, "collatz_server_check_table_merges_total",
            "Checks whose search's record table was merged again from every finished unit below it", kCounter, "",
            {{"", n.check_table_merges}});

@@ -58,6 +58,7 @@ TEST_F(ServerMetricsTest, ScrapesFollowLeasesResultsExpiriesAndRefusals) {
   EXPECT_TRUE(Has(text, "collatz_server_workers{state=\"idle\"} 1")) << text;
   EXPECT_TRUE(Has(text, "collatz_server_covered_prefix 16384")) << text;
   EXPECT_NE(text.find("# TYPE collatz_server_class_member_searches_total counter"), std::string::npos) << text;
+  EXPECT_NE(text.find("collatz_server_known_points 0"), std::string::npos) << text;
 }
 
 // Each worker's unit limit as its last lease request gave it; none before its first.
