@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/unit_plan.h"
 #include "core/embedded_records.h"
+#include "core/known_points.h"
 #include "engines/engine_factory.h"
 #include "cli/exit_codes.h"
 #include "core/result_verifier.h"
@@ -201,6 +202,13 @@ int BenchCommand(const BenchArgs& args) {
   BenchUnitOptions unit_options;
   if (!(st = ParseBenchContext(args.context, &unit_options.context)).ok()) return UsageError(cmd, st.message());
   unit_options.close_holes_by_members = !args.no_class_members;
+  if (!args.points.empty()) {
+    if (unit_options.context == BenchContext::kNone) return UsageError(cmd, "--points needs --context floor or trusted");
+    st = ReadRecordsCsv(args.points, RecordCsvKind::kDelay, &unit_options.known_points);
+    if (st.code() == Status::Code::kIOError) return Failure(cmd, st);
+    if (!st.ok()) return UsageError(cmd, st.message());
+    if (!(st = CheckKnownPoints(unit_options.known_points, {})).ok()) return UsageError(cmd, "refused: " + st.message());
+  }
 
   engines::Backend resolved;
   std::string note;
@@ -279,6 +287,10 @@ int BenchCommand(const BenchArgs& args) {
               "(complete below %s)\n",
               spec.floor, spec.open_holes.size(), unit.holes_closed_by_members, spec.known_records.size(),
               ToDecimal(spec.records_complete_below).c_str());
+  if (!args.points.empty()) {
+    std::printf("known points: %zu from %s, closing %zu classes below --at before the member search\n",
+                unit_options.known_points.size(), args.points.c_str(), unit.holes_closed_by_points);
+  }
   std::printf("result: %llu numbers examined, %zu ladder entries, %zu class minima; ladder %s\n",
               static_cast<unsigned long long>(result.candidates), result.ladder.size(), result.class_minima.size(),
               result.ladder.empty() ? "(empty)" : LadderText(result.ladder).c_str());

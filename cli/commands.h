@@ -45,6 +45,7 @@ struct BenchArgs {
   bool check = false;               // re-run a slice of the unit on the CPU engine and compare
   std::string check_numbers = "2^30";
   bool record_window = false;       // move --at to the aligned window holding the next published record
+  std::string points;               // known points CSV (n,delay), as `import --points` stores them
 };
 int BenchCommand(const BenchArgs& args);
 

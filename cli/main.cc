@@ -86,6 +86,9 @@ int main(int argc, char** argv) {
   bench_cmd->add_flag("--no-class-members", bench.no_class_members,
                       "delay,class: do not close open classes with members found below --at in the inverse tree "
                       "of the delay records (they stand in for published class records above 2^28)");
+  bench_cmd->add_option("--points", bench.points,
+                        "Known points CSV (n,delay, any order), as collatzctl import --points stores them: "
+                        "measure what they buy (floor and classes closed below --at; every delay recomputed)");
   bench_cmd->add_flag("--check", bench.check,
                       "Re-run the slice [at, at + --check-numbers) on the CPU engine: it must equal the engine's "
                       "own search of the slice and the measured result's entries in it (exit 1 otherwise)");

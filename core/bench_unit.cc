@@ -5,6 +5,7 @@
 
 #include "core/class_members.h"
 #include "core/delay.h"
+#include "core/known_points.h"
 #include "core/merge.h"
 #include "core/records_csv.h"
 
@@ -66,6 +67,18 @@ std::vector<Record> Below(const std::vector<Record>& rows, u128 bound) {
   return out;
 }
 
+// The classes open without the points (`without`'s context at the same floor) that are
+// closed in ctx: what the points close before any member search.
+size_t HolesClosedByPoints(const LeaseContext& ctx, const MergedRecords& without, u128 at, Kinds kinds,
+                           const std::vector<Record>& extra_points) {
+  const LeaseContext plain = ComputeLeaseContext(without, at, kinds, extra_points);
+  size_t closed = 0;
+  for (uint32_t d : plain.open_holes) {
+    if (!std::binary_search(ctx.open_holes.begin(), ctx.open_holes.end(), d)) ++closed;
+  }
+  return closed;
+}
+
 }  // namespace
 
 Status BuildBenchUnit(const std::vector<Record>& delay_records, const std::vector<Record>& class_records, u128 at,
@@ -77,8 +90,10 @@ Status BuildBenchUnit(const std::vector<Record>& delay_records, const std::vecto
   Status st = CheckDelayRecords(delay_records);
   if (st.ok()) st = CheckClassRecords(class_records);
   if (!st.ok()) return st;
+  const std::vector<Record>& points = options.known_points;
 
   out->holes_closed_by_members = 0;
+  out->holes_closed_by_points = 0;
   out->delay_complete_below = 1;
   out->class_complete_below = 1;
   if (options.context != BenchContext::kTrusted) {
@@ -87,10 +102,15 @@ Status BuildBenchUnit(const std::vector<Record>& delay_records, const std::vecto
     out->spec.end = at + numbers;
     out->spec.kinds = kinds;
     if (options.context == BenchContext::kFloor) {
-      // The delay list's numbers as known points only (their delays were just recomputed).
-      LeaseContext ctx = ComputeLeaseContext(MergedRecords{}, at, kinds, delay_records);
+      // The delay list's numbers as known points only (their delays were just recomputed),
+      // and the imported known points.
+      if (!points.empty() && !(st = CheckKnownPoints(points, {})).ok()) return st;
+      MergedRecords with_points;
+      with_points.known_points = points;
+      LeaseContext ctx = ComputeLeaseContext(with_points, at, kinds, delay_records);
+      out->holes_closed_by_points = HolesClosedByPoints(ctx, MergedRecords{}, at, kinds, delay_records);
       const size_t before = ctx.open_holes.size();
-      if (options.close_holes_by_members) st = CloseHolesFromKnownPoints(MergedRecords{}, at, &ctx, delay_records);
+      if (options.close_holes_by_members) st = CloseHolesFromKnownPoints(with_points, at, &ctx, delay_records);
       if (!st.ok()) return st;
       out->holes_closed_by_members = before - ctx.open_holes.size();
       out->spec.floor = ctx.floor;
@@ -118,11 +138,14 @@ Status BuildBenchUnit(const std::vector<Record>& delay_records, const std::vecto
       imports.push_back(std::move(classes));
     }
   }
-  LeaseContext ctx = ComputeLeaseContext(MergeRecords(imports, {}), at, kinds);
+  if (!points.empty() && !(st = CheckKnownPoints(points, imports)).ok()) return st;
+  LeaseContext ctx = ComputeLeaseContext(MergeRecords(imports, {}, points), at, kinds);
+  out->holes_closed_by_points = HolesClosedByPoints(ctx, MergeRecords(imports, {}), at, kinds, {});
   if (options.close_holes_by_members && !ctx.open_holes.empty()) {
-    // Seeds: every trusted row, at any height (its trajectory may pass below `at`).
+    // Seeds: every trusted row and known point, at any height (its trajectory may pass below `at`).
     std::vector<Record> seeds = delay_records;
     seeds.insert(seeds.end(), class_records.begin(), class_records.end());
+    seeds.insert(seeds.end(), points.begin(), points.end());
     ClassMemberSearch search;
     search.below = at;
     search.max_delay = ctx.floor;

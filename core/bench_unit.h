@@ -17,6 +17,7 @@ namespace collatz {
 
 struct BenchUnit {
   UnitSpec spec;                  // [at, at + numbers) with floor, open holes, record table
+  size_t holes_closed_by_points = 0;  // holes the known points closed (and their members, found from them)
   u128 delay_complete_below = 1;  // the delay list was trusted below this: min(at, largest n + 1) (1: not trusted)
   u128 class_complete_below = 1;  // likewise the class list (1: none given or not trusted)
   size_t holes_closed_by_members = 0;  // holes the class-member search closed (delay+class only)
@@ -40,6 +41,11 @@ struct BenchUnitOptions {
   // records of a real frontier, which ../shared/data lacks above 2^28; without it nearly
   // every class above delay 956 stays open and almost no number can stop early.
   bool close_holes_by_members = true;
+  // Known points (core/known_points.h) as a database would hold them after `collatzctl
+  // import --points`: in the floor and trusted contexts they raise the floor and close classes
+  // below `at`, and seed the member search. Checked like an import of them (every delay
+  // recomputed; none may contradict the trusted lists).
+  std::vector<Record> known_points;
 };
 
 // delay_records: (n, delay), complete up to their largest n; must start at n = 1.

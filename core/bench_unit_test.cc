@@ -135,6 +135,41 @@ TEST(BenchUnit, AtTheFrontierTheClassRecordsCloseClasses) {
   EXPECT_EQ(high.spec.floor, lists.delays.back().delay + 1);  // its doubling lies below 2^66
 }
 
+// Known points (collatzctl bench --points, as `import --points` stores them): with the class
+// records below 2^20 trusted and the ones in [2^20, 2^24) given as points, a unit at 2^24 has
+// exactly the true holes (no member below 2^24 at all); a wrong point is refused.
+TEST(BenchUnit, KnownPointsCloseTheClassesTheyHaveMembersOf) {
+  const ReferenceLists lists = Lists();
+  std::vector<Record> classes20, points;
+  for (const Record& r : lists.classes) {
+    if (r.n < Pow2(20)) classes20.push_back(r);
+    else if (r.n < Pow2(24)) points.push_back(r);
+  }
+  ASSERT_FALSE(points.empty());
+  BenchUnit plain, with;
+  BenchUnitOptions options;
+  ASSERT_TRUE(BuildBenchUnit(lists.delays, classes20, Pow2(24), Pow2(20), Kinds::kDelayAndClass, &plain, options).ok());
+  options.known_points = points;
+  ASSERT_TRUE(BuildBenchUnit(lists.delays, classes20, Pow2(24), Pow2(20), Kinds::kDelayAndClass, &with, options).ok());
+  EXPECT_EQ(with.spec.floor, plain.spec.floor);
+  std::vector<uint32_t> true_holes;
+  for (uint32_t d = 0; d <= with.spec.floor; ++d) {
+    const auto it = std::find_if(lists.classes.begin(), lists.classes.end(), [d](const Record& r) { return r.delay == d; });
+    if (it == lists.classes.end() || it->n >= Pow2(24)) true_holes.push_back(d);
+  }
+  EXPECT_EQ(with.spec.open_holes, true_holes);
+  EXPECT_LT(with.spec.open_holes.size(), plain.spec.open_holes.size());
+  EXPECT_GT(with.holes_closed_by_points, 0u);
+  std::printf("at 2^24 with class records below 2^20: %zu open holes; %zu with %zu known points in [2^20, 2^24) (%zu "
+              "closed by the points themselves)\n",
+              plain.spec.open_holes.size(), with.spec.open_holes.size(), points.size(), with.holes_closed_by_points);
+
+  options.known_points.push_back({27, 112});
+  const Status st = BuildBenchUnit(lists.delays, classes20, Pow2(24), Pow2(20), Kinds::kDelayAndClass, &with, options);
+  EXPECT_EQ(st.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("row 27,112 is wrong"), std::string::npos) << st.message();
+}
+
 // --context floor is what `collatzctl run` gives a unit on an empty database; --context none
 // knows nothing.
 TEST(BenchUnit, FloorContextIsTheSpecOfAnEmptyDatabase) {

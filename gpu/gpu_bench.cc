@@ -20,6 +20,7 @@
 //             [--narrow-walk-max-bits 76 (0: the three-limb pair step everywhere)]
 //             [--walk-check-bits 6 (T-steps the two-step walk's check looks ahead: 2 .. 8)]
 //             [--step-model 2^20 [--model-group-bits 16] [--model-only [--model-closed-below D]]]
+//             [--points F (known points, n,delay: as collatzctl import --points stores them)]
 // --context: trusted (the default) as above; floor: the same floor and open holes (the delays
 // of numbers below --at, recomputed, bound them without trust) but no record table, so no
 // early termination (a unit leased on an empty database); none: floor 0, no holes, no table.
@@ -40,7 +41,9 @@
 // --model-only: the model alone, on the host (no CUDA device needed). --model-closed-below D
 // (with --model-only alone, so that no measured figure rests on it): the model of the same unit
 // as if the open classes below D had members below it (e.g. from imported class records), to
-// price what closing them would save; the unit's own holes are printed beside.
+// price what closing them would save; the unit's own holes are printed beside. --points F:
+// the unit as a database holding those known points would lease it (core/known_points.h: they
+// raise the floor and close classes below --at; every delay recomputed), model and search alike.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -78,6 +81,7 @@ struct Args {
   int model_group_bits = 16;
   bool model_only = false;
   uint32_t model_closed_below = 0;  // what-if: classes below it counted closed (0: none)
+  std::string points;               // known points CSV (n,delay), as collatzctl import --points stores them
 };
 
 int Fail(const std::string& what) {
@@ -344,6 +348,7 @@ int Main(int argc, char** argv) {
     else if (key == "--repeat") a.repeat = std::stoi(value());
     else if (key == "--records") a.records = value();
     else if (key == "--no-class-members") a.unit.close_holes_by_members = false;
+    else if (key == "--points") a.points = value();
     else if (key == "--context") a.context = value();
     else if (key == "--step-model") a.step_model = value();
     else if (key == "--model-group-bits") a.model_group_bits = std::stoi(value());
@@ -357,6 +362,10 @@ int Main(int argc, char** argv) {
                            std::pair{&a.step_model, &step_model}}) {
     Status st = ParseU128(*text, out);
     if (!st.ok()) return Fail(*text + ": " + st.ToString());
+  }
+  if (!a.points.empty()) {
+    Status st = ReadRecordsCsv(a.points, RecordCsvKind::kDelay, &a.unit.known_points);
+    if (!st.ok()) return Fail(st.ToString());
   }
   Kinds kinds;
   if (a.kinds == "delay") kinds = Kinds::kDelay;
@@ -375,6 +384,10 @@ int Main(int argc, char** argv) {
     std::vector<uint32_t>& holes = bench.spec.open_holes;
     std::printf("step model: %zu open classes in the unit (%s%s)", holes.size(), holes.empty() ? "none" : "smallest ",
                 holes.empty() ? "" : std::to_string(holes.front()).c_str());
+    if (!a.points.empty()) {
+      std::printf("; %zu known points from %s closed %zu", a.unit.known_points.size(), a.points.c_str(),
+                  bench.holes_closed_by_points);
+    }
     if (a.model_closed_below > 0) {
       holes.erase(std::remove_if(holes.begin(), holes.end(), [&](uint32_t h) { return h < a.model_closed_below; }),
                   holes.end());
@@ -435,6 +448,10 @@ int Main(int argc, char** argv) {
               ToDecimal(spec.begin).c_str(), ToDecimal(spec.end).c_str(), a.kinds.c_str(), spec.floor,
               spec.open_holes.size(), bench.holes_closed_by_members, spec.known_records.size(),
               ToDecimal(spec.records_complete_below).c_str());
+  if (!a.points.empty()) {
+    std::printf("known points: %zu from %s, closing %zu classes below --at before the member search\n",
+                a.unit.known_points.size(), a.points.c_str(), bench.holes_closed_by_points);
+  }
   if (step_model > 0) RunStepModel(*tables->sieve, spec, step_model, a.model_group_bits);
 
   if (verify_numbers > 0) {

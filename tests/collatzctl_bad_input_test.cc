@@ -55,6 +55,7 @@ const std::vector<BadCase>& BadCases() {
       {{"records", "--db", "{db}"}, 2, "--kind"},
       {{"bench", "--at", "2^128"}, 2, "2^128"},
       {{"bench", "--numbers", "0"}, 2, "--numbers"},
+      {{"bench", "--context", "none", "--points", "points.csv"}, 2, "--points needs --context floor or trusted"},
       {{"frobnicate"}, 2, "frobnicate"},
       {{}, 2, "subcommand"},
   };
