@@ -344,6 +344,7 @@ int Import(const ImportArgs& a) {
 struct ExportArgs {
   Connection c;
   std::string delay_csv, class_csv;
+  std::string points_csv;  // the known points, for another server's import --points
 };
 int Export(const ExportArgs& a) {
   const std::string cmd = "export";
@@ -367,8 +368,13 @@ int Export(const ExportArgs& a) {
     return Failure(cmd, Status::IOError("cannot write " + a.delay_csv));
   }
   if (!a.class_csv.empty() && !write(a.class_csv, c)) return Failure(cmd, Status::IOError("cannot write " + a.class_csv));
-  std::fprintf(stderr, "delay records complete below %s, class records complete below %s\n",
-               Dec(resp.delay_complete_below()).c_str(), Dec(resp.class_complete_below()).c_str());
+  if (!a.points_csv.empty() &&
+      !write(a.points_csv, FormatRecordsCsv(wire::RecordsFromWire(resp.known_points()), RecordCsvKind::kDelay))) {
+    return Failure(cmd, Status::IOError("cannot write " + a.points_csv));
+  }
+  std::fprintf(stderr, "delay records complete below %s, class records complete below %s; %d known points\n",
+               Dec(resp.delay_complete_below()).c_str(), Dec(resp.class_complete_below()).c_str(),
+               resp.known_points_size());
   return kExitOk;
 }
 
@@ -586,6 +592,7 @@ void RegisterAdminCommands(CLI::App& app) {
   AddConnectionFlags(e, &exp.c);
   e->add_option("--delay-csv", exp.delay_csv, "Write delay records here (default: stdout)");
   e->add_option("--class-csv", exp.class_csv, "Write class records here");
+  e->add_option("--points-csv", exp.points_csv, "Write the known points here (n,delay: for import --points)");
   e->callback([] { std::exit(Export(exp)); });
 
   static BackupArgs backup;

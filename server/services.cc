@@ -346,6 +346,7 @@ grpc::Status AdminService::Export(grpc::ServerContext*, const v1::ExportRequest*
   ToWire(m.class_covered_prefix, resp->mutable_class_complete_below());
   wire::RecordsToWire(m.delay_final, resp->mutable_delay_records());
   wire::RecordsToWire(m.class_final, resp->mutable_class_records());
+  wire::RecordsToWire(m.known_points, resp->mutable_known_points());
   return grpc::Status::OK;
 }
 

@@ -2,7 +2,7 @@
 // into a real collatz-server. Exact points close the classes a unit above them would leave
 // open for lack of knowledge (fewer open holes, the same delay records); a wrong row, flags
 // that do not go together and N beyond 2^128 are refused and create or change nothing; a
-// point given twice is stored once.
+// point given twice is stored once; export hands the points on.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -138,6 +138,12 @@ TEST(CollatzctlKnownPoints, ServerImportStoresEachPointOnceAndRefusesWrongRows) 
   ASSERT_EQ(second.exit_code, 0) << Describe(second);
   EXPECT_NE(second.out.find("imported 2 known points: 1 new, 1 already known; the server holds 4"), std::string::npos)
       << second.out;
+  // Export hands them on, for another server's import --points.
+  const std::string exported = dir.File("exported.csv");
+  Completed exp = RunCollatzctl({"export", "--server", address, "--delay-csv", dir.File("d.csv"), "--points-csv", exported});
+  ASSERT_EQ(exp.exit_code, 0) << Describe(exp);
+  EXPECT_EQ(ReadFileOrEmpty(exported), "n,delay\n27,111\n31,106\n97,118\n1161,181\n");
+  EXPECT_NE(exp.err.find("; 4 known points"), std::string::npos) << exp.err;
 }
 
 }  // namespace
