@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <memory>
 #include <utility>
 
@@ -120,18 +119,48 @@ Status FindClassMembers(const std::vector<Record>& seeds, const ClassMemberSearc
   const unsigned spare_bits = 128u - static_cast<unsigned>(BitLength(search.below));
   const unsigned headroom = std::min(search.headroom_bits, spare_bits > 0 ? spare_bits - 1 : 0u);
   const u128 climb_below = search.below << headroom;
-  std::map<uint32_t, std::vector<u128>> points;  // delay -> numbers
+  // points[d]: the seeds' trajectory points of delay d, at most kSeedsPerLevel beams of them,
+  // the smallest: every seed's trajectory passes nearly every level, so 100000 seeds
+  // (imported known points) would otherwise hold and sort seeds x levels numbers (about 1 GB
+  // and 10 s at 2^66). A level collects up to twice its share and then keeps the smallest
+  // half (one nth_element), so an accepted point costs an append. The published and class
+  // records put fewer than that on any level, so their search is unchanged.
+  constexpr size_t kSeedsPerLevel = 4;
+  const size_t seeds_per_level = kSeedsPerLevel * search.beam_width;
+  std::vector<std::vector<u128>> points(static_cast<size_t>(search.max_delay) + 1);
+  // Points at or above it cannot be among a level's smallest (contiguous, so that the common
+  // case, a point too large to keep, costs no visit to the level).
+  std::vector<u128> keep_below(points.size(), kU128Max);
+  const auto keep_smallest = [&](uint32_t d) {
+    std::vector<u128>& at = points[d];
+    std::nth_element(at.begin(), at.begin() + static_cast<std::ptrdiff_t>(seeds_per_level - 1), at.end());
+    at.resize(seeds_per_level);
+    keep_below[d] = *std::max_element(at.begin(), at.end());
+  };
   points[0].push_back(1);
   for (const Record& seed : seeds) {
-    if (seed.n == 0 || SlowDelay(seed.n) != seed.delay) {
+    // The walk below checks the delay on the way (it must reach 1 exactly at step `delay`);
+    // a trajectory that leaves 128 bits is checked on GMP integers.
+    u128 v = seed.n;
+    uint32_t d = seed.delay;
+    bool wide = false;
+    for (; d > 0 && v > 1; --d) {
+      if (v < climb_below && d <= search.max_delay && v < keep_below[d]) {
+        points[d].push_back(v);
+        if (points[d].size() == 2 * seeds_per_level) keep_smallest(d);
+      }
+      if (!Step(&v)) {
+        wide = true;
+        break;
+      }
+    }
+    if (seed.n == 0 || (wide ? SlowDelay(seed.n) != seed.delay : d != 0 || v != 1)) {
       return Status::InvalidArgument("class members: seed " + ToDecimal(seed.n) + " does not have delay " +
                                      std::to_string(seed.delay));
     }
-    u128 v = seed.n;
-    for (uint32_t d = seed.delay; d > 0; --d) {
-      if (v < climb_below && d <= search.max_delay) points[d].push_back(v);
-      if (!Step(&v)) break;
-    }
+  }
+  for (uint32_t d = 0; d < points.size(); ++d) {
+    if (points[d].size() > seeds_per_level) keep_smallest(d);
   }
 
   // Climb level by level, keeping beam_width numbers of each delay: the most promising ones
@@ -145,9 +174,9 @@ Status FindClassMembers(const std::vector<Record>& seeds, const ClassMemberSearc
   u128 smallest_made = 0;  // the smallest number the last level made, kept or not (0: none)
   for (uint32_t d = 0; d <= search.max_delay; ++d) {
     u128 smallest = smallest_made;
-    auto seeded = points.find(d);
-    if (seeded != points.end()) {
-      level.insert(level.end(), seeded->second.begin(), seeded->second.end());
+    const std::vector<u128>& seeded = points[d];
+    if (!seeded.empty()) {
+      level.insert(level.end(), seeded.begin(), seeded.end());
       std::sort(level.begin(), level.end());
       level.erase(std::unique(level.begin(), level.end()), level.end());
       if (smallest == 0 || level.front() < smallest) smallest = level.front();

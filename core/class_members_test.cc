@@ -154,6 +154,11 @@ TEST(ClassMembers, RefusesWrongSeedsAndBounds) {
   search.below = 1000;
   search.max_delay = 100;
   EXPECT_EQ(FindClassMembers({{27, 110}}, search, &members).code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(FindClassMembers({{27, 112}}, search, &members).code(), Status::Code::kInvalidArgument);
+  // A trajectory that leaves 128 bits is checked on GMP integers.
+  const uint32_t wide = SlowDelay(kU128Max);
+  EXPECT_TRUE(FindClassMembers({{kU128Max, wide}}, search, &members).ok());
+  EXPECT_EQ(FindClassMembers({{kU128Max, wide + 1}}, search, &members).code(), Status::Code::kInvalidArgument);
   EXPECT_EQ(FindClassMembers({{0, 0}}, search, &members).code(), Status::Code::kInvalidArgument);
   search.below = 1;
   EXPECT_EQ(FindClassMembers({{27, 111}}, search, &members).code(), Status::Code::kInvalidArgument);
