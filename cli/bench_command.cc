@@ -207,7 +207,7 @@ int BenchCommand(const BenchArgs& args) {
     st = ReadRecordsCsv(args.points, RecordCsvKind::kDelay, &unit_options.known_points);
     if (st.code() == Status::Code::kIOError) return Failure(cmd, st);
     if (!st.ok()) return UsageError(cmd, st.message());
-    if (!(st = CheckKnownPoints(unit_options.known_points, {})).ok()) return UsageError(cmd, "refused: " + st.message());
+    if (!(st = CheckKnownPointRows(unit_options.known_points)).ok()) return UsageError(cmd, "refused: " + st.message());
   }
 
   engines::Backend resolved;

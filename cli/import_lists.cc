@@ -62,12 +62,12 @@ int LocalImportPoints(const ImportListArgs& args, const std::string& db_path) {
   if (st.code() == Status::Code::kIOError) return Failure(cmd, st);
   if (!st.ok()) return UsageError(cmd, st.message());
   // Every delay, before a file is opened or created.
-  if (!(st = CheckKnownPoints(points, {})).ok()) return UsageError(cmd, "refused: " + st.message());
+  if (!(st = CheckKnownPointRows(points)).ok()) return UsageError(cmd, "refused: " + st.message());
   std::unique_ptr<RecordDb> db;
   if (!(st = RecordDb::Open(db_path, RecordDb::OpenMode::kCreateIfMissing, &db)).ok()) return Failure(cmd, st);
   std::vector<TrustedImport> imports;
   if (!(st = db->LoadImports(&imports)).ok()) return Failure(cmd, st);
-  if (!(st = CheckKnownPoints(points, imports)).ok()) return UsageError(cmd, "refused: " + st.message());
+  if (!(st = CheckKnownPointsFitImports(points, imports)).ok()) return UsageError(cmd, "refused: " + st.message());
   size_t added = 0;
   if (!(st = db->StoreKnownPoints(points, source.substr(0, 500), &added)).ok()) return Failure(cmd, st);
   std::vector<Record> all;

@@ -104,7 +104,7 @@ Status BuildBenchUnit(const std::vector<Record>& delay_records, const std::vecto
     if (options.context == BenchContext::kFloor) {
       // The delay list's numbers as known points only (their delays were just recomputed),
       // and the imported known points.
-      if (!points.empty() && !(st = CheckKnownPoints(points, {})).ok()) return st;
+      if (!points.empty() && !(st = CheckKnownPointRows(points)).ok()) return st;
       MergedRecords with_points;
       with_points.known_points = points;
       LeaseContext ctx = ComputeLeaseContext(with_points, at, kinds, delay_records);

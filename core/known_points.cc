@@ -8,7 +8,7 @@
 
 namespace collatz {
 
-Status CheckKnownPoints(const std::vector<Record>& points, const std::vector<TrustedImport>& imports) {
+Status CheckKnownPointRows(const std::vector<Record>& points) {
   if (points.empty()) return Status::InvalidArgument("known points: the list is empty");
   if (points.size() > kMaxKnownPointsPerImport) {
     return Status::InvalidArgument("known points: " + std::to_string(points.size()) + " rows, more than the " +
@@ -22,6 +22,10 @@ Status CheckKnownPoints(const std::vector<Record>& points, const std::vector<Tru
                                      " is wrong: the exact delay of " + ToDecimal(p.n) + " is " + std::to_string(exact));
     }
   }
+  return Status::Ok();
+}
+
+Status CheckKnownPointsFitImports(const std::vector<Record>& points, const std::vector<TrustedImport>& imports) {
   for (TrustedImport imp : imports) {
     // Stored lists come back by n; the refutation wants delay records by n, class records by delay.
     std::sort(imp.delay_records.begin(), imp.delay_records.end(), [](const Record& a, const Record& b) { return a.n < b.n; });
@@ -33,6 +37,11 @@ Status CheckKnownPoints(const std::vector<Record>& points, const std::vector<Tru
     }
   }
   return Status::Ok();
+}
+
+Status CheckKnownPoints(const std::vector<Record>& points, const std::vector<TrustedImport>& imports) {
+  if (Status st = CheckKnownPointRows(points); !st.ok()) return st;
+  return CheckKnownPointsFitImports(points, imports);
 }
 
 }  // namespace collatz

@@ -22,10 +22,17 @@ namespace collatz {
 constexpr size_t kMaxKnownPointsPerImport = 100000;
 
 // InvalidArgument, naming the row at fault, unless every point has n >= 1 and its exact
-// delay, the list is not empty and holds at most kMaxKnownPointsPerImport rows, and no
-// point refutes a stored trusted import (a number below an import's bound with more delay
-// than its records allow, or a smaller member of a class than its class record: exact
-// points prove such a list incomplete, and the records derived from it wrong).
+// delay (recomputed on GMP integers: seconds for the largest lists) and the list is not
+// empty and holds at most kMaxKnownPointsPerImport rows.
+Status CheckKnownPointRows(const std::vector<Record>& points);
+
+// InvalidArgument, naming the import, if a point (its delay already checked) refutes a
+// stored trusted import: a number below an import's bound with more delay than its records
+// allow, or a smaller member of a class than its class record. Exact points prove such a
+// list incomplete, and the records derived from it wrong.
+Status CheckKnownPointsFitImports(const std::vector<Record>& points, const std::vector<TrustedImport>& imports);
+
+// Both: CheckKnownPointRows, then CheckKnownPointsFitImports.
 Status CheckKnownPoints(const std::vector<Record>& points, const std::vector<TrustedImport>& imports);
 
 }  // namespace collatz

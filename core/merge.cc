@@ -62,11 +62,7 @@ MergedRecords MergeRecords(const std::vector<TrustedImport>& imports, const std:
                            const std::vector<Record>& known_points) {
   MergedRecords out;
   out.known_points = known_points;
-  std::sort(out.known_points.begin(), out.known_points.end(),
-            [](const Record& a, const Record& b) { return a.n < b.n || (a.n == b.n && a.delay < b.delay); });
-  out.known_points.erase(std::unique(out.known_points.begin(), out.known_points.end(),
-                                     [](const Record& a, const Record& b) { return a.n == b.n && a.delay == b.delay; }),
-                         out.known_points.end());
+  SortKnownPoints(&out.known_points);
   std::vector<std::pair<u128, u128>> all, with_classes;
   std::vector<Record> points;
   for (const TrustedImport& imp : imports) {
@@ -138,6 +134,13 @@ MergedRecords MergeRecords(const std::vector<TrustedImport>& imports, const std:
     (x < cp ? out.class_final : out.class_candidates).push_back({x, d});
   }
   return out;
+}
+
+void SortKnownPoints(std::vector<Record>* points) {
+  std::sort(points->begin(), points->end(),
+            [](const Record& a, const Record& b) { return a.n < b.n || (a.n == b.n && a.delay < b.delay); });
+  points->erase(std::unique(points->begin(), points->end(), [](const Record& a, const Record& b) { return a.n == b.n; }),
+                points->end());
 }
 
 LeaseContext ComputeLeaseContext(const MergedRecords& merged, u128 begin, Kinds kinds,

@@ -46,6 +46,10 @@ struct MergedRecords {
 MergedRecords MergeRecords(const std::vector<TrustedImport>& imports, const std::vector<FinishedUnit>& units,
                            const std::vector<Record>& known_points = {});
 
+// Known points as MergedRecords holds them: ascending by n, one row a number (their delays
+// are exact, so rows of one number agree).
+void SortKnownPoints(std::vector<Record>* points);
+
 // What a unit starting at `begin` is searched with, from everything known: floor, open
 // holes and the record table for early termination.
 struct LeaseContext {

@@ -3,8 +3,6 @@
 // (core/known_points.h).
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
-
 #include "core/class_members.h"
 #include "core/import_check.h"
 #include "core/known_points.h"
@@ -49,23 +47,19 @@ grpc::Status Coordinator::Import(const TrustedImport& import, const std::string&
 grpc::Status Coordinator::AddKnownPoints(const std::vector<Record>& points, const std::string& source, size_t* added,
                                          size_t* stored) {
   // Delays are recomputed before the lock: up to 100000 numbers on GMP take seconds.
-  Status checked = CheckKnownPoints(points, {});
+  Status checked = CheckKnownPointRows(points);
   if (!checked.ok()) return grpc::Status(StatusCode::INVALID_ARGUMENT, "known points refused: " + checked.message());
   WriteLock lock(this);
   // Exact points that contradict a trusted import prove it wrong: refused, with the import named.
-  checked = CheckKnownPoints(points, imports_);
+  checked = CheckKnownPointsFitImports(points, imports_);
   if (!checked.ok()) return grpc::Status(StatusCode::INVALID_ARGUMENT, "known points refused: " + checked.message());
   auto txn = store_->Begin();
   RETURN_IF_DB_ERROR(txn->status(), "known points");
   RETURN_IF_DB_ERROR(store_->StoreKnownPoints(points, source.substr(0, 500), added), "known points");
   RETURN_IF_DB_ERROR(txn->Commit(), "known points");
-  // The same union in memory (every delay is exact, so a number has one row).
-  std::vector<Record> all = known_points_;
-  all.insert(all.end(), points.begin(), points.end());
-  const auto by_n = [](const Record& a, const Record& b) { return a.n < b.n; };
-  std::stable_sort(all.begin(), all.end(), by_n);
-  all.erase(std::unique(all.begin(), all.end(), [](const Record& a, const Record& b) { return a.n == b.n; }), all.end());
-  known_points_ = std::move(all);
+  // The same union in memory.
+  known_points_.insert(known_points_.end(), points.begin(), points.end());
+  SortKnownPoints(&known_points_);
   // The merged records themselves do not change (points are never records); leases made
   // from now on see the points.
   merged_.known_points = known_points_;

@@ -26,6 +26,24 @@ class RecordDbTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
+  // The rows of a query on a read-only connection, "a|b\n" each ("FAILED: ..." if it fails).
+  std::string Rows(const std::string& sql) const {
+    sqlite3* raw = nullptr;
+    if (sqlite3_open_v2(path_.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+      sqlite3_close(raw);
+      return "FAILED: open";
+    }
+    std::string got;
+    auto collect = [](void* out, int cols, char** vals, char**) {
+      auto* s = static_cast<std::string*>(out);
+      for (int i = 0; i < cols; ++i) *s += std::string(vals[i] ? vals[i] : "NULL") + (i + 1 < cols ? "|" : "\n");
+      return 0;
+    };
+    const int rc = sqlite3_exec(raw, sql.c_str(), collect, &got, nullptr);
+    sqlite3_close(raw);
+    return rc == SQLITE_OK ? got : "FAILED: " + sql;
+  }
+
   static std::string ReadFile(const std::string& p) {
     std::ifstream in(p, std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -166,18 +184,8 @@ TEST_F(RecordDbTest, DecimalViewsForPeople) {
     merged.delay_final = {{27, 111}, {3, 7}};
     ASSERT_TRUE(db->StoreMergedRecords(merged).ok());
   }
-  sqlite3* raw = nullptr;
-  ASSERT_EQ(sqlite3_open_v2(path_.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-  std::string got;
-  auto collect = [](void* out, int cols, char** vals, char**) {
-    auto* s = static_cast<std::string*>(out);
-    for (int i = 0; i < cols; ++i) *s += std::string(vals[i] ? vals[i] : "NULL") + (i + 1 < cols ? "|" : "\n");
-    return 0;
-  };
-  ASSERT_EQ(sqlite3_exec(raw, "SELECT n, delay FROM v_delay_records", collect, &got, nullptr), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(raw, "SELECT covered_prefix FROM v_coverage", collect, &got, nullptr), SQLITE_OK);
-  sqlite3_close(raw);
-  EXPECT_EQ(got, "3|7\n27|111\n1000\n");
+  EXPECT_EQ(Rows("SELECT n, delay FROM v_delay_records") + Rows("SELECT covered_prefix FROM v_coverage"),
+            "3|7\n27|111\n1000\n");
 }
 
 TEST_F(RecordDbTest, KnownPointsRoundTripAndKeepTheirFirstImport) {
@@ -194,17 +202,7 @@ TEST_F(RecordDbTest, KnownPointsRoundTripAndKeepTheirFirstImport) {
     ASSERT_TRUE(db->LoadKnownPoints(&points).ok());
     EXPECT_EQ(points, (std::vector<Record>{{27, 111}, {31, 106}, {97, 118}, {big, 1234}}));
   }
-  sqlite3* raw = nullptr;
-  ASSERT_EQ(sqlite3_open_v2(path_.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-  std::string got;
-  auto collect = [](void* out, int cols, char** vals, char**) {
-    auto* s = static_cast<std::string*>(out);
-    for (int i = 0; i < cols; ++i) *s += std::string(vals[i] ? vals[i] : "NULL") + (i + 1 < cols ? "|" : "\n");
-    return 0;
-  };
-  ASSERT_EQ(sqlite3_exec(raw, "SELECT n, delay, source FROM v_known_points", collect, &got, nullptr), SQLITE_OK);
-  sqlite3_close(raw);
-  EXPECT_EQ(got, "27|111|list A\n31|106|list B\n97|118|list A\n" + ToDecimal(big) + "|1234|list A\n");
+  EXPECT_EQ(Rows("SELECT n, delay, source FROM v_known_points"), "27|111|list A\n31|106|list B\n97|118|list A\n" + ToDecimal(big) + "|1234|list A\n");
 }
 
 TEST_F(RecordDbTest, TruncatedFileIsCorruption) {

@@ -117,11 +117,8 @@ TEST(CollatzctlKnownPoints, ServerImportStoresEachPointOnceAndRefusesWrongRows) 
   TempDir dir;
   ChildProcess server(COLLATZ_SERVER_BINARY, {"--db", dir.File("coordinator.db"), "--listen", "127.0.0.1:0"},
                       dir.File("server.log"));
-  ASSERT_TRUE(server.WaitForOutput("(port ", 60000)) << server.output();
-  std::smatch m;
-  const std::string log = server.output();
-  ASSERT_TRUE(std::regex_search(log, m, std::regex(R"(\(port (\d+)\))"))) << log;
-  const std::string address = "127.0.0.1:" + m[1].str();
+  const std::string address = WaitForServerAddress(server);
+  ASSERT_FALSE(address.empty()) << server.output();
   const std::string points = dir.File("points.csv"), wrong = dir.File("wrong.csv");
   std::ofstream(points) << "n,delay\n27,111\n97,118\n1161,181\n";
   std::ofstream(wrong) << "n,delay\n27,111\n28,111\n";

@@ -1,5 +1,7 @@
 #include "tests/collatzctl_runner.h"
 
+#include <regex>
+
 namespace collatz::e2e {
 
 Completed RunCollatzctl(const std::vector<std::string>& args, const std::string& cwd) {
@@ -10,6 +12,14 @@ Completed RunCollatzctl(const std::vector<std::string>& args, const std::string&
   c.out = child.output();
   c.err = child.errors();
   return c;
+}
+
+std::string WaitForServerAddress(ChildProcess& server) {
+  if (!server.WaitForOutput("(port ", 60000)) return "";
+  std::smatch m;
+  const std::string log = server.output();
+  if (!std::regex_search(log, m, std::regex(R"(\(port (\d+)\))"))) return "";
+  return "127.0.0.1:" + m[1].str();
 }
 
 std::string Describe(const Completed& c) {

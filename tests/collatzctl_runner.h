@@ -33,4 +33,8 @@ inline ChildProcess StartCollatzctl(const std::vector<std::string>& args, const 
 
 std::string Describe(const Completed& c);
 
+// "127.0.0.1:PORT" from a collatz-server's start line once it has printed "(port PORT)"
+// (waits up to 60 s for it); empty if it never does.
+std::string WaitForServerAddress(ChildProcess& server);
+
 }  // namespace collatz::e2e

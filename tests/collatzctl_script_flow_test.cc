@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -34,11 +33,8 @@ TEST(CollatzctlScriptFlow, ImportSubmitWaitRecords) {
   TempDir dir;
   ChildProcess server(COLLATZ_SERVER_BINARY, {"--db", dir.File("coordinator.db"), "--listen", "127.0.0.1:0", "--double-check", "none"},
                       dir.File("server.log"));
-  ASSERT_TRUE(server.WaitForOutput("(port ", 60000)) << server.output();
-  std::smatch m;
-  const std::string log = server.output();
-  ASSERT_TRUE(std::regex_search(log, m, std::regex(R"(\(port (\d+)\))"))) << log;
-  const std::string address = "127.0.0.1:" + m[1].str();
+  const std::string address = WaitForServerAddress(server);
+  ASSERT_FALSE(address.empty()) << server.output();
 
   // Every row must lie below the bound: a longer list is refused, nothing imported.
   Completed too_long = RunCollatzctl({"import", "--server", address, "--delay-csv", kData + "/delay_records.csv",
